@@ -1,0 +1,519 @@
+"""The kernel IR: the one model of a Fortran routine that every later stage reads.
+
+This module is the contract between the front end (``fortran/``), the translator
+(``translate/``), the harness (``harness/``), the agents and the reports. It holds plain
+dataclasses and a few pure helpers; it imports nothing from the rest of the package.
+
+Conventions
+-----------
+* Names are lower case (Fortran is case-insensitive).
+* Every statement and every diagnostic carries the 1-based line of the *original* source
+  file it came from (after include / preprocessing the front end maps lines back).
+* Anything the front end cannot model becomes an :class:`Unsupported` statement (in the
+  statement tree, where it occurred) *and* is listed in ``Kernel.unsupported``; nothing is
+  dropped silently.
+* Expressions carry their Fortran type in ``.ftype`` once the front end has typed them
+  (``None`` only for things such as slices or character literals where no type applies).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+# --------------------------------------------------------------------------- types
+
+
+@dataclass(frozen=True)
+class FType:
+    """A Fortran intrinsic type. ``kind`` is the byte size (gfortran's convention):
+    integer(4), real(4)/real(8), complex(4)/complex(8) (kind of each part), logical(4).
+    ``char_len`` is the length of a character variable (``None`` for ``len=*``)."""
+
+    base: str  # 'integer' | 'real' | 'complex' | 'logical' | 'character'
+    kind: int = 4
+    char_len: Optional[int] = None
+
+    @property
+    def bytes(self) -> int:
+        if self.base == "complex":
+            return 2 * self.kind
+        if self.base == "character":
+            return self.char_len or 1
+        return self.kind
+
+    def __str__(self) -> str:  # e.g. real(8)
+        if self.base == "character":
+            return f"character(len={self.char_len if self.char_len is not None else '*'})"
+        return f"{self.base}({self.kind})"
+
+
+INTEGER = FType("integer", 4)
+INTEGER8 = FType("integer", 8)
+REAL4 = FType("real", 4)
+REAL8 = FType("real", 8)
+COMPLEX4 = FType("complex", 4)
+COMPLEX8 = FType("complex", 8)
+LOGICAL = FType("logical", 4)
+
+
+# --------------------------------------------------------------------------- expressions
+
+
+@dataclass
+class Expr:
+    ftype: Optional[FType] = field(default=None, kw_only=True)
+
+
+@dataclass
+class Literal(Expr):
+    """A literal constant. ``value`` is the Python value (int, float, complex, bool, str);
+    ``text`` the source spelling (kept so ``1.0d0`` vs ``1.0`` stays visible)."""
+
+    value: Any
+    text: str = ""
+
+
+@dataclass
+class Name(Expr):
+    """A reference to a scalar, or to a whole array when used without subscripts."""
+
+    name: str
+
+
+@dataclass
+class Slice(Expr):
+    """``lo:hi:step`` inside an array reference; each part may be ``None``."""
+
+    lower: Optional[Expr] = None
+    upper: Optional[Expr] = None
+    step: Optional[Expr] = None
+
+
+@dataclass
+class ArrayRef(Expr):
+    """``a(i, j)`` or a section ``a(1:n, j)`` (then some subscripts are :class:`Slice`)."""
+
+    name: str
+    subscripts: list[Expr] = field(default_factory=list)
+
+
+@dataclass
+class BinOp(Expr):
+    """Binary operation. ``op`` in: + - * / ** // == /= < <= > >= and or eqv neqv."""
+
+    op: str
+    left: Expr
+    right: Expr
+
+
+@dataclass
+class UnaryOp(Expr):
+    """``op`` in: - + not."""
+
+    op: str
+    operand: Expr
+
+
+@dataclass
+class FuncCall(Expr):
+    """A function reference. ``intrinsic`` is True for Fortran intrinsics (abs, sqrt,
+    max, mod, sum, dot_product, ...); otherwise ``name`` is a user function. Keyword
+    arguments (``dim=1``) are kept in ``keywords``."""
+
+    name: str
+    args: list[Expr] = field(default_factory=list)
+    intrinsic: bool = False
+    keywords: dict[str, Expr] = field(default_factory=dict)
+
+
+@dataclass
+class ArrayConstructor(Expr):
+    items: list[Expr] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- diagnostics
+
+
+@dataclass
+class Diagnostic:
+    """A machine-readable ``code`` and a human ``message``, with the line it concerns.
+    Codes are short kebab-case words, e.g. ``loop-carried-dependence``,
+    ``indirect-write``, ``early-exit``, ``call-in-loop``, ``io-in-kernel``."""
+
+    code: str
+    message: str
+    line: int
+    file: str = ""
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.file else f"line {self.line}"
+        return f"{where}: [{self.code}] {self.message}"
+
+
+# --------------------------------------------------------------------------- statements
+
+
+@dataclass
+class Stmt:
+    line: int = field(default=0, kw_only=True)
+    label: Optional[int] = field(default=None, kw_only=True)  # statement label, if any
+
+
+@dataclass
+class Assign(Stmt):
+    target: Union[Name, ArrayRef]
+    value: Expr
+
+
+@dataclass
+class Reduction:
+    """A reduction found in a loop: ``var`` is the scalar (or an array element invariant in
+    the loop, e.g. ``y(j)`` accumulated over ``i``: then ``target`` is that ArrayRef).
+    ``op`` in: sum, prod, min, max."""
+
+    var: str
+    op: str
+    line: int
+    target: Optional[Expr] = None
+
+
+@dataclass
+class LoopInfo:
+    """What the dependence analysis concluded about one loop."""
+
+    parallel: bool = False
+    trip: Optional[Expr] = None  # number of iterations, when expressible
+    reductions: list[Reduction] = field(default_factory=list)
+    private: list[str] = field(default_factory=list)  # scalars privatisable per iteration
+    indirect: list[str] = field(default_factory=list)  # arrays subscripted by arrays
+    scattered: list[str] = field(default_factory=list)  # arrays updated through indirect subscripts (atomics make it parallel)
+    calls: list[str] = field(default_factory=list)  # routines called inside
+    early_exit: bool = False  # EXIT, GOTO out of the loop or RETURN inside
+    reasons: list[Diagnostic] = field(default_factory=list)  # why not parallel (empty when parallel)
+    tightly_nested_parallel: int = 1  # depth of the perfectly nested parallel band starting here
+
+
+@dataclass
+class Do(Stmt):
+    """Counted DO (block or labelled: ``do 10 i = 1, n`` ... ``10 continue``)."""
+
+    var: str
+    start: Expr
+    end: Expr
+    step: Optional[Expr] = None
+    body: list[Stmt] = field(default_factory=list)
+    construct_name: Optional[str] = None
+    end_label: Optional[int] = None  # label that terminates a labelled DO
+    info: LoopInfo = field(default_factory=LoopInfo)
+
+
+@dataclass
+class DoWhile(Stmt):
+    cond: Expr
+    body: list[Stmt] = field(default_factory=list)
+    construct_name: Optional[str] = None
+
+
+@dataclass
+class If(Stmt):
+    """IF / ELSE IF / ELSE (block or logical IF). ``branches`` is [(condition, body)]."""
+
+    branches: list[tuple[Expr, list[Stmt]]] = field(default_factory=list)
+    else_body: list[Stmt] = field(default_factory=list)
+
+
+@dataclass
+class ArithmeticIf(Stmt):
+    """``IF (e) l1, l2, l3``: go to l1 if e<0, l2 if e==0, l3 if e>0."""
+
+    expr: Expr
+    labels: tuple[int, int, int]
+
+
+@dataclass
+class Case:
+    """One CASE: ``values`` are expressions or Slices (ranges ``lo:hi``); empty = DEFAULT."""
+
+    values: list[Expr]
+    body: list[Stmt]
+
+
+@dataclass
+class SelectCase(Stmt):
+    expr: Expr
+    cases: list[Case] = field(default_factory=list)
+
+
+@dataclass
+class Where(Stmt):
+    mask: Expr
+    body: list[Stmt] = field(default_factory=list)
+    elsewhere: list[Stmt] = field(default_factory=list)
+
+
+@dataclass
+class Cycle(Stmt):
+    construct_name: Optional[str] = None
+
+
+@dataclass
+class Exit(Stmt):
+    construct_name: Optional[str] = None
+
+
+@dataclass
+class Goto(Stmt):
+    target: int
+
+
+@dataclass
+class ComputedGoto(Stmt):
+    targets: list[int]
+    expr: Expr
+
+
+@dataclass
+class Continue(Stmt):
+    """``CONTINUE`` (often just a label target)."""
+
+
+@dataclass
+class CallStmt(Stmt):
+    name: str
+    args: list[Expr] = field(default_factory=list)
+
+
+@dataclass
+class Return(Stmt):
+    pass
+
+
+@dataclass
+class Stop(Stmt):
+    code: Optional[Expr] = None
+
+
+@dataclass
+class Unsupported(Stmt):
+    """Something the IR cannot model: kept, with the construct and why."""
+
+    construct: str
+    reason: str
+    text: str = ""
+
+
+# --------------------------------------------------------------------------- declarations
+
+
+@dataclass
+class Dim:
+    """One dimension. ``upper`` is None for assumed size (``*``); both are None for
+    assumed shape (``:``) and deferred shape (allocatable ``:``)."""
+
+    lower: Optional[Expr] = None  # None means 1 for explicit/assumed-size dims
+    upper: Optional[Expr] = None
+    assumed_shape: bool = False
+
+
+@dataclass
+class Variable:
+    name: str
+    ftype: FType
+    dims: list[Dim] = field(default_factory=list)
+    parameter: Optional[Any] = None  # resolved PARAMETER value
+    allocatable: bool = False
+    save: bool = False
+    common: Optional[str] = None  # COMMON block name ('' for blank common)
+    module: Optional[str] = None  # module it comes from (module variables)
+    line: int = 0
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims)
+
+
+@dataclass
+class Argument(Variable):
+    position: int = 0
+    intent: str = "inout"  # 'in' | 'out' | 'inout'
+    intent_declared: bool = False
+    value: bool = False  # VALUE attribute
+    optional: bool = False
+    # for each dim: (min, max) subscript the kernel can touch, as expressions in the
+    # arguments, when the analysis can bound it (needed for assumed size ``*`` dims)
+    access_bounds: list[Optional[tuple[Expr, Expr]]] = field(default_factory=list)
+    used_as_index: bool = False  # appears inside subscripts of other arrays
+    used_as_size: bool = False  # appears in the bounds of array arguments or loop bounds
+    compared_with: list[Any] = field(default_factory=list)  # literal values it is compared to (flags)
+
+
+@dataclass
+class CommonBlock:
+    name: str  # '' for blank common
+    variables: list[str]
+    line: int = 0
+
+
+@dataclass
+class Kernel:
+    name: str
+    kind: str  # 'subroutine' | 'function'
+    file: str
+    line_start: int
+    line_end: int
+    args: list[Argument] = field(default_factory=list)
+    result: Optional[Variable] = None  # function result
+    locals: dict[str, Variable] = field(default_factory=dict)
+    commons: list[CommonBlock] = field(default_factory=list)
+    module_vars: dict[str, Variable] = field(default_factory=dict)  # used module variables
+    module: Optional[str] = None  # containing module, for module procedures
+    uses: list[str] = field(default_factory=list)  # USEd module names
+    body: list[Stmt] = field(default_factory=list)
+    unsupported: list[Unsupported] = field(default_factory=list)
+    calls: list[str] = field(default_factory=list)  # routines called (CALL and user functions)
+    has_openmp: bool = False
+    implicit_none: bool = False
+    source_text: str = ""  # the routine's original text (for the LLM and reports)
+    diagnostics: list[Diagnostic] = field(default_factory=list)  # warnings from analysis
+
+    def arg(self, name: str) -> Argument:
+        for a in self.args:
+            if a.name == name:
+                return a
+        raise KeyError(name)
+
+    def loops(self) -> list[Do]:
+        return [s for s in walk(self.body) if isinstance(s, Do)]
+
+
+@dataclass
+class SourceFile:
+    """What the front end made of one file."""
+
+    path: str
+    form: str  # 'free' | 'fixed'
+    kernels: list[Kernel] = field(default_factory=list)
+    modules: list[str] = field(default_factory=list)
+    programs: list[str] = field(default_factory=list)  # main programs (not kernels)
+    errors: list[Diagnostic] = field(default_factory=list)  # parse errors etc.
+    includes: list[str] = field(default_factory=list)
+    preprocessed: bool = False
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def children(stmt: Stmt) -> list[Stmt]:
+    """Direct child statements of a statement (in order)."""
+    if isinstance(stmt, (Do, DoWhile, Where)):
+        out = list(stmt.body)
+        if isinstance(stmt, Where):
+            out += stmt.elsewhere
+        return out
+    if isinstance(stmt, If):
+        out: list[Stmt] = []
+        for _, body in stmt.branches:
+            out += body
+        return out + list(stmt.else_body)
+    if isinstance(stmt, SelectCase):
+        out = []
+        for c in stmt.cases:
+            out += c.body
+        return out
+    return []
+
+
+def walk(body: list[Stmt]):
+    """Pre-order walk over a statement list and everything nested in it."""
+    for s in body:
+        yield s
+        yield from walk(children(s))
+
+
+def expr_children(e: Expr) -> list[Expr]:
+    if isinstance(e, ArrayRef):
+        return list(e.subscripts)
+    if isinstance(e, Slice):
+        return [x for x in (e.lower, e.upper, e.step) if x is not None]
+    if isinstance(e, BinOp):
+        return [e.left, e.right]
+    if isinstance(e, UnaryOp):
+        return [e.operand]
+    if isinstance(e, FuncCall):
+        return list(e.args) + list(e.keywords.values())
+    if isinstance(e, ArrayConstructor):
+        return list(e.items)
+    return []
+
+
+def walk_expr(e: Expr):
+    yield e
+    for c in expr_children(e):
+        yield from walk_expr(c)
+
+
+_INT_OPS = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "**": lambda a, b: a**b,
+}
+
+
+def evaluate(e: Expr, env: dict[str, Any]) -> Any:
+    """Evaluate an expression of literals, names in ``env`` and simple intrinsics.
+    Used for bounds (``n+1``, ``lda*(n-1)+1``, ``max(1,n)``). Integer division truncates
+    toward zero as in Fortran. Raises KeyError for an unknown name, ValueError otherwise."""
+    if isinstance(e, Literal):
+        return e.value
+    if isinstance(e, Name):
+        return env[e.name]
+    if isinstance(e, UnaryOp):
+        v = evaluate(e.operand, env)
+        if e.op == "-":
+            return -v
+        if e.op == "+":
+            return v
+        if e.op == "not":
+            return not v
+    if isinstance(e, BinOp):
+        a, b = evaluate(e.left, env), evaluate(e.right, env)
+        if e.op in _INT_OPS:
+            return _INT_OPS[e.op](a, b)
+        if e.op == "/":
+            if isinstance(a, int) and isinstance(b, int):
+                q = abs(a) // abs(b)
+                return q if (a >= 0) == (b >= 0) else -q
+            return a / b
+        cmp = {"==": a == b, "/=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}
+        if e.op in cmp:
+            return cmp[e.op]
+        if e.op == "and":
+            return a and b
+        if e.op == "or":
+            return a or b
+    if isinstance(e, FuncCall) and e.intrinsic:
+        args = [evaluate(a, env) for a in e.args]
+        fns = {
+            "max": max, "min": min, "abs": abs, "int": int, "nint": round,
+            "mod": lambda a, b: a - int(a / b) * b,
+        }
+        if e.name in fns:
+            return fns[e.name](*args)
+    raise ValueError(f"cannot evaluate expression {e!r}")
+
+
+def to_dict(obj: Any) -> Any:
+    """JSON-friendly view of any IR object (for reports, the LLM context, caching)."""
+    if hasattr(obj, "__dataclass_fields__"):
+        d = {"_type": type(obj).__name__}
+        for k in obj.__dataclass_fields__:
+            d[k] = to_dict(getattr(obj, k))
+        return d
+    if isinstance(obj, (list, tuple)):
+        return [to_dict(x) for x in obj]
+    if isinstance(obj, dict):
+        return {str(k): to_dict(v) for k, v in obj.items()}
+    if isinstance(obj, complex):
+        return [obj.real, obj.imag]
+    return obj

@@ -1,0 +1,126 @@
+"""Results passed between stages (translation, build, run, verification, timing).
+
+Plain dataclasses, JSON-friendly through :func:`port_fortran.fortran.ir.to_dict`; the run
+database stores them. Owned jointly: extend with optional fields only."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .fortran.ir import Diagnostic
+
+BACKENDS = ("serial", "openmp", "cuda", "hip")
+
+
+@dataclass
+class TranslateOptions:
+    """Knobs the debugger and optimizer turn on the rules translator. Loops are named by
+    the source line of their DO statement."""
+
+    serial_loops: set[int] = field(default_factory=set)  # force these loops serial
+    atomic_scatter: bool = True  # atomics for scattered (indirect) updates
+    mdrange: bool = True  # MDRangePolicy for tightly nested parallel loops
+    tile: Optional[tuple[int, ...]] = None  # MDRange tile sizes
+    iterate_left: bool = True  # Fortran index fastest (LayoutLeft coalescing)
+    team_reductions: bool = False  # TeamPolicy for inner reductions
+    variant: str = "default"  # a name for reports
+
+
+@dataclass
+class Port:
+    """A translated kernel. ``files`` maps file names to their text:
+    ``<k>.kokkos.cpp``, ``<k>.kokkos.hpp``, ``<k>_kokkos_mod.f90``, ``pf_kokkos_compat.hpp``,
+    ``CMakeLists.txt`` (a library target ``<k>_kokkos`` users can add_subdirectory)."""
+
+    kernel: str
+    entry: str  # extern "C" symbol, '<k>_kokkos'
+    files: dict[str, str]
+    model: str = "rules"
+    patterns: list[str] = field(default_factory=list)  # parallel_for, mdrange, reduce, serial, atomic, team
+    notes: list[str] = field(default_factory=list)  # what the translator decided and why
+    options: Optional[TranslateOptions] = None
+
+
+class TranslationRefused(Exception):
+    """The rules cannot translate this kernel correctly. Carries the reasons (with lines)."""
+
+    def __init__(self, kernel: str, diagnostics: list[Diagnostic]):
+        self.kernel = kernel
+        self.diagnostics = diagnostics
+        super().__init__(f"{kernel}: " + "; ".join(str(d) for d in diagnostics))
+
+
+@dataclass
+class RunResult:
+    """One sandboxed process run."""
+
+    returncode: Optional[int]
+    stdout: str = ""
+    stderr: str = ""
+    wall_s: float = 0.0
+    timed_out: bool = False
+    memory_exceeded: bool = False
+    killed_reason: str = ""  # 'wall-time', 'cpu-time', 'memory', 'signal N'
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out
+
+
+@dataclass
+class BuildResult:
+    backend: str
+    ok: bool
+    build_dir: str = ""
+    seconds: float = 0.0
+    log: str = ""
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    condensed: str = ""  # at most 20 lines for the debugger
+    artifacts: dict[str, str] = field(default_factory=dict)  # name -> path of built executables/libs
+
+
+@dataclass
+class OutputCheck:
+    name: str  # argument name, or 'result' for a function result
+    passed: bool
+    elements: int
+    max_abs_err: float = 0.0
+    max_rel_err: float = 0.0
+    worst_index: Optional[list[int]] = None  # Fortran indices of the worst element
+    tolerance: float = 0.0
+    message: str = ""  # e.g. "3 elements left unwritten (NaN)"
+
+
+@dataclass
+class CaseResult:
+    seed: int
+    sizes: dict[str, int]
+    passed: bool
+    outputs: list[OutputCheck] = field(default_factory=list)
+    error: str = ""  # crash, time-out, build failure
+
+
+@dataclass
+class Verdict:
+    backend: str
+    passed: bool
+    cases: list[CaseResult] = field(default_factory=list)
+    reason: str = ""  # first failure, human readable
+
+    def worst(self) -> Optional[OutputCheck]:
+        fails = [o for c in self.cases for o in c.outputs if not o.passed]
+        return fails[0] if fails else None
+
+
+@dataclass
+class Timing:
+    variant: str  # 'fortran-serial', 'fortran-openmp', 'kokkos-serial', 'kokkos-openmp', 'kokkos-cuda'
+    threads: int
+    sizes: dict[str, int]
+    median_s: float
+    spread_s: float  # (max - min) of the repeats after warm-up, or IQR
+    repeats: int
+    kernel_only: bool = True  # False: includes host<->device copies
+    gbytes_per_s: Optional[float] = None
+    gflops: Optional[float] = None
+    roofline_fraction: Optional[float] = None  # of the machine's measured bandwidth (or peak)
