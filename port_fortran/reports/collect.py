@@ -1,0 +1,381 @@
+"""Gather one run from the run database into the report document (``report.json``).
+
+Pure reads: :func:`collect_report` touches only the database given to it and returns plain
+JSON-ready data that follows ``report.schema.json`` (documented in docs/report-schema.md).
+The Markdown and HTML reports are drawn from this document, never from anything else.
+"""
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import time
+from collections import defaultdict
+from typing import Any, Iterable, Optional
+
+from .db import RunDB
+
+SCHEMA_VERSION = "1.0"
+
+#: kernel statuses, in the order the summary lists them
+STATUSES = ("verified", "failed", "refused", "budget-reached", "error", "running", "pending")
+#: statuses that count as "attempted" (the pipeline got to work on the kernel)
+ATTEMPTED = ("verified", "failed", "refused", "budget-reached", "error", "running")
+#: stages in pipeline order, for tables and plots
+STAGES = ("translate", "validate", "compile", "run", "debug", "optimize", "finalize")
+BASELINE = "fortran-serial"
+
+
+# --------------------------------------------------------------------------- small helpers
+
+def num(x: Any) -> Any:
+    """A JSON-safe number: finite floats as they are, NaN/inf as the strings 'nan', 'inf',
+    '-inf' (JSON has no spelling for them and a NaN error is meaningful: unwritten output)."""
+    if x is None or isinstance(x, bool):
+        return x
+    if isinstance(x, int):
+        return x
+    try:
+        f = float(x)
+    except (TypeError, ValueError):
+        return None
+    if math.isnan(f):
+        return "nan"
+    if math.isinf(f):
+        return "inf" if f > 0 else "-inf"
+    return f
+
+
+def _as_float(x: Any) -> Optional[float]:
+    """Inverse of :func:`num` for comparisons: strings back to floats."""
+    if x is None:
+        return None
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def _worse(a: Any, b: Any) -> Any:
+    """The larger error of two (NaN counts as the worst: it means unwritten or garbage)."""
+    fa, fb = _as_float(a), _as_float(b)
+    if fa is None:
+        return b
+    if fb is None:
+        return a
+    if math.isnan(fa):
+        return a
+    if math.isnan(fb):
+        return b
+    return a if fa >= fb else b
+
+
+def _loads(text: Any, default: Any) -> Any:
+    if not isinstance(text, str) or not text:
+        return default
+    try:
+        return json.loads(text)
+    except ValueError:
+        return default
+
+
+def _iso(t: Optional[float]) -> Optional[str]:
+    if t is None:
+        return None
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+def _duration(start: Optional[float], end: Optional[float]) -> Optional[float]:
+    if start is None or end is None:
+        return None
+    return max(0.0, float(end) - float(start))
+
+
+def median(xs: Iterable[float]) -> Optional[float]:
+    xs = [x for x in xs if x is not None and math.isfinite(x)]
+    return statistics.median(xs) if xs else None
+
+
+def geomean(xs: Iterable[float]) -> Optional[float]:
+    xs = [x for x in xs if x is not None and math.isfinite(x) and x > 0]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+# --------------------------------------------------------------------------- per-kernel parts
+
+def verdict_entry(row: dict) -> dict:
+    """One backend's verdict: pass/fail, reason, worst errors and elements compared over
+    every case and output of the stored :class:`records.Verdict`."""
+    data = _loads(row.get("data"), {})
+    cases = data.get("cases") or []
+    max_abs: Any = None
+    max_rel: Any = None
+    elements = 0
+    outputs: dict[str, dict] = {}
+    for case in cases:
+        for out in case.get("outputs") or []:
+            elements += int(out.get("elements") or 0)
+            max_abs = _worse(max_abs, num(out.get("max_abs_err")))
+            max_rel = _worse(max_rel, num(out.get("max_rel_err")))
+            name = str(out.get("name", "?"))
+            o = outputs.setdefault(name, {"name": name, "passed": True, "elements": 0, "max_abs_err": None,
+                                          "max_rel_err": None, "tolerance": num(out.get("tolerance"))})
+            o["passed"] = o["passed"] and bool(out.get("passed", False))
+            o["elements"] += int(out.get("elements") or 0)
+            o["max_abs_err"] = _worse(o["max_abs_err"], num(out.get("max_abs_err")))
+            o["max_rel_err"] = _worse(o["max_rel_err"], num(out.get("max_rel_err")))
+    return {
+        "backend": row["backend"],
+        "passed": bool(row["passed"]),
+        "reason": row.get("reason") or data.get("reason") or "",
+        "cases": len(cases),
+        "cases_passed": sum(1 for c in cases if c.get("passed")),
+        "elements_compared": elements,
+        "max_abs_err": max_abs,
+        "max_rel_err": max_rel,
+        "outputs": list(outputs.values()),
+        "at": _iso(row.get("at")),
+    }
+
+
+def latest_verdicts(rows: list[dict]) -> list[dict]:
+    """The last verdict recorded per backend (a debugger round re-verifies; the last one
+    is the one the kernel's status rests on), in first-seen backend order."""
+    last: dict[str, dict] = {}
+    for r in rows:
+        last[r["backend"]] = r
+    return [verdict_entry(r) for r in last.values()]
+
+
+def timing_entries(rows: list[dict]) -> list[dict]:
+    """Timings per (variant, threads), the last one recorded winning (the optimizer keeps a
+    faster variant by recording it later), each with its speedup against the original
+    Fortran run serially (``fortran-serial``)."""
+    last: dict[tuple[str, int], dict] = {}
+    for r in rows:
+        last[(r["variant"], int(r.get("threads") or 1))] = r
+    base_rows = [r for (v, _), r in last.items() if v == BASELINE]
+    base = min((r["median_s"] for r in base_rows), default=None)
+    out = []
+    for (variant, threads), r in last.items():
+        med = float(r["median_s"])
+        speedup = (base / med) if (base and med > 0) else None
+        out.append({
+            "variant": variant,
+            "threads": threads,
+            "median_s": num(med),
+            "spread_s": num(r.get("spread_s") or 0.0),
+            "repeats": int(r.get("repeats") or 0),
+            "kernel_only": bool(r.get("kernel_only", 1)),
+            "gbytes_per_s": num(r.get("gbytes_per_s")),
+            "gflops": num(r.get("gflops")),
+            "roofline_fraction": num(r.get("roofline_fraction")),
+            "sizes": _loads(r.get("sizes"), {}),
+            "speedup_vs_fortran_serial": num(speedup),
+        })
+    return out
+
+
+def attempts_by_stage(rows: list[dict]) -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    for r in rows:
+        s = out.setdefault(r["stage"], {"count": 0, "ok": 0, "failed": 0, "seconds": 0.0})
+        s["count"] += 1
+        s["ok" if r["ok"] else "failed"] += 1
+        s["seconds"] += float(r.get("seconds") or 0.0)
+    return dict(sorted(out.items(), key=lambda kv: _stage_order(kv[0])))
+
+
+def _stage_order(stage: str) -> tuple[int, str]:
+    return (STAGES.index(stage) if stage in STAGES else len(STAGES), stage)
+
+
+def _llm_zero() -> dict:
+    return {"calls": 0, "failed_calls": 0, "input_tokens": 0, "cached_tokens": 0, "output_tokens": 0,
+            "cost_usd": 0.0, "seconds": 0.0}
+
+
+def _llm_add(acc: dict, call: dict) -> None:
+    acc["calls"] += 1
+    acc["failed_calls"] += 0 if call.get("ok", 1) else 1
+    for k in ("input_tokens", "cached_tokens", "output_tokens"):
+        acc[k] += int(call.get(k) or 0)
+    acc["cost_usd"] += float(call.get("cost_usd") or 0.0)
+    acc["seconds"] += float(call.get("seconds") or 0.0)
+
+
+def llm_summary(calls: list[dict]) -> dict:
+    total = _llm_zero()
+    by_model: dict[str, dict] = {}
+    for c in calls:
+        _llm_add(total, c)
+        _llm_add(by_model.setdefault(c["model"], _llm_zero()), c)
+    total["by_model"] = [{"model": m, **v} for m, v in sorted(by_model.items())]
+    return total
+
+
+def _backend_of(variant: str) -> Optional[str]:
+    return variant[len("kokkos-"):] if variant.startswith("kokkos-") else None
+
+
+# --------------------------------------------------------------------------- the document
+
+def collect_report(db: RunDB, run_id: str) -> dict:
+    """The whole report document of one run (see report.schema.json)."""
+    run = db.run(run_id)
+    if run is None:
+        from ..errors import UserError
+        known = [r["run_id"] for r in db.conn.execute("SELECT run_id FROM runs ORDER BY started DESC LIMIT 5")]
+        raise UserError(f"{db.path}: no run '{run_id}' in the database"
+                        + (f" (recent runs: {', '.join(known)})" if known else " (it holds no runs)"))
+
+    kernels_rows = db.kernels(run_id)
+    verdicts = _group(db.verdicts(run_id))
+    timings = _group(db.timings(run_id))
+    attempts = _group(db.attempts(run_id))
+    calls_all = db.llm_calls(run_id)
+    calls = _group(calls_all)
+
+    kernels = []
+    for k in kernels_rows:
+        kid = k["kernel_id"]
+        kernels.append({
+            "kernel_id": kid,
+            "file": k["file"],
+            "name": k["name"],
+            "line_start": k.get("line_start"),
+            "line_end": k.get("line_end"),
+            "status": k["status"],
+            "reason": k.get("reason") or "",
+            "reason_code": k.get("reason_code") or "",
+            "model": k.get("model") or "",
+            "patterns": [str(p) for p in _loads(k.get("patterns"), [])],
+            "port_dir": k.get("port_dir") or "",
+            "started": _iso(k.get("started")),
+            "finished": _iso(k.get("finished")),
+            "duration_s": num(_duration(k.get("started"), k.get("finished"))),
+            "verdicts": latest_verdicts(verdicts.get(kid, [])),
+            "timings": timing_entries(timings.get(kid, [])),
+            "attempts": attempts_by_stage(attempts.get(kid, [])),
+            "llm": llm_summary(calls.get(kid, [])),
+        })
+
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "generated_at": _iso(time.time()),
+        "run": _run_meta(run),
+        "summary": _summary(run, kernels, calls_all),
+        "backends": _backends(kernels),
+        "stages": _stages(kernels),
+        "models": _models(kernels, calls_all),
+        "kernels": kernels,
+    }
+
+
+def _group(rows: list[dict]) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        out[r.get("kernel_id") or ""].append(r)
+    return out
+
+
+def _run_meta(run: dict) -> dict:
+    return {
+        "run_id": run["run_id"],
+        "status": run["status"],
+        "command": run.get("command") or "",
+        "host": run.get("host") or "",
+        "started": _iso(run.get("started")),
+        "finished": _iso(run.get("finished")),
+        "duration_s": num(_duration(run.get("started"), run.get("finished"))),
+        "config": _loads(run.get("config"), {}),
+    }
+
+
+def _summary(run: dict, kernels: list[dict], calls: list[dict]) -> dict:
+    counts = {s: 0 for s in STATUSES}
+    for k in kernels:
+        counts[k["status"]] = counts.get(k["status"], 0) + 1
+    llm = llm_summary(calls)
+    kernel_seconds = [_as_float(k["duration_s"]) for k in kernels if k["duration_s"] is not None]
+    return {
+        "kernels": len(kernels),
+        "attempted": sum(counts.get(s, 0) for s in ATTEMPTED),
+        "verified": counts.get("verified", 0),
+        "failed": counts.get("failed", 0),
+        "refused": counts.get("refused", 0),
+        "budget_reached": counts.get("budget-reached", 0),
+        "error": counts.get("error", 0),
+        "pending": counts.get("pending", 0) + counts.get("running", 0),
+        "by_status": {s: n for s, n in counts.items() if n},
+        "duration_s": num(_duration(run.get("started"), run.get("finished"))),
+        "kernel_seconds_total": num(sum(kernel_seconds)) if kernel_seconds else 0.0,
+        "llm_calls": llm["calls"],
+        "input_tokens": llm["input_tokens"],
+        "cached_tokens": llm["cached_tokens"],
+        "output_tokens": llm["output_tokens"],
+        "total_cost_usd": llm["cost_usd"],
+    }
+
+
+def _backends(kernels: list[dict]) -> list[dict]:
+    """Per Kokkos backend: kernels verified / failed there and speedups over the kernels
+    whose port on that backend is verified and timed."""
+    names: list[str] = []
+    for k in kernels:
+        for v in k["verdicts"]:
+            if v["backend"] not in names:
+                names.append(v["backend"])
+        for t in k["timings"]:
+            b = _backend_of(t["variant"])
+            if b and b not in names:
+                names.append(b)
+    out = []
+    for b in names:
+        passed = failed = 0
+        speedups: list[float] = []
+        for k in kernels:
+            v = next((v for v in k["verdicts"] if v["backend"] == b), None)
+            if v is None:
+                continue
+            if v["passed"]:
+                passed += 1
+                sp = [_as_float(t["speedup_vs_fortran_serial"]) for t in k["timings"]
+                      if _backend_of(t["variant"]) == b and t["speedup_vs_fortran_serial"] is not None]
+                if sp:
+                    speedups.append(max(s for s in sp if s is not None))
+            else:
+                failed += 1
+        out.append({
+            "backend": b,
+            "verified": passed,
+            "failed": failed,
+            "timed": len(speedups),
+            "median_speedup": num(median(speedups)),
+            "geomean_speedup": num(geomean(speedups)),
+        })
+    return out
+
+
+def _stages(kernels: list[dict]) -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    for k in kernels:
+        for stage, a in k["attempts"].items():
+            s = out.setdefault(stage, {"count": 0, "ok": 0, "failed": 0, "seconds": 0.0})
+            for key in s:
+                s[key] += a[key]
+    return dict(sorted(out.items(), key=lambda kv: _stage_order(kv[0])))
+
+
+def _models(kernels: list[dict], calls: list[dict]) -> list[dict]:
+    """Per model: the LLM calls and their cost, and how many kernels kept its port
+    (the rules model makes no calls but keeps ports)."""
+    acc: dict[str, dict] = {}
+    for c in calls:
+        _llm_add(acc.setdefault(c["model"], _llm_zero()), c)
+    kept: dict[str, int] = defaultdict(int)
+    for k in kernels:
+        if k["model"]:
+            kept[k["model"]] += 1
+            acc.setdefault(k["model"], _llm_zero())
+    return [{"model": m, "kernels_kept": kept.get(m, 0), **v} for m, v in sorted(acc.items())]

@@ -1,0 +1,116 @@
+"""A realistic synthetic run, written through the same :class:`RunDB` calls the pipeline
+uses. For tests of the reports and the model comparison, and for looking at a report
+without building anything (``python -m port_fortran.reports.synthetic OUT_DIR``)."""
+from __future__ import annotations
+
+import dataclasses
+import random
+import sys
+from pathlib import Path
+from typing import Optional
+
+from ..records import CaseResult, OutputCheck, Verdict
+from .db import RunDB
+
+# name, file, line_start, line_end, outcome, patterns, reason, reason_code
+KERNELS = [
+    ("daxpy", "blas1.f", 12, 30, "verified", ["parallel_for"], "", ""),
+    ("ddot", "blas1.f", 33, 52, "verified", ["reduce"], "", ""),
+    ("dnrm2", "blas1.f", 55, 80, "verified", ["reduce"], "", ""),
+    ("dgemv", "dense.f", 5, 74, "verified", ["parallel_for", "reduce"], "", ""),
+    ("dgemm", "dense.f", 77, 160, "verified", ["mdrange"], "", ""),
+    ("jacobi2d", "stencil.f90", 8, 31, "verified", ["mdrange"], "", ""),
+    ("heat3d", "stencil.f90", 34, 66, "failed", ["mdrange"],
+     "stencil.f90:51: output 'unew' differs on openmp: max rel error 3.1e-02 at (1,7,3) (tolerance 1e-12)",
+     "verify-mismatch"),
+    ("spmv_csr", "sparse.f90", 3, 25, "verified", ["parallel_for", "reduce"], "", ""),
+    ("histogram", "scatter.f90", 4, 22, "verified", ["parallel_for", "atomic"], "", ""),
+    ("tridiag", "solvers.f", 10, 38, "refused", [],
+     "solvers.f:21: loop carries a dependence through c(i-1) (recurrence); it must stay serial", "loop-carried"),
+    ("lcg_random", "random.f", 3, 19, "refused", [],
+     "random.f:11: each value depends on the previous seed (sequential generator)", "loop-carried"),
+    ("pic_push", "pic.f90", 40, 90, "budget-reached", [],
+     "pic.f90:40: budget of $0.05 reached before an LLM could retry the translation", "budget"),
+    ("nbody_forces", "nbody.f90", 6, 48, "error", [],
+     "nbody.f90:6: internal error in the harness: <unexpected> & \"quoted\" | text", "internal"),
+]
+
+
+def _verdict(backend: str, passed: bool, rng: random.Random, reason: str = "") -> Verdict:
+    cases = []
+    for seed in range(3):
+        n = rng.choice([1, 7, 1000, 4097])
+        ok = passed or seed < 1
+        err = rng.uniform(1e-16, 1e-13) if ok else 3.1e-2
+        out = OutputCheck(name="y", passed=ok, elements=n, max_abs_err=err, max_rel_err=err / 2,
+                          tolerance=1e-12, worst_index=None if ok else [1, 7, 3],
+                          message="" if ok else reason)
+        cases.append(CaseResult(seed=seed, sizes={"n": n}, passed=ok, outputs=[out]))
+    return Verdict(backend=backend, passed=passed, cases=cases, reason="" if passed else reason)
+
+
+def fill_synthetic(db: RunDB, run_id: Optional[str] = None, *, backends=("serial", "openmp"),
+                   model: str = "rules", llm_models=("gpt-4o-mini",), seed: int = 0,
+                   kernels=None, finished: bool = True) -> str:
+    """Write a run with kernels in every status, verdicts, timings, attempts and LLM calls.
+    Returns the run id. Deterministic for a given ``seed``."""
+    rng = random.Random(seed)
+    run_id = db.start_run(run_id, command="port-fortran fortran_kernels/ --backends " + ",".join(backends),
+                          config={"backends": list(backends), "model": model}, host="synthetic")
+    t0 = 1_700_000_000.0 + seed
+    db.conn.execute("UPDATE runs SET started=? WHERE run_id=?", (t0, run_id))
+    for i, (name, file, a, b, outcome, patterns, reason, code) in enumerate(kernels or KERNELS):
+        kid = f"{file}:{name}"
+        db.upsert_kernel(run_id, kid, file, name, a, b)
+        started = t0 + 5 * i
+        dur = rng.uniform(8, 90)
+        db.add_attempt(run_id, kid, "translate", outcome != "refused", model=model, seconds=0.2,
+                       detail=reason if outcome == "refused" else "")
+        if outcome in ("verified", "failed"):
+            db.add_attempt(run_id, kid, "validate", True, model=model, seconds=0.1)
+            for be in backends:
+                db.add_attempt(run_id, kid, "compile", True, backend=be, seconds=rng.uniform(5, 20))
+                ok = outcome == "verified" or be == "serial"
+                db.add_attempt(run_id, kid, "run", ok, backend=be, seconds=rng.uniform(0.5, 3))
+                v = _verdict(be, ok, rng, reason)
+                db.add_verdict(run_id, kid, be, ok, v.reason, dataclasses.asdict(v))
+            if outcome == "failed":
+                db.add_attempt(run_id, kid, "debug", False, model=model, attempt=1, seconds=1.0)
+                db.add_attempt(run_id, kid, "debug", False, model=model, attempt=2, seconds=1.0)
+            else:
+                db.add_attempt(run_id, kid, "optimize", True, model=model, seconds=4.0)
+                base = rng.uniform(1e-3, 5e-2)
+                db.add_timing(run_id, kid, "fortran-serial", base, spread_s=base * 0.02, repeats=10,
+                              sizes={"n": 1 << 22}, gbytes_per_s=rng.uniform(5, 15))
+                for be in backends:
+                    factor = rng.uniform(0.9, 1.2) if be == "serial" else rng.uniform(1.5, 7.5)
+                    threads = 1 if be == "serial" else 8
+                    db.add_timing(run_id, kid, f"kokkos-{be}", base / factor, threads=threads,
+                                  spread_s=base * 0.03 / factor, repeats=10, sizes={"n": 1 << 22},
+                                  gbytes_per_s=rng.uniform(5, 60), gflops=rng.uniform(0.5, 20),
+                                  roofline_fraction=rng.uniform(0.1, 0.9))
+            db.add_attempt(run_id, kid, "finalize", True, seconds=0.05)
+        if outcome in ("failed", "budget-reached"):
+            for m in llm_models:
+                for _ in range(2):
+                    inp, cached, out = rng.randint(1500, 6000), rng.randint(0, 1000), rng.randint(300, 2000)
+                    db.add_llm_call(run_id, m, kernel_id=kid, stage="debug", provider="openai",
+                                    input_tokens=inp, cached_tokens=cached, output_tokens=out,
+                                    cost_usd=round(inp * 1.5e-7 + out * 6e-7, 6), price_source="genai-prices",
+                                    seconds=rng.uniform(1, 8))
+        kept = model if outcome in ("verified", "failed") else ""
+        db.set_kernel(run_id, kid, status=outcome, reason=reason, reason_code=code, model=kept,
+                      patterns=patterns, port_dir=f"out/{file}/{name}", started=started, finished=started + dur)
+    if finished:
+        db.finish_run(run_id)
+        db.conn.execute("UPDATE runs SET finished=? WHERE run_id=?", (t0 + 420.0, run_id))
+    return run_id
+
+
+if __name__ == "__main__":  # pragma: no cover - a convenience for looking at a report
+    from .render import render_reports
+
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else "synthetic-report")
+    db = RunDB.in_dir(out)
+    rid = fill_synthetic(db)
+    print(render_reports(db, rid, out))
