@@ -277,3 +277,11 @@ def find_install(backend: str, installs: Optional[list[KokkosInstall]] = None) -
     if backend in HOST_BACKENDS:
         cands.sort(key=lambda i: i.device_backend is not None)  # stable: search order kept
     return cands[0] if cands else None
+
+
+def install(backends="serial,openmp", source=None, arch=None, cxx_flags=None, prefix=None, jobs=None, **kw):
+    """Build and install Kokkos into the cache (see :mod:`.kokkos_install`); returns an
+    ``InstallResult`` (``.install``, ``.already``, ``.seconds``)."""
+    from .kokkos_install import install as _install
+
+    return _install(backends, source=source, arch=arch, cxx_flags=cxx_flags, prefix=prefix, jobs=jobs, **kw)

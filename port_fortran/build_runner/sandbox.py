@@ -26,7 +26,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, replace
-from typing import Mapping, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 from ..records import RunResult
 
@@ -75,8 +75,10 @@ BUILD_LIMITS = Limits(wall_s=1800.0, cpu_s=None, mem_mb=None, output_bytes=4_000
 class _Capture:
     """Read a pipe to the end in a thread, keeping the head and the tail."""
 
-    def __init__(self, stream, limit: int):
+    def __init__(self, stream, limit: int, on_line=None):
         self.stream = stream
+        self.on_line = on_line
+        self.partial = b""
         self.head_limit = max(limit * 3 // 4, 1)
         self.tail_limit = max(limit - self.head_limit, 1)
         self.head = bytearray()
@@ -92,6 +94,8 @@ class _Capture:
                 chunk = self.stream.read1(65536) if hasattr(self.stream, "read1") else self.stream.read(65536)
                 if not chunk:
                     break
+                if self.on_line is not None:
+                    self._lines(chunk)
                 room = self.head_limit - len(self.head)
                 if room > 0:
                     self.head += chunk[:room]
@@ -109,6 +113,15 @@ class _Capture:
             try:
                 self.stream.close()
             except OSError:
+                pass
+
+    def _lines(self, chunk: bytes) -> None:
+        data = self.partial + chunk
+        *whole, self.partial = data.split(b"\n")
+        for ln in whole:
+            try:
+                self.on_line(ln.decode("utf-8", errors="replace"))
+            except Exception:  # a progress printer must never break the run
                 pass
 
     def text(self) -> str:
@@ -183,11 +196,13 @@ def run_limited(
     stdin_bytes: Optional[bytes] = None,
     *,
     env_extra: Optional[Mapping[str, str]] = None,
+    on_line: Optional[Callable[[str], None]] = None,
 ) -> RunResult:
     """Run ``cmd`` in ``cwd`` under ``limits`` and return what happened.
 
     ``env`` replaces the environment (as in :mod:`subprocess`); ``env_extra`` is merged on
-    top of ``env`` (or of this process' environment). Never raises for the command's own
+    top of ``env`` (or of this process' environment). ``on_line`` is called with each line
+    of stdout as it arrives (for progress displays). Never raises for the command's own
     failures; a command that cannot be started gives ``returncode=None`` and the reason in
     ``stderr``.
     """
@@ -210,7 +225,7 @@ def run_limited(
     except OSError as exc:
         return RunResult(returncode=None, stderr=f"cannot run {cmd[0]}: {exc}", killed_reason="not-started")
     pgid = proc.pid  # session leader: its pid is the group id
-    out = _Capture(proc.stdout, limits.output_bytes)
+    out = _Capture(proc.stdout, limits.output_bytes, on_line)
     err = _Capture(proc.stderr, limits.output_bytes)
     if stdin_bytes is not None:
         def feed() -> None:
