@@ -1,8 +1,8 @@
 *     heat.f -- explicit (forward Euler, central space) heat equation.
 *     Written for port-fortran.
 *     Legacy features: INCLUDE 'params.inc' (PARAMETER constants, found
-*     through -I include), physical constants passed in COMMON /HEATC/
-*     (set by the caller: ALPHA diffusivity, DT time step, RDX2 = 1/DX**2),
+*     through -I include), physical constants in COMMON /HEATC/ (set
+*     by the caller: ALPHA diffusivity, DT time step, RDX2 = 1/DX**2),
 *     halo bounds U(0:N+1), labelled DO loops.
 *     Stability needs ALPHA*DT*RDX2 <= 1/2 (1-D) or 1/4 (2-D); the
 *     kernels themselves compute finite values for any inputs.

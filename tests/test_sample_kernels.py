@@ -188,6 +188,14 @@ def test_expected_yaml_well_formed():
     assert refused / len(entries) <= 0.20
 
 
+def test_fixed_form_lines_fit_in_72_columns():
+    """Text past column 72 is silently dropped by fixed-form compilers."""
+    for path in [*_kernel_files(), *INCLUDE.iterdir()]:
+        if _is_fixed_form(path) or path.suffix == ".inc":
+            for no, line in enumerate(path.read_text().splitlines(), 1):
+                assert len(line) <= 72, f"{path.name}:{no} is {len(line)} columns"
+
+
 def test_every_sample_routine_has_an_expectation():
     """The demo ports every routine it finds; each one needs an oracle entry."""
     listed = {(e["file"], e["kernel"]) for e in _expected()}
@@ -228,7 +236,7 @@ def _rules_api():
 def test_rules_outcome_matches_expected(entry):
     parse_file, translate_kernel, Port, TranslationRefused = _rules_api()
     path = KERNELS / entry["file"]
-    source = parse_file(path, include_dirs=(INCLUDE,), defines={})
+    source = parse_file(str(path), include_dirs=(str(INCLUDE),), defines={})
     found = [k for k in source.kernels if k.name == entry["kernel"]]
     assert found, (
         f"{entry['file']}: kernel {entry['kernel']} not found; front end saw "
