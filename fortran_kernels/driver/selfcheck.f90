@@ -16,6 +16,9 @@ program selfcheck
   integer, external :: idmaxl
   double precision :: alpha, dt, rdx2
   common /heatc/ alpha, dt, rdx2
+  double precision :: coef(0:8)
+  integer :: ndeg
+  common /polyc/ coef, ndeg
   integer :: nfail = 0
 
   call rseed()
@@ -293,6 +296,13 @@ contains
     call ranlcg(10000, seed, rr)
     call expect('ranlcg', real(abs(seed - 1043618065), dp) + abs(rr(1) - 16807.0_dp / 2147483647.0_dp), 0.0_dp)
     call rnd(w); call rnd(z)
+    coef = 0; coef(0:3) = [1.0_dp, -2.0_dp, 0.5_dp, 3.0_dp]; ndeg = 3
+    call polyev(n, w, s)
+    call expect('polyev', maxval(abs(s - (1 - 2 * w + 0.5_dp * w**2 + 3 * w**3))), 1e-14_dp)
+    ndeg = 99
+    coef(8) = 1
+    call polyev(n, w, s)
+    call expect('polyev clamp', maxval(abs(s - (1 - 2 * w + 0.5_dp * w**2 + 3 * w**3 + w**8))), 1e-14_dp)
     call waxpby(n, 2.0_dp, w, -1.0_dp, z, s)
     call expect('waxpby', maxval(abs(s - (2 * w - z))), 1e-15_dp)
     call vdist(n, w, z, sr)
