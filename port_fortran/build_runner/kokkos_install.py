@@ -247,7 +247,9 @@ def unpack_source(source: Path, dest: Path) -> Path:
             with tarfile.open(source) as tf:
                 _safe_extract_tar(tf, dest)
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as exc:
-        raise UserError(f"--source {source}: cannot read the archive ({exc})") from None
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UserError(f"--source {source}: cannot read the archive ({first}); "
+                        "pass a Kokkos release tarball or an unpacked source directory") from None
     tree = _find_tree(dest)
     if tree is None:
         raise _not_kokkos(source)
