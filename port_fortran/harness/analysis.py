@@ -1,0 +1,379 @@
+"""What the harness reads from the IR: the roles of the arguments, the subscript ranges
+the kernel can touch, byte and flop counts. Pure functions over :mod:`fortran.ir`.
+
+The front end fills ``Argument.used_as_size``, ``compared_with`` and ``access_bounds``; the
+functions here use them when present and otherwise look at the statement tree themselves,
+so a spec can be inferred from a partly analysed kernel too.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..fortran import ir
+
+SQRT_LIKE = {"sqrt", "log", "log10", "dsqrt", "dlog", "alog", "alog10", "dlog10", "acos", "asin"}
+INTRINSIC_NONNEG = {"abs", "iabs", "dabs"}
+
+
+# --------------------------------------------------------------------------- walks
+
+
+def all_exprs_of_stmt(s: ir.Stmt) -> list[ir.Expr]:
+    """Top-level expressions a statement holds (not those of nested statements)."""
+    if isinstance(s, ir.Assign):
+        return [s.target, s.value]
+    if isinstance(s, ir.Do):
+        return [x for x in (s.start, s.end, s.step) if x is not None]
+    if isinstance(s, ir.DoWhile):
+        return [s.cond]
+    if isinstance(s, ir.If):
+        return [c for c, _ in s.branches]
+    if isinstance(s, (ir.ArithmeticIf,)):
+        return [s.expr]
+    if isinstance(s, ir.SelectCase):
+        out = [s.expr]
+        for c in s.cases:
+            out += c.values
+        return out
+    if isinstance(s, ir.Where):
+        return [s.mask]
+    if isinstance(s, ir.CallStmt):
+        return list(s.args)
+    if isinstance(s, ir.ComputedGoto):
+        return [s.expr]
+    return []
+
+
+def kernel_exprs(kernel: ir.Kernel):
+    """Every expression node in the kernel body (pre-order)."""
+    for s in ir.walk(kernel.body):
+        for e in all_exprs_of_stmt(s):
+            yield from ir.walk_expr(e)
+
+
+def names_in(e: Optional[ir.Expr]) -> set[str]:
+    if e is None:
+        return set()
+    out = set()
+    for x in ir.walk_expr(e):
+        if isinstance(x, ir.Name):
+            out.add(x.name)
+        elif isinstance(x, ir.ArrayRef):
+            out.add(x.name)
+    return out
+
+
+def arrays_of(kernel: ir.Kernel) -> list[ir.Argument]:
+    return [a for a in kernel.args if a.rank > 0]
+
+
+def scalars_of(kernel: ir.Kernel) -> list[ir.Argument]:
+    return [a for a in kernel.args if a.rank == 0]
+
+
+# --------------------------------------------------------------------------- printing
+
+
+_PREC = {"or": 1, "and": 2, "==": 3, "/=": 3, "<": 3, "<=": 3, ">": 3, ">=": 3,
+         "+": 4, "-": 4, "*": 5, "/": 5, "**": 6}
+
+
+def to_py(e: ir.Expr) -> str:
+    """An IR expression as a spec expression (Python syntax, names lower case).
+    Raises ValueError for what a spec expression cannot hold."""
+    if isinstance(e, ir.Literal):
+        if isinstance(e.value, bool) or not isinstance(e.value, (int, float)):
+            raise ValueError(f"literal {e.value!r}")
+        return repr(e.value)
+    if isinstance(e, ir.Name):
+        return e.name
+    if isinstance(e, ir.UnaryOp) and e.op in "+-":
+        return f"{e.op}{_paren(e.operand, 6)}"
+    if isinstance(e, ir.BinOp) and e.op in ("+", "-", "*", "/", "**"):
+        p = _PREC[e.op]
+        op = "//" if e.op == "/" else e.op
+        right_p = p + 1 if e.op in "-/" else p
+        return f"{_paren(e.left, p)} {op} {_paren(e.right, right_p)}"
+    if isinstance(e, ir.FuncCall) and e.name in ("max", "min", "abs", "mod") and not e.keywords:
+        return f"{e.name}({', '.join(to_py(a) for a in e.args)})"
+    raise ValueError(f"cannot express {type(e).__name__} in a spec")
+
+
+def _paren(e: ir.Expr, p: int) -> str:
+    s = to_py(e)
+    if isinstance(e, ir.BinOp) and _PREC.get(e.op, 9) < p:
+        return f"({s})"
+    if isinstance(e, ir.UnaryOp):
+        return f"({s})"
+    return s
+
+
+# --------------------------------------------------------------------------- roles
+
+
+def flag_values(kernel: ir.Kernel, arg: ir.Argument) -> list[str]:
+    """Literal strings a character argument is compared with (front end, else own walk)."""
+    vals = [v for v in arg.compared_with if isinstance(v, str)]
+    if not vals:
+        for e in kernel_exprs(kernel):
+            if isinstance(e, ir.BinOp) and e.op in ("==", "/="):
+                for a, b in ((e.left, e.right), (e.right, e.left)):
+                    if isinstance(a, ir.Name) and a.name == arg.name and isinstance(b, ir.Literal) \
+                            and isinstance(b.value, str):
+                        vals.append(b.value)
+            if isinstance(e, ir.FuncCall) and e.name in ("lsame",) and len(e.args) == 2:
+                a, b = e.args
+                if isinstance(a, ir.Name) and a.name == arg.name and isinstance(b, ir.Literal):
+                    vals.append(str(b.value))
+    out: list[str] = []
+    seen: set[str] = set()
+    for v in vals:
+        key = v.strip().upper()
+        if key and key not in seen:
+            seen.add(key)
+            out.append(v.strip())
+    if len(out) == 1:  # the code tests one value: also exercise "anything else"
+        other = next(c for c in ("T", "N", "C", "X", "Z") if c not in seen)
+        out.append(other)
+    return out
+
+
+def loop_bound_names(kernel: ir.Kernel) -> set[str]:
+    out: set[str] = set()
+    for d in kernel.loops():
+        out |= names_in(d.start) | names_in(d.end)
+    return out
+
+
+def dim_bound_names(kernel: ir.Kernel) -> set[str]:
+    out: set[str] = set()
+    for a in arrays_of(kernel):
+        for d in a.dims:
+            out |= names_in(d.lower) | names_in(d.upper)
+    return out
+
+
+def leading_dims(kernel: ir.Kernel) -> dict[str, str]:
+    """Integer scalars used as the extent of a non-last dimension of a 2-D+ array
+    (``a(lda,*)``): name -> the expression of the rows it must hold (at least)."""
+    out: dict[str, str] = {}
+    for a in arrays_of(kernel):
+        for k, d in enumerate(a.dims[:-1]):
+            if isinstance(d.upper, ir.Name) and d.lower is None or (
+                    isinstance(d.upper, ir.Name) and isinstance(d.lower, ir.Literal) and d.lower.value == 1):
+                name = d.upper.name
+                try:
+                    arg = kernel.arg(name)
+                except KeyError:
+                    continue
+                if arg.rank or arg.ftype.base != "integer":
+                    continue
+                rows = _rows_of(kernel, a, k)
+                if name not in out or (out[name].startswith("max(") and not rows.startswith("max(")):
+                    out[name] = rows
+    return out
+
+
+def _rows_of(kernel: ir.Kernel, arr: ir.Argument, dim: int) -> str:
+    """The largest subscript of ``arr`` in ``dim``, as the end of the loop that runs it
+    (``do i = 1, m`` ... ``a(i, j)`` -> ``m``); the max of the size arguments if unclear."""
+    ends: list[str] = []
+    for d in kernel.loops():
+        for s in ir.walk(d.body):
+            for e in all_exprs_of_stmt(s):
+                for x in ir.walk_expr(e):
+                    if isinstance(x, ir.ArrayRef) and x.name == arr.name and len(x.subscripts) > dim:
+                        sub = x.subscripts[dim]
+                        if isinstance(sub, ir.Name) and sub.name == d.var:
+                            try:
+                                ends.append(to_py(d.end))
+                            except ValueError:
+                                pass
+    ends = sorted(set(ends))
+    if len(ends) == 1:
+        return ends[0]
+    if ends:
+        return f"max({', '.join(ends)})"
+    sizes = sorted(size_candidates(kernel) - {n for n in ()})
+    return f"max({', '.join(sizes)}, 1)" if sizes else "1"
+
+
+def stride_args(kernel: ir.Kernel) -> set[str]:
+    """Integer scalars used as loop steps or as increments of an index (``ix = ix + incx``),
+    or named like BLAS strides (``inc*``)."""
+    out: set[str] = set()
+    ints = {a.name for a in scalars_of(kernel) if a.ftype.base == "integer"}
+    for d in kernel.loops():
+        if d.step is not None:
+            out |= names_in(d.step) & ints
+    for s in ir.walk(kernel.body):
+        if isinstance(s, ir.Assign) and isinstance(s.target, ir.Name) and isinstance(s.value, ir.BinOp) \
+                and s.value.op in "+-":
+            l, r = s.value.left, s.value.right
+            if isinstance(l, ir.Name) and l.name == s.target.name and isinstance(r, ir.Name) and r.name in ints:
+                out.add(r.name)
+    out |= {n for n in ints if n.startswith("inc")}
+    return out
+
+
+def size_candidates(kernel: ir.Kernel) -> set[str]:
+    ints = {a.name for a in scalars_of(kernel) if a.ftype.base == "integer"}
+    marked = {a.name for a in scalars_of(kernel) if a.used_as_size}
+    return ints & (marked | loop_bound_names(kernel) | dim_bound_names(kernel))
+
+
+@dataclass
+class PointerInfo:
+    rows: str  # expression for the number of rows (segments)
+    users: set[str] = field(default_factory=set)  # loop variables bounded by it
+
+
+def pointer_arrays(kernel: ir.Kernel) -> dict[str, PointerInfo]:
+    """Integer arrays used as segment pointers: ``do k = p(i), p(i+1)-1`` (CSR row pointers)."""
+    out: dict[str, PointerInfo] = {}
+    parents = _loop_parents(kernel)
+    for d in kernel.loops():
+        if not (isinstance(d.start, ir.ArrayRef) and len(d.start.subscripts) == 1):
+            continue
+        p = d.start.name
+        try:
+            arg = kernel.arg(p)
+        except KeyError:
+            continue
+        if arg.ftype.base != "integer" or arg.rank != 1:
+            continue
+        if p not in names_in(d.end):
+            continue
+        sub = d.start.subscripts[0]
+        rows = None
+        if isinstance(sub, ir.Name):
+            outer = parents.get(id(d), [])
+            for o in reversed(outer):
+                if o.var == sub.name:
+                    try:
+                        rows = to_py(o.end)
+                    except ValueError:
+                        rows = None
+                    break
+        if rows is None:
+            dim = arg.dims[0]
+            try:
+                rows = f"{to_py(dim.upper)} - 1" if dim.upper is not None else "1"
+            except ValueError:
+                rows = "1"
+        info = out.setdefault(p, PointerInfo(rows=rows))
+        info.users.add(d.var)
+    return out
+
+
+def _loop_parents(kernel: ir.Kernel) -> dict[int, list[ir.Do]]:
+    out: dict[int, list[ir.Do]] = {}
+
+    def rec(body: list[ir.Stmt], stack: list[ir.Do]) -> None:
+        for s in body:
+            if isinstance(s, ir.Do):
+                out[id(s)] = list(stack)
+                rec(s.body, stack + [s])
+            else:
+                rec(ir.children(s), stack)
+
+    rec(kernel.body, [])
+    return out
+
+
+def index_arrays(kernel: ir.Kernel) -> dict[str, list[tuple[str, int, int]]]:
+    """Integer array arguments whose values are used as subscripts: name -> list of
+    (indexed array, dimension, constant offset added to the value)."""
+    ints = {a.name for a in arrays_of(kernel) if a.ftype.base == "integer"}
+    out: dict[str, list[tuple[str, int, int]]] = {}
+    for e in kernel_exprs(kernel):
+        if not isinstance(e, ir.ArrayRef):
+            continue
+        for k, sub in enumerate(e.subscripts):
+            ref, off = _index_ref(sub)
+            if ref is not None and ref.name in ints and ref.name != e.name:
+                out.setdefault(ref.name, []).append((e.name, k, off))
+    return out
+
+
+def _index_ref(sub: ir.Expr) -> tuple[Optional[ir.ArrayRef], int]:
+    if isinstance(sub, ir.ArrayRef):
+        return sub, 0
+    if isinstance(sub, ir.BinOp) and sub.op in "+-" and isinstance(sub.left, ir.ArrayRef) \
+            and isinstance(sub.right, ir.Literal) and isinstance(sub.right.value, int):
+        return sub.left, sub.right.value if sub.op == "+" else -sub.right.value
+    return None, 0
+
+
+def positive_args(kernel: ir.Kernel) -> set[str]:
+    """Real arguments whose values reach sqrt/log (or a divisor): generate them positive."""
+    reals = {a.name for a in kernel.args if a.ftype.base in ("real", "complex")}
+    out: set[str] = set()
+    for e in kernel_exprs(kernel):
+        if isinstance(e, ir.FuncCall) and e.name in SQRT_LIKE:
+            for a in e.args:
+                out |= names_in(a) & reals
+        if isinstance(e, ir.BinOp) and e.op == "/":
+            out |= names_in(e.right) & reals
+        if isinstance(e, ir.BinOp) and e.op == "**" and not (
+                isinstance(e.right, ir.Literal) and isinstance(e.right.value, int)):
+            out |= names_in(e.left) & reals
+    return out
+
+
+def has_reduction(kernel: ir.Kernel) -> bool:
+    """True when some loop accumulates into a scalar or an element invariant in the loop
+    (a port may reorder those sums)."""
+    for d in kernel.loops():
+        if d.info.reductions:
+            return True
+        for s in ir.walk(d.body):
+            if isinstance(s, ir.Assign) and isinstance(s.value, ir.BinOp) and s.value.op in "+-*":
+                t = s.target
+                if isinstance(t, ir.Name) and t.name in names_in(s.value) and t.name != d.var:
+                    return True
+                if isinstance(t, ir.ArrayRef) and d.var not in names_in(t) and any(
+                        isinstance(x, ir.ArrayRef) and x.name == t.name for x in ir.walk_expr(s.value)):
+                    return True
+    return False
+
+
+def count_flops(kernel: ir.Kernel, env: dict) -> Optional[int]:
+    """Floating-point +,-,*,/ in loop bodies times trip counts, when every loop that holds
+    real arithmetic has a trip count computable from ``env``; None otherwise. Branches
+    count every arm (an upper bound), so kernels with IFs inside loops are skipped."""
+    total = 0
+
+    def ops(e: ir.Expr) -> int:
+        n = 0
+        for x in ir.walk_expr(e):
+            if isinstance(x, ir.BinOp) and x.op in ("+", "-", "*", "/") and x.ftype is not None \
+                    and x.ftype.base in ("real", "complex"):
+                n += 1
+        return n
+
+    def rec(body: list[ir.Stmt], mult: int) -> bool:
+        nonlocal total
+        for s in body:
+            if isinstance(s, ir.Assign):
+                total += mult * ops(s.value)
+            elif isinstance(s, ir.Do):
+                try:
+                    lo, hi = ir.evaluate(s.start, env), ir.evaluate(s.end, env)
+                    st = ir.evaluate(s.step, env) if s.step is not None else 1
+                except (KeyError, ValueError, TypeError, ZeroDivisionError):
+                    if any(isinstance(x, ir.Assign) and ops(x.value) for x in ir.walk(s.body)):
+                        return False
+                    continue
+                trips = max(0, (hi - lo + st) // st) if st else 0
+                if not rec(s.body, mult * trips):
+                    return False
+            elif isinstance(s, (ir.If, ir.SelectCase, ir.Where, ir.DoWhile)):
+                if any(isinstance(x, ir.Assign) and ops(x.value) for x in ir.walk(ir.children(s))):
+                    return False
+        return True
+
+    if not rec(kernel.body, 1):
+        return None
+    return total or None

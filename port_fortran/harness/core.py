@@ -1,0 +1,362 @@
+"""The Harness: build the original and the port with their drivers, run both on the same
+fresh inputs, compare everything they wrote; time both.
+
+Side effects live here (files, compilers, processes); what to generate and how to compare
+is in the pure modules beside it (spec, inputs, drivers, compare).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import threading
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Optional, Sequence, Union
+
+from ..errors import ToolMissing, UserError
+from ..fortran import ir
+from ..records import BuildResult, CaseResult, OutputCheck, Timing, Verdict
+from ..build_runner.sandbox import Limits, run_limited
+from . import drivers as D
+from .compare import compare, magnitude_scale
+from .inputs import Case, Record, cases as make_cases, make_inputs, read_records, write_records
+from .spec import Spec, load_or_infer
+
+SUPPORT_DIR = Path(__file__).parent / "fortran_support"
+DEFAULT_LIMITS = Limits(wall_s=60.0, cpu_s=None, mem_mb=4096)
+REF_BUILD_LIMITS = Limits(wall_s=600.0, cpu_s=None, mem_mb=None)
+VERIFY_FFLAGS = ("-O2",)
+TIMING_FFLAGS = ("-O3", "-march=native")
+
+_build_lock = threading.Lock()
+
+
+def default_threads() -> int:
+    env = os.environ.get("PORT_FORTRAN_THREADS")
+    if env and env.isdigit() and int(env) > 0:
+        return int(env)
+    return max(2, min(os.cpu_count() or 2, 8))
+
+
+class Harness:
+    """Differential test and timing of one port against the original Fortran.
+
+    ``source_file`` is the front end's :class:`ir.SourceFile` or the path of the original
+    file. ``limits`` bound each run of a driver (default 60 s wall, 4 GiB address space).
+    ``threads`` is the OpenMP thread count for verification runs of the openmp backend
+    (at least 2, so a racy port shows its race)."""
+
+    def __init__(self, kernel: ir.Kernel, source_file: Union[ir.SourceFile, str, Path, None], port_dir,
+                 include_dirs: Sequence[str] = (), defines: Optional[dict] = None,
+                 limits: Optional[Limits] = None, threads: Optional[int] = None):
+        self.kernel = kernel
+        if isinstance(source_file, ir.SourceFile):
+            self.source_path = Path(source_file.path).resolve()
+            self.source_ir: Optional[ir.SourceFile] = source_file
+        else:
+            self.source_path = Path(source_file or kernel.file).resolve()
+            self.source_ir = None
+        self.port_dir = Path(port_dir).resolve()
+        self.include_dirs = [str(Path(d).resolve()) for d in include_dirs]
+        self.defines = dict(defines or {})
+        self.limits = limits or DEFAULT_LIMITS
+        self.threads = threads or default_threads()
+        self._spec: Optional[Spec] = None
+        self._builds: dict[str, BuildResult] = {}
+        reason = D.unsupported_reason(kernel)
+        if reason:
+            raise UserError(f"{self.source_path}:{kernel.line_start}: {kernel.name}: {reason}")
+        self.port_dir.mkdir(parents=True, exist_ok=True)
+        self._write_port_json()
+
+    # ------------------------------------------------------------------ bookkeeping
+
+    def _write_port_json(self) -> None:
+        p = self.port_dir / "port.json"
+        if p.exists():
+            return
+        p.write_text(json.dumps({
+            "kernel": self.kernel.name,
+            "source": str(self.source_path),
+            "include_dirs": self.include_dirs,
+            "defines": self.defines,
+        }, indent=2) + "\n")
+
+    @property
+    def spec_path(self) -> Path:
+        return self.port_dir / f"{self.kernel.name}.spec.yaml"
+
+    @property
+    def spec(self) -> Spec:
+        if self._spec is None:
+            self._spec = load_or_infer(self.kernel, self.spec_path)
+        return self._spec
+
+    def reload_spec(self) -> Spec:
+        self._spec = None
+        return self.spec
+
+    # ------------------------------------------------------------------ reference build
+
+    def _fflags(self, timing: bool, openmp: bool) -> list[str]:
+        flags = list(TIMING_FFLAGS if timing else VERIFY_FFLAGS)
+        if openmp:
+            flags.append("-fopenmp")
+        if self.defines or self.source_path.suffix in (".F", ".F90", ".F95", ".F03", ".F08", ".FOR", ".FPP"):
+            flags.append("-cpp")
+        for k, v in self.defines.items():
+            flags.append(f"-D{k}" if v in (None, "", True) else f"-D{k}={v}")
+        for d in self.include_dirs:
+            flags.append(f"-I{d}")
+        return flags
+
+    def build_reference(self, timing: bool = False, openmp: bool = False) -> Path:
+        """The original compiled with its driver (cached; rebuilt when the source or the
+        flags change). Raises UserError when the original does not compile."""
+        gfortran = shutil.which("gfortran")
+        if not gfortran:
+            raise ToolMissing("gfortran not found: install it (e.g. apt-get install gfortran); "
+                              "`port-fortran doctor` says what is missing")
+        name = "reference" + ("-timing" if timing else "") + ("-omp" if openmp else "")
+        bdir = self.port_dir / "build" / name
+        exe = bdir / "ref_driver"
+        flags = self._fflags(timing, openmp)
+        driver = D.fortran_driver(self.kernel)
+        support = (SUPPORT_DIR / "pf_harness_io.f90").read_text()
+        if not self.source_path.is_file():
+            raise UserError(f"{self.source_path}: original source not found (needed to build the reference)")
+        key = hashlib.sha256("\0".join([self.source_path.read_text(errors="replace"), " ".join(flags), driver,
+                                        support, str(self.source_path)]).encode()).hexdigest()
+        stamp = bdir / "stamp"
+        with _build_lock:
+            if exe.exists() and stamp.exists() and stamp.read_text() == key:
+                return exe
+            bdir.mkdir(parents=True, exist_ok=True)
+            (bdir / "pf_harness_io.f90").write_text(support)
+            (bdir / "pf_ref_driver.f90").write_text(driver)
+            common = [gfortran, *flags, f"-J{bdir}", f"-I{bdir}"]
+            steps = [
+                [gfortran, *flags, f"-J{bdir}", "-c", "pf_harness_io.f90", "-o", "pf_harness_io.o"],
+                common + ["-c", str(self.source_path), "-o", "original.o"],
+            ]
+            for cmd in steps:
+                self._check(run_limited(cmd, bdir, REF_BUILD_LIMITS), cmd, "compiling the original")
+            self._hide_main(bdir / "original.o")
+            for cmd in (common + ["-c", "pf_ref_driver.f90", "-o", "pf_ref_driver.o"],
+                        [gfortran, *(["-fopenmp"] if openmp else []), "pf_ref_driver.o", "original.o",
+                         "pf_harness_io.o", "-o", "ref_driver"]):
+                self._check(run_limited(cmd, bdir, REF_BUILD_LIMITS), cmd, "building the reference driver")
+            stamp.write_text(key)
+        return exe
+
+    def _check(self, res, cmd, what: str) -> None:
+        if res.ok:
+            return
+        tail = "\n".join((res.stderr or res.stdout).strip().splitlines()[-15:])
+        raise UserError(f"{self.source_path}:{self.kernel.line_start}: {what} failed "
+                        f"({' '.join(map(str, cmd[:1] + cmd[-4:]))}):\n{tail}\n"
+                        f"check the include dirs (-I) and defines (-D) given for this file")
+
+    @staticmethod
+    def _hide_main(obj: Path) -> None:
+        """A main program in the user's file would clash with the driver's: rename its
+        symbols in the object file (the source itself is never touched)."""
+        nm, objcopy = shutil.which("nm"), shutil.which("objcopy")
+        if not nm or not objcopy:
+            return
+        out = subprocess.run([nm, "--defined-only", str(obj)], capture_output=True, text=True).stdout
+        syms = {line.split()[-1] for line in out.splitlines() if line.strip()}
+        args = []
+        for s in ("main", "MAIN__"):
+            if s in syms:
+                args += ["--redefine-sym", f"{s}=pf_user_{s}"]
+        if args:
+            subprocess.run([objcopy, *args, str(obj)], check=True)
+
+    # ------------------------------------------------------------------ port build
+
+    def _harness_src(self) -> Path:
+        src = self.port_dir / "build" / "harness_src"
+        src.mkdir(parents=True, exist_ok=True)
+        views = self._views_timer_source()
+        files = {
+            "pf_driver.cpp": D.cpp_driver(self.kernel, views_timer=views is not None),
+            "CMakeLists.txt": D.driver_cmake(self.kernel, str(self.port_dir), str(SUPPORT_DIR),
+                                             ["views_timer.cpp"] if views is not None else []),
+        }
+        if views is not None:
+            files["views_timer.cpp"] = views
+        for name, text in files.items():
+            p = src / name
+            if not p.exists() or p.read_text() != text:
+                p.write_text(text)
+        stale = src / "views_timer.cpp"
+        if views is None and stale.exists():
+            stale.unlink()
+        return src
+
+    def _views_timer_source(self) -> Optional[str]:
+        from .views import views_timer_source  # the port header decides whether it applies
+        return views_timer_source(self.kernel, self.port_dir)
+
+    def build(self, backend: str) -> BuildResult:
+        """Reference (verification flags, once) + the port and its driver for ``backend``."""
+        from ..build_runner.cmake import configure_and_build
+        from ..build_runner.kokkos import find_install
+
+        t0 = time.monotonic()
+        ref = self.build_reference()
+        kokkos = find_install(backend)
+        if kokkos is None:
+            raise ToolMissing(f"no Kokkos install with the {backend} backend: run "
+                              f"`port-fortran kokkos install --backends {backend}` or set Kokkos_ROOT")
+        if not (self.port_dir / "CMakeLists.txt").exists():
+            return BuildResult(backend, False, condensed=f"{self.port_dir}: no CMakeLists.txt (no port written)")
+        src = self._harness_src()
+        bdir = self.port_dir / "build" / backend
+        res = configure_and_build(src, bdir, backend, kokkos, jobs=2)
+        res.seconds = time.monotonic() - t0
+        res.artifacts = dict(res.artifacts)
+        res.artifacts["ref_driver"] = str(ref)
+        if res.ok:
+            exe = bdir / "pf_driver"
+            if not exe.exists():
+                res.ok = False
+                res.condensed = (res.condensed + "\n" if res.condensed else "") + "pf_driver was not built"
+            res.artifacts["pf_driver"] = str(exe)
+        self._builds[backend] = res
+        return res
+
+    # ------------------------------------------------------------------ runs
+
+    def run_env(self, backend: str, threads: Optional[int] = None, timing: bool = False) -> dict[str, str]:
+        t = 1 if backend == "serial" else (threads or self.threads)
+        env = {"OMP_NUM_THREADS": str(t), "KOKKOS_NUM_THREADS": str(t), "OMP_DYNAMIC": "false",
+               "GFORTRAN_UNBUFFERED_PRECONNECTED": "y"}
+        if timing and t > 1:
+            env.update({"OMP_PROC_BIND": "spread", "OMP_PLACES": "threads"})
+        return env
+
+    def _run(self, exe: str, args: list[str], cwd: Path, backend: str, threads=None, timing=False,
+             limits: Optional[Limits] = None):
+        lim = (limits or self.limits).for_backend(backend)
+        return run_limited([exe, *args], cwd, lim, env_extra=self.run_env(backend, threads, timing))
+
+    @staticmethod
+    def _describe_failure(who: str, res) -> str:
+        if res.killed_reason in ("wall-time", "cpu-time"):
+            return f"{who} stopped: {res.killed_reason} limit reached after {res.wall_s:.1f} s"
+        if res.killed_reason == "memory" or res.memory_exceeded:
+            return f"{who} stopped: memory limit reached"
+        tail = " | ".join((res.stderr or res.stdout).strip().splitlines()[-3:])
+        code = res.returncode
+        how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        return f"{who} failed ({how}){': ' + tail if tail else ''}"
+
+    def run_case(self, backend: str, case: Case, ref_exe: str, port_exe: str, work: Path) -> CaseResult:
+        names = [a.name for a in self.kernel.args] + (["result"] if self.kernel.result is not None else [])
+        try:
+            recs, lay = make_inputs(self.kernel, self.spec, case)
+        except (ValueError, KeyError) as exc:
+            raise UserError(f"{self.spec_path}: cannot make inputs for {case.label()}: {exc}") from None
+        work.mkdir(parents=True, exist_ok=True)
+        fin, fref, fport = work / "in.bin", work / "ref.bin", work / "port.bin"
+        for f in (fref, fport):
+            if f.exists():
+                f.unlink()
+        write_records(fin, recs)
+        cr = CaseResult(seed=case.seed, sizes={**case.sizes}, passed=False)
+        rres = self._run(ref_exe, ["run", str(fin), str(fref)], work, "serial")
+        if not rres.ok:
+            cr.error = (self._describe_failure("the original", rres) +
+                        f" on inputs {case.label()}; the spec may make inputs the original rejects: "
+                        f"edit {self.spec_path.name}")
+            return cr
+        pres = self._run(port_exe, ["run", str(fin), str(fport)], work, backend)
+        if not pres.ok:
+            cr.error = self._describe_failure("the port", pres) + f" on inputs {case.label()}"
+            return cr
+        try:
+            ref_out = read_records(fref, names)
+            port_out = read_records(fport, names)
+        except (ValueError, OSError) as exc:
+            cr.error = f"unreadable output: {exc}"
+            return cr
+        scale = magnitude_scale([r for r, a in zip(recs, self.kernel.args) if self.spec.args[a.name].intent != "out"])
+        for r, p in zip(ref_out, port_out):
+            tol = self.spec.tolerance[r.name]
+            cr.outputs.append(compare(r, p, tol, scale))
+        cr.passed = all(o.passed for o in cr.outputs)
+        return cr
+
+    def verify(self, backend: str, seeds: Union[None, int, Sequence[int]] = None) -> Verdict:
+        """Differential test on fresh inputs: every size set x flag value of the spec, for
+        each base seed (None: one seed from the clock; an int: that many; a list: those)."""
+        build = self._builds.get(backend) or self.build(backend)
+        if not build.ok:
+            return Verdict(backend, False, reason=f"build failed: {build.condensed or 'see the build log'}")
+        if seeds is None:
+            bases = [time.time_ns() % (2**31 - 1)]
+        elif isinstance(seeds, int):
+            t = time.time_ns()
+            bases = [(t + 104729 * k) % (2**31 - 1) for k in range(max(1, seeds))]
+        else:
+            bases = list(seeds)
+        work = self.port_dir / "build" / backend / "cases"
+        verdict = Verdict(backend, True)
+        for base in bases:
+            for case in make_cases(self.spec, base):
+                cr = self.run_case(backend, case, build.artifacts["ref_driver"], build.artifacts["pf_driver"], work)
+                cr.sizes.update({k: v for k, v in case.choices.items() if isinstance(v, int)})
+                verdict.cases.append(cr)
+                if not cr.passed and verdict.passed:
+                    verdict.passed = False
+                    verdict.reason = f"{case.label()}: " + (cr.error or _first_failure(cr))
+        self._save_verdict(verdict, bases)
+        return verdict
+
+    def _save_verdict(self, verdict: Verdict, bases: list[int]) -> None:
+        from ..fortran.ir import to_dict
+        p = self.port_dir / "verdict.json"
+        try:
+            data = json.loads(p.read_text()) if p.exists() else {}
+        except json.JSONDecodeError:
+            data = {}
+        d = to_dict(verdict)
+        d["base_seeds"] = bases
+        d["spec_edited"] = self.spec.edited
+        d["at"] = time.time()
+        data[verdict.backend] = _json_safe(d)
+        p.write_text(json.dumps(data, indent=1) + "\n")
+
+    # ------------------------------------------------------------------ timing
+
+    def bench(self, backends: Sequence[str], threads: Optional[int] = None,
+              repeats: Optional[int] = None) -> list[Timing]:
+        from .timing import bench
+        return bench(self, list(backends), threads or self.threads, repeats)
+
+
+def _first_failure(cr: CaseResult) -> str:
+    for o in cr.outputs:
+        if not o.passed:
+            return f"{o.name}: {o.message}"
+    return "failed"
+
+
+def _json_safe(x: Any) -> Any:
+    if isinstance(x, float):
+        if x != x:
+            return "nan"
+        if x in (float("inf"), float("-inf")):
+            return "inf" if x > 0 else "-inf"
+        return x
+    if isinstance(x, dict):
+        return {k: _json_safe(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_json_safe(v) for v in x]
+    return x

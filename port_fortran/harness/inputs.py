@@ -1,0 +1,353 @@
+"""Input cases from a spec, and the binary file both drivers read and write.
+
+File format (native little-endian), one record per argument in order, then the function
+result if any::
+
+    int64 ndim, int64 lbound[ndim], int64 ubound[ndim], int64 type code, int64 nbytes,
+    nbytes of raw data in Fortran (column-major) order
+
+Outputs (``intent(out)`` arguments and the function result) are poisoned before the
+call: NaN for reals and complex, -123456789 for integers, 123 for logicals (neither
+.true. nor .false.), '?' for characters; an element the original writes and the port
+leaves alone is then caught.
+"""
+from __future__ import annotations
+
+import io
+import itertools
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+
+from ..fortran import ir
+from .extents import Ranges
+from .spec import Spec, dim_parts, eval_expr
+
+INT_POISON = -123456789
+LOGICAL_POISON = 123
+CHAR_POISON = b"?"
+
+# type code -> (numpy dtype, description)
+TYPE_CODES = {
+    1: ("<i4", "integer(4)"), 2: ("<i8", "integer(8)"), 3: ("<f4", "real(4)"), 4: ("<f8", "real(8)"),
+    5: ("<c8", "complex(4)"), 6: ("<c16", "complex(8)"), 7: ("<i4", "logical(4)"), 8: ("S1", "character"),
+    9: ("<i2", "integer(2)"), 10: ("<i1", "integer(1)"), 11: ("<i1", "logical(1)"), 12: ("<i8", "logical(8)"),
+}
+
+
+def type_code(t: ir.FType) -> int:
+    key = (t.base, t.kind)
+    codes = {("integer", 4): 1, ("integer", 8): 2, ("real", 4): 3, ("real", 8): 4, ("complex", 4): 5,
+             ("complex", 8): 6, ("logical", 4): 7, ("integer", 2): 9, ("integer", 1): 10,
+             ("logical", 1): 11, ("logical", 8): 12}
+    if t.base == "character":
+        return 8
+    if key not in codes:
+        raise ValueError(f"type {t} is not supported by the harness")
+    return codes[key]
+
+
+def dtype_of(t: ir.FType) -> np.dtype:
+    code = type_code(t)
+    if code == 8:
+        return np.dtype(f"S{t.char_len or 1}")
+    return np.dtype(TYPE_CODES[code][0])
+
+
+@dataclass
+class Record:
+    name: str
+    code: int
+    lbound: tuple[int, ...]
+    data: np.ndarray  # Fortran-ordered; 0-d for scalars
+
+    @property
+    def ubound(self) -> tuple[int, ...]:
+        return tuple(lb + n - 1 for lb, n in zip(self.lbound, self.data.shape))
+
+
+@dataclass
+class ArrayLayout:
+    lbound: tuple[int, ...]
+    ubound: tuple[int, ...]
+    itemsize: int
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(max(0, u - l + 1) for l, u in zip(self.lbound, self.ubound))
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.itemsize
+
+
+@dataclass
+class Layout:
+    scalars: dict[str, Any]  # values of every scalar argument (sizes, strides, flags, ...)
+    arrays: dict[str, ArrayLayout]
+    pointer_values: dict[str, np.ndarray] = field(default_factory=dict)
+    index_ranges: dict[str, tuple[int, int]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Case:
+    seed: int
+    sizes: dict[str, int]
+    choices: dict[str, Any]
+
+    def label(self) -> str:
+        parts = [f"{k}={v}" for k, v in {**self.sizes, **self.choices}.items()]
+        return f"seed={self.seed} " + " ".join(parts)
+
+
+def cases(spec: Spec, base_seed: int, size_sets: Optional[list[dict[str, int]]] = None) -> list[Case]:
+    """Every flag value combination for every size set; strides cycled over the cases
+    (each stride value is used at least once)."""
+    size_sets = size_sets if size_sets is not None else spec.correctness
+    flags = [(n, a.values) for n, a in spec.args.items() if a.role == "flag"]
+    strides = [(n, a.values) for n, a in spec.args.items() if a.role == "stride"]
+    combos = list(itertools.product(*[v for _, v in flags])) or [()]
+    out: list[Case] = []
+    k = 0
+    for sizes in size_sets:
+        for combo in combos:
+            ch: dict[str, Any] = {n: v for (n, _), v in zip(flags, combo)}
+            for j, (n, vals) in enumerate(strides):
+                ch[n] = vals[(k + j * (k // max(1, len(vals)))) % len(vals)]
+            out.append(Case(seed=(base_seed + 7919 * k) % (2**31 - 1), sizes=dict(sizes), choices=ch))
+            k += 1
+    return out
+
+
+def layout(kernel: ir.Kernel, spec: Spec, sizes: dict[str, int], choices: Optional[dict] = None,
+           rng: Optional[np.random.Generator] = None, choice_index: int = 0) -> Layout:
+    """Scalar values and array bounds for one case (``rng`` None: the largest choices)."""
+    if choices is None:
+        choices = {n: a.values[min(choice_index, len(a.values) - 1)] for n, a in spec.args.items()
+                   if a.role in ("flag", "stride")}
+    env: dict[str, Any] = {}
+    for n, a in spec.args.items():
+        if a.role == "size":
+            env[n] = int(sizes[n])
+        elif a.role in ("flag", "stride"):
+            env[n] = choices[n]
+    ints = {n: v for n, v in env.items() if isinstance(v, int)}
+    for n, a in spec.args.items():
+        if a.role == "leading-dim":
+            ints[n] = env[n] = max(1, eval_expr(a.rows, ints, f"args.{n}.rows") + a.pad)
+    for n, a in spec.args.items():
+        if a.role == "scalar":
+            env[n] = _scalar_value(kernel.arg(n), a, rng)
+            if isinstance(env[n], (int, np.integer)) and not isinstance(env[n], (bool, np.bool_)):
+                ints[n] = int(env[n])
+    lay = Layout(scalars=env, arrays={})
+    array_values: dict[str, tuple[int, int]] = {}
+    for n, a in spec.args.items():
+        if a.role == "pointer":
+            rows = max(0, eval_expr(a.rows, ints, f"args.{n}.rows"))
+            if a.nnz and a.nnz != "auto":
+                nnz = ints[a.nnz]
+                if rng is None:
+                    counts = np.full(rows, nnz // max(rows, 1), dtype=np.int64)
+                    if rows:
+                        counts[-1] += nnz - counts.sum()
+                else:
+                    counts = rng.multinomial(nnz, [1.0 / rows] * rows) if rows else np.zeros(0, np.int64)
+            else:
+                lo, hi = a.per_row
+                counts = (np.full(rows, hi, dtype=np.int64) if rng is None
+                          else rng.integers(lo, hi + 1, size=rows))
+            ptr = np.concatenate([[1], 1 + np.cumsum(counts)]).astype(np.int64)
+            lay.pointer_values[n] = ptr
+            array_values[n] = (1, int(ptr[-1]))
+            ints[f"nnz_{n}"] = int(ptr[-1]) - 1
+    for n, a in spec.args.items():
+        if a.role == "index":
+            lo = eval_expr(a.range[0], ints, f"args.{n}.range")
+            hi = eval_expr(a.range[1], ints, f"args.{n}.range")
+            lay.index_ranges[n] = (lo, max(lo, hi))
+            array_values[n] = (lo, max(lo, hi))
+    ranges: Optional[Ranges] = None
+    for a in kernel.args:
+        s = spec.args[a.name]
+        if not a.rank:
+            continue
+        lbs, ubs = [], []
+        for k, d in enumerate(s.dims):
+            lo_t, hi_t = dim_parts(d)
+            lo = eval_expr(lo_t, ints, f"args.{a.name}.dims[{k}]")
+            if hi_t == "auto":
+                if s.role == "pointer" and a.rank == 1:
+                    hi = lo + len(lay.pointer_values[a.name]) - 1
+                else:
+                    if ranges is None:
+                        ranges = Ranges(kernel, ints, array_values)
+                    hi = _auto_upper(kernel, a, k, ranges, ints, lay)
+            else:
+                hi = eval_expr(hi_t, ints, f"args.{a.name}.dims[{k}]")
+            lbs.append(lo)
+            ubs.append(max(lo - 1, hi))
+        lay.arrays[a.name] = ArrayLayout(tuple(lbs), tuple(ubs), dtype_of(a.ftype).itemsize)
+    return lay
+
+
+def _auto_upper(kernel, a: ir.Argument, k: int, ranges: Ranges, ints: dict, lay: Layout) -> int:
+    mine = ranges.max_subscripts(a.name, a.rank)[k]
+    theirs = None
+    if k < len(a.access_bounds) and a.access_bounds[k] is not None:
+        try:
+            theirs = int(ir.evaluate(a.access_bounds[k][1], ints))
+        except (KeyError, ValueError, TypeError):
+            theirs = None
+    if mine is None and theirs is None:
+        big = max([abs(v) for v in ints.values()] + [1])
+        steps = max([abs(v) for n, v in ints.items() if n.startswith("inc")] + [1])
+        lay.notes.append(f"{a.name}: could not bound dim {k + 1}; allocated {big * steps + 1} (set dims in the spec)")
+        return big * steps + 1
+    return max(x for x in (mine, theirs) if x is not None)
+
+
+def _scalar_value(arg: ir.Argument, s, rng):
+    t = arg.ftype.base
+    if s.values is not None:
+        return s.values[0] if rng is None else s.values[int(rng.integers(0, len(s.values)))]
+    if s.range is None:
+        return 0
+    lo, hi = s.range
+    if t == "integer":
+        return int(hi) if rng is None else int(rng.integers(int(lo), int(hi) + 1))
+    if rng is None:
+        return float(hi)
+    if t == "complex":
+        return complex(rng.uniform(lo, hi), rng.uniform(lo, hi))
+    return float(rng.uniform(lo, hi))
+
+
+def make_inputs(kernel: ir.Kernel, spec: Spec, case: Case) -> tuple[list[Record], Layout]:
+    """The input records of one case (outputs poisoned)."""
+    rng = np.random.default_rng(case.seed)
+    lay = layout(kernel, spec, case.sizes, case.choices, rng)
+    recs: list[Record] = []
+    for a in kernel.args:
+        s = spec.args[a.name]
+        code = type_code(a.ftype)
+        dt = dtype_of(a.ftype)
+        poison = s.intent == "out"
+        if not a.rank:
+            v = lay.scalars[a.name]
+            if poison:
+                data = _poison(a.ftype, dt, ())
+            else:
+                data = _scalar_array(a.ftype, dt, v)
+            recs.append(Record(a.name, code, (), data))
+            continue
+        al = lay.arrays[a.name]
+        shape = al.shape
+        if poison:
+            data = _poison(a.ftype, dt, shape)
+        elif s.role == "pointer":
+            ptr = lay.pointer_values[a.name]
+            data = np.full(shape, ptr[-1], dtype=dt)
+            m = min(len(ptr), data.size)
+            data.reshape(-1, order="F")[:m] = ptr[:m]
+        elif s.role == "index":
+            lo, hi = lay.index_ranges[a.name]
+            data = rng.integers(lo, hi + 1, size=shape).astype(dt)
+        else:
+            data = _random(a.ftype, dt, shape, s, rng)
+        recs.append(Record(a.name, code, al.lbound, np.asfortranarray(data)))
+    if kernel.result is not None:
+        dt = dtype_of(kernel.result.ftype)
+        recs.append(Record("result", type_code(kernel.result.ftype), (), _poison(kernel.result.ftype, dt, ())))
+    return recs, lay
+
+
+def _scalar_array(t: ir.FType, dt: np.dtype, v) -> np.ndarray:
+    if t.base == "character":
+        return np.array(str(v).encode().ljust(dt.itemsize)[: dt.itemsize], dtype=dt)
+    if t.base == "logical":
+        return np.array(1 if v else 0, dtype=dt)
+    return np.array(v, dtype=dt)
+
+
+def _poison(t: ir.FType, dt: np.dtype, shape) -> np.ndarray:
+    if t.base in ("real", "complex"):
+        return np.full(shape, np.nan, dtype=dt)
+    if t.base == "integer":
+        return np.full(shape, INT_POISON if dt.itemsize >= 4 else -123, dtype=dt)
+    if t.base == "logical":
+        return np.full(shape, LOGICAL_POISON, dtype=dt)
+    return np.full(shape, CHAR_POISON * dt.itemsize, dtype=dt)
+
+
+def _random(t: ir.FType, dt: np.dtype, shape, s, rng) -> np.ndarray:
+    if s.values is not None:
+        vals = s.values
+        if t.base == "logical":
+            return np.array(rng.choice([1 if v else 0 for v in vals], size=shape), dtype=dt)
+        if t.base == "character":
+            return np.array(rng.choice([str(v).encode() for v in vals], size=shape), dtype=dt)
+        return np.array(rng.choice(vals, size=shape), dtype=dt)
+    lo, hi = s.range
+    if t.base == "integer":
+        return rng.integers(int(lo), int(hi) + 1, size=shape).astype(dt)
+    if t.base == "complex":
+        return (rng.uniform(lo, hi, size=shape) + 1j * rng.uniform(lo, hi, size=shape)).astype(dt)
+    return rng.uniform(lo, hi, size=shape).astype(dt)
+
+
+# --------------------------------------------------------------------------- file format
+
+
+def write_records(path: Path, recs: list[Record]) -> None:
+    buf = io.BytesIO()
+    for r in recs:
+        nd = r.data.ndim
+        raw = r.data.tobytes(order="F")
+        buf.write(struct.pack("<q", nd))
+        buf.write(struct.pack(f"<{nd}q", *r.lbound))
+        buf.write(struct.pack(f"<{nd}q", *r.ubound))
+        buf.write(struct.pack("<qq", r.code, len(raw)))
+        buf.write(raw)
+    Path(path).write_bytes(buf.getvalue())
+
+
+def read_records(path: Path, names: list[str], char_lens: Optional[dict[str, int]] = None) -> list[Record]:
+    """Read records (named in order by ``names``). Raises ValueError on a malformed file."""
+    data = Path(path).read_bytes()
+    pos = 0
+    out: list[Record] = []
+
+    def take(n: int) -> bytes:
+        nonlocal pos
+        if pos + n > len(data):
+            raise ValueError(f"{Path(path).name}: truncated at byte {pos} (wanted {n} more)")
+        b = data[pos:pos + n]
+        pos += n
+        return b
+
+    for name in names:
+        (nd,) = struct.unpack("<q", take(8))
+        if not 0 <= nd <= 15:
+            raise ValueError(f"{Path(path).name}: record {name!r}: bad rank {nd}")
+        lb = struct.unpack(f"<{nd}q", take(8 * nd))
+        ub = struct.unpack(f"<{nd}q", take(8 * nd))
+        code, nbytes = struct.unpack("<qq", take(16))
+        if code not in TYPE_CODES:
+            raise ValueError(f"{Path(path).name}: record {name!r}: bad type code {code}")
+        shape = tuple(max(0, u - l + 1) for l, u in zip(lb, ub))
+        raw = take(nbytes)
+        if code == 8:
+            n = int(np.prod(shape, dtype=np.int64)) if nd else 1
+            itemsize = nbytes // max(n, 1) if n else 1
+            dt = np.dtype(f"S{max(itemsize, 1)}")
+        else:
+            dt = np.dtype(TYPE_CODES[code][0])
+        arr = np.frombuffer(raw, dtype=dt)
+        arr = arr.reshape(shape, order="F") if nd else arr.reshape(())
+        out.append(Record(name, code, tuple(lb), arr))
+    return out

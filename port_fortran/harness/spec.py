@@ -1,0 +1,533 @@
+"""The harness spec: how to make inputs for one kernel, which sizes to run, what tolerance
+each output gets. Inferred from the IR, written as ``<kernel>.spec.yaml`` (commented, for
+users to refine), validated when read back. A spec the user edited is kept: the file
+records a hash of what was inferred, so an edited file is told apart from a stale one.
+"""
+from __future__ import annotations
+
+import ast
+import copy
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import yaml
+
+from ..errors import UserError
+from ..fortran import ir
+from . import analysis as A
+
+SPEC_VERSION = 1
+ROLES = ("size", "scalar", "stride", "flag", "leading-dim", "array", "pointer", "index")
+CORRECTNESS_SIZES = (1, 7, 33)
+TIMING_BYTES = 64 * 2**20  # array data for timing: well past the last-level cache
+TIMING_MAX_EXTENT = 1 << 28
+
+TOL = {  # (relative tolerance) by real kind
+    8: 1e-12,
+    4: 1e-5,
+}
+
+
+@dataclass
+class ArgSpec:
+    role: str
+    intent: str = "in"
+    values: Optional[list] = None  # stride/flag/logical choices
+    range: Optional[list] = None  # [lo, hi] numbers (scalar/array) or expressions (index)
+    dims: Optional[list[str]] = None  # 'lo:hi' per dim; hi may be 'auto'
+    rows: Optional[str] = None  # leading-dim / pointer: expression
+    pad: int = 0  # leading-dim: extra rows
+    nnz: Optional[str] = None  # pointer: 'auto' or the size argument holding the count
+    per_row: Optional[list[int]] = None  # pointer: entries per row [lo, hi]
+
+
+@dataclass
+class Tolerance:
+    rel: float
+    abs: float = 0.0
+    reduction: bool = False
+
+
+@dataclass
+class Spec:
+    kernel: str
+    args: dict[str, ArgSpec]
+    correctness: list[dict[str, int]]
+    timing: dict[str, int]
+    tolerance: dict[str, Tolerance]
+    notes: list[str] = field(default_factory=list)
+    edited: bool = False  # the file on disk differs from what was inferred
+    path: Optional[str] = None
+
+    def sizes(self) -> list[str]:
+        return [n for n, a in self.args.items() if a.role == "size"]
+
+    def to_data(self) -> dict:
+        args = {}
+        for name, a in self.args.items():
+            d: dict[str, Any] = {"role": a.role, "intent": a.intent}
+            for k in ("values", "range", "dims", "rows", "nnz", "per_row"):
+                v = getattr(a, k)
+                if v is not None:
+                    d[k] = v
+            if a.role == "leading-dim":
+                d["pad"] = a.pad
+            args[name] = d
+        return {
+            "version": SPEC_VERSION,
+            "kernel": self.kernel,
+            "sizes": {"correctness": [dict(s) for s in self.correctness], "timing": dict(self.timing)},
+            "args": args,
+            "tolerance": {k: {"rel": t.rel, "abs": t.abs, "reduction": t.reduction}
+                          for k, t in self.tolerance.items()},
+        }
+
+
+# --------------------------------------------------------------------------- expressions
+
+
+_ALLOWED_FUNCS = {"max": max, "min": min, "abs": abs}
+
+
+def eval_expr(text: str | int, env: dict[str, int], where: str = "") -> int:
+    """Evaluate a spec expression (``n + 1``, ``max(m, 1)``, ``lda * n``) with ``env``.
+    Raises ValueError naming ``where`` for anything else."""
+    if isinstance(text, bool):
+        raise ValueError(f"{where}: expected an integer expression, got {text!r}")
+    if isinstance(text, int):
+        return text
+    try:
+        tree = ast.parse(str(text), mode="eval")
+    except SyntaxError:
+        raise ValueError(f"{where}: cannot parse expression {text!r}") from None
+
+    def ev(n: ast.AST) -> int:
+        if isinstance(n, ast.Expression):
+            return ev(n.body)
+        if isinstance(n, ast.Constant) and isinstance(n.value, int) and not isinstance(n.value, bool):
+            return n.value
+        if isinstance(n, ast.Name):
+            if n.id.lower() not in env:
+                raise ValueError(f"{where}: unknown name {n.id!r} in {text!r}")
+            return int(env[n.id.lower()])
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd)):
+            v = ev(n.operand)
+            return -v if isinstance(n.op, ast.USub) else v
+        if isinstance(n, ast.BinOp):
+            a, b = ev(n.left), ev(n.right)
+            if isinstance(n.op, ast.Add):
+                return a + b
+            if isinstance(n.op, ast.Sub):
+                return a - b
+            if isinstance(n.op, ast.Mult):
+                return a * b
+            if isinstance(n.op, (ast.FloorDiv, ast.Div)):
+                if b == 0:
+                    raise ValueError(f"{where}: division by zero in {text!r}")
+                q = abs(a) // abs(b)
+                return q if (a >= 0) == (b >= 0) else -q
+            if isinstance(n.op, ast.Mod):
+                return a - int(a / b) * b
+            if isinstance(n.op, ast.Pow) and b >= 0:
+                return a ** b
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _ALLOWED_FUNCS \
+                and not n.keywords:
+            return _ALLOWED_FUNCS[n.func.id](*[ev(a) for a in n.args])
+        raise ValueError(f"{where}: unsupported expression {text!r}")
+
+    return ev(tree)
+
+
+def dim_parts(d: str) -> tuple[str, str]:
+    if ":" in str(d):
+        lo, hi = str(d).split(":", 1)
+        return lo.strip(), hi.strip()
+    return "1", str(d).strip()
+
+
+# --------------------------------------------------------------------------- inference
+
+
+def infer(kernel: ir.Kernel) -> Spec:
+    """A spec from the IR alone (pure)."""
+    notes: list[str] = []
+    ptrs = A.pointer_arrays(kernel)
+    idx = A.index_arrays(kernel)
+    lds = A.leading_dims(kernel)
+    strides = A.stride_args(kernel) - set(lds)
+    sizes = A.size_candidates(kernel) - strides - set(lds)
+    positive = A.positive_args(kernel)
+    args: dict[str, ArgSpec] = {}
+    for a in kernel.args:
+        intent = a.intent if a.intent in ("in", "out", "inout") else "inout"
+        t = a.ftype.base
+        if a.rank == 0:
+            if t == "integer" and a.name in lds:
+                args[a.name] = ArgSpec("leading-dim", intent, rows=lds[a.name], pad=3)
+            elif t == "integer" and a.name in strides:
+                args[a.name] = ArgSpec("stride", intent, values=[1, 2])
+            elif t == "integer" and a.name in sizes:
+                args[a.name] = ArgSpec("size", intent)
+            elif t == "character":
+                vals = A.flag_values(kernel, a)
+                if not vals:
+                    vals = ["N"]
+                    notes.append(f"{a.name}: no comparison found; using 'N' only")
+                args[a.name] = ArgSpec("flag", intent, values=vals)
+            elif t == "logical":
+                args[a.name] = ArgSpec("scalar", intent, values=[True, False])
+            elif t == "integer":
+                args[a.name] = ArgSpec("scalar", intent, range=[1, 5])
+            else:
+                args[a.name] = ArgSpec("scalar", intent, range=[0.5, 1.5] if a.name in positive else [-1.0, 1.0])
+            continue
+        dims = _dims_of(a, notes)
+        if a.name in ptrs and t == "integer":
+            nnz = "auto"
+            for s in sizes:
+                if s.startswith("nnz") or s.startswith("nz"):
+                    nnz = s
+            args[a.name] = ArgSpec("pointer", intent, dims=dims, rows=ptrs[a.name].rows, nnz=nnz, per_row=[0, 6])
+        elif a.name in idx and t == "integer":
+            lo, hi = _index_range(kernel, a.name, idx[a.name], sizes, ptrs)
+            args[a.name] = ArgSpec("index", intent, dims=dims, range=[lo, hi])
+        elif t == "integer":
+            args[a.name] = ArgSpec("array", intent, dims=dims, range=[-5, 5])
+        elif t == "logical":
+            args[a.name] = ArgSpec("array", intent, dims=dims, values=[True, False])
+        elif t == "character":
+            args[a.name] = ArgSpec("array", intent, dims=dims, values=["A", "B"])
+        else:
+            args[a.name] = ArgSpec("array", intent, dims=dims,
+                                   range=[0.5, 1.5] if a.name in positive else [-1.0, 1.0])
+    # a pointer whose count lives in a size argument: that size follows the rows
+    size_names = [n for n, s in args.items() if s.role == "size"]
+    nnz_sizes = {s.nnz: s.rows for s in args.values() if s.role == "pointer" and s.nnz != "auto"}
+    correctness = []
+    for k, base in enumerate(CORRECTNESS_SIZES):
+        env: dict[str, int] = {}
+        for j, n in enumerate(n for n in size_names if n not in nnz_sizes):
+            env[n] = 1 if base == 1 else base + (-2 * j if j % 2 else 2 * j)
+        for n, rows in nnz_sizes.items():
+            try:
+                env[n] = 3 * max(1, eval_expr(rows, env))
+            except ValueError:
+                env[n] = 3 * base
+        correctness.append({n: env[n] for n in size_names})
+    tol = infer_tolerances(kernel)
+    spec = Spec(kernel=kernel.name, args=args, correctness=correctness, timing={}, tolerance=tol, notes=notes)
+    spec.timing = timing_sizes(kernel, spec)
+    return spec
+
+
+def _dims_of(a: ir.Argument, notes: list[str]) -> list[str]:
+    out = []
+    for k, d in enumerate(a.dims):
+        try:
+            lo = A.to_py(d.lower) if d.lower is not None else "1"
+        except ValueError:
+            lo = "1"
+            notes.append(f"{a.name}: lower bound of dim {k + 1} not expressible; using 1")
+        if d.upper is None:
+            hi = "auto"
+        else:
+            try:
+                hi = A.to_py(d.upper)
+            except ValueError:
+                hi = "auto"
+        out.append(f"{lo}:{hi}")
+    return out
+
+
+def _index_range(kernel, name, uses, sizes, ptrs) -> tuple[str, str]:
+    """Values of an index array: within the declared bounds of every array it indexes."""
+    los, his = [], []
+    for arr, dim, off in uses:
+        try:
+            target = kernel.arg(arr)
+        except KeyError:
+            continue
+        if dim >= target.rank:
+            continue
+        d = target.dims[dim]
+        lo = A.to_py(d.lower) if d.lower is not None else "1"
+        if d.upper is not None:
+            try:
+                hi = A.to_py(d.upper)
+            except ValueError:
+                hi = None
+        else:
+            hi = None
+        if hi is None:  # assumed size: the column count is not declared; use the row count
+            rows = next((p.rows for p in ptrs.values()), None)
+            hi = rows or (f"max({', '.join(sorted(sizes))})" if sizes else "1")
+        if off:
+            lo, hi = f"{lo} - ({off})", f"{hi} - ({off})"
+        los.append(lo)
+        his.append(hi)
+    if not los:
+        return "1", "1"
+    lo = los[0] if len(set(los)) == 1 else f"max({', '.join(sorted(set(los)))})"
+    hi = his[0] if len(set(his)) == 1 else f"min({', '.join(sorted(set(his)))})"
+    return lo, hi
+
+
+def timing_sizes(kernel: ir.Kernel, spec: Spec) -> dict[str, int]:
+    """Sizes whose array data is about TIMING_BYTES (all sizes scaled together)."""
+    from .inputs import layout  # late: inputs needs this module
+
+    names = spec.sizes()
+    if not names:
+        return {}
+    nnz_sizes = {s.nnz: s.rows for s in spec.args.values() if s.role == "pointer" and s.nnz != "auto"}
+
+    def sizes_for(s: int) -> dict[str, int]:
+        env = {n: s for n in names if n not in nnz_sizes}
+        for n, rows in nnz_sizes.items():
+            try:
+                env[n] = 5 * max(1, eval_expr(rows, env))
+            except ValueError:
+                env[n] = 5 * s
+        return {n: env[n] for n in names}
+
+    def total(s: int) -> int:
+        try:
+            lay = layout(kernel, spec, sizes_for(s), choice_index=0, rng=None)
+        except Exception:
+            return -1
+        return sum(x.nbytes for n, x in lay.arrays.items())
+
+    lo, hi = 1, 2
+    while hi < TIMING_MAX_EXTENT and 0 <= total(hi) < TIMING_BYTES:
+        lo, hi = hi, hi * 2
+    while hi - lo > max(1, lo // 64):
+        mid = (lo + hi) // 2
+        if 0 <= total(mid) < TIMING_BYTES:
+            lo = mid
+        else:
+            hi = mid
+    return sizes_for(lo)
+
+
+# --------------------------------------------------------------------------- YAML
+
+
+HEADER = """\
+# port-fortran harness spec for kernel `{kernel}` ({where}).
+# Inferred from the code; edit it to refine how inputs are made. An edited file is kept
+# and reused by later runs (delete it to infer again).
+#
+# sizes.correctness: size sets for the differential test (each run with every flag value)
+# sizes.timing:      the size set for timing (about 64 MB of array data)
+# args.<name>.role:
+#   size         an extent, taken from the size set
+#   scalar       a random value in `range` (or one of `values` for logicals)
+#   stride       one of `values` (non-zero integers), cycled over the cases
+#   flag         each of `values` (characters) gets its own cases
+#   leading-dim  `rows` (an expression) + `pad`
+#   array        random values in `range`; `dims` are 'lower:upper' expressions of the
+#                scalar arguments; 'auto' = the largest subscript the kernel touches
+#   pointer      monotone segment pointers (CSR row pointers): p(1)=1, `rows` segments of
+#                `per_row` entries each; `nnz` = 'auto' or the size argument holding p(rows+1)-1
+#   index        integers in `range` ([lower, upper] expressions): subscripts of other arrays
+# args.<name>.intent: out = poisoned (NaN / -123456789) before the call
+# tolerance.<output>: rel (x max(|ref|, mean|ref|)), abs; reduction: true also scales by the
+#   sum of input magnitudes (sums may be reordered by a parallel port)
+"""
+
+
+def _canon_hash(data: dict) -> str:
+    d = {k: v for k, v in data.items() if k not in ("inferred_hash", "notes")}
+    return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def dump(spec: Spec, kernel: ir.Kernel) -> str:
+    data = spec.to_data()
+    where = f"{Path(kernel.file).name}:{kernel.line_start}" if kernel.file else "?"
+    out = [HEADER.format(kernel=kernel.name, where=where)]
+    for n in spec.notes:
+        out.append(f"# note: {n}\n")
+    out.append(yaml.safe_dump({"version": data["version"], "kernel": data["kernel"]}, sort_keys=False))
+    out.append("sizes:\n  correctness:\n")
+    for s in data["sizes"]["correctness"]:
+        out.append("  - " + _flow(s) + "\n")
+    out.append("  timing: " + _flow(data["sizes"]["timing"]) + "\n")
+    out.append("args:\n")
+    for name, a in data["args"].items():
+        out.append(f"  {name}: {_flow(a)}\n")
+    out.append("tolerance:\n")
+    for name, t in data["tolerance"].items():
+        out.append(f"  {name}: {_flow(t)}\n")
+    out.append(f"inferred_hash: {_canon_hash(data)}\n")
+    return "".join(out)
+
+
+def _flow(d: dict) -> str:
+    return yaml.safe_dump(d, default_flow_style=True, sort_keys=False, width=10_000).strip()
+
+
+def load_or_infer(kernel: ir.Kernel, path: Path) -> Spec:
+    """The spec at ``path`` if the user edited it, else a fresh inference (written there)."""
+    inferred = infer(kernel)
+    fresh_text = dump(inferred, kernel)
+    if path.exists():
+        text = path.read_text()
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = f":{mark.line + 1}" if mark is not None else ""
+            raise UserError(f"{path}{line}: not valid YAML ({getattr(exc, 'problem', exc)}); "
+                            f"fix it or delete the file to infer it again") from None
+        if not isinstance(data, dict):
+            raise UserError(f"{path}: expected a mapping at the top level; delete the file to infer it again")
+        edited = data.get("inferred_hash") != _canon_hash(data)
+        if edited:
+            spec = parse(data, kernel, path.name)
+            spec.edited = True
+            spec.path = str(path)
+            return spec
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text() != fresh_text:
+        path.write_text(fresh_text)
+    inferred.path = str(path)
+    return inferred
+
+
+def parse(data: dict, kernel: ir.Kernel, fname: str) -> Spec:
+    """Validate a spec mapping against the kernel; UserError names the offending field."""
+
+    def bad(field_: str, what: str):
+        return UserError(f"{fname}: {field_}: {what}")
+
+    if data.get("kernel", kernel.name) != kernel.name:
+        raise bad("kernel", f"is {data.get('kernel')!r} but the kernel is {kernel.name!r}")
+    args_d = data.get("args")
+    if not isinstance(args_d, dict):
+        raise bad("args", "expected a mapping of argument name -> settings")
+    names = [a.name for a in kernel.args]
+    for n in args_d:
+        if n not in names:
+            raise bad(f"args.{n}", f"{kernel.name} has no argument {n!r} (arguments: {', '.join(names)})")
+    args: dict[str, ArgSpec] = {}
+    for a in kernel.args:
+        d = args_d.get(a.name)
+        f = f"args.{a.name}"
+        if not isinstance(d, dict):
+            raise bad(f, "missing (every argument needs a role)")
+        role = d.get("role")
+        if role not in ROLES:
+            raise bad(f"{f}.role", f"expected one of {', '.join(ROLES)}")
+        if (a.rank == 0) != (role in ("size", "scalar", "stride", "flag", "leading-dim")):
+            raise bad(f"{f}.role", f"{role!r} does not fit a {'scalar' if a.rank == 0 else 'rank-%d array' % a.rank}")
+        intent = d.get("intent", a.intent)
+        if intent not in ("in", "out", "inout"):
+            raise bad(f"{f}.intent", "expected in, out or inout")
+        s = ArgSpec(role, intent)
+        if role == "stride":
+            v = d.get("values")
+            if not isinstance(v, list) or not v or not all(isinstance(x, int) and not isinstance(x, bool) and x != 0
+                                                           for x in v):
+                raise bad(f"{f}.values", "expected a list of non-zero integers")
+            s.values = v
+        elif role == "flag":
+            v = d.get("values")
+            if not isinstance(v, list) or not v or not all(isinstance(x, str) and x for x in v):
+                raise bad(f"{f}.values", "expected a list of non-empty strings (e.g. [N, T])")
+            s.values = v
+        elif role == "leading-dim":
+            s.rows = str(d.get("rows", ""))
+            if not s.rows:
+                raise bad(f"{f}.rows", "expected an expression (the rows the leading dimension holds)")
+            s.pad = d.get("pad", 0)
+            if not isinstance(s.pad, int) or s.pad < 0:
+                raise bad(f"{f}.pad", "expected a non-negative integer")
+        elif role in ("scalar", "array"):
+            if "values" in d:
+                v = d["values"]
+                if not isinstance(v, list) or not v:
+                    raise bad(f"{f}.values", "expected a non-empty list")
+                s.values = v
+            elif intent != "out" or "range" in d:
+                r = d.get("range")
+                if not (isinstance(r, list) and len(r) == 2 and all(isinstance(x, (int, float))
+                                                                    and not isinstance(x, bool) for x in r)
+                        and r[0] <= r[1]):
+                    raise bad(f"{f}.range", "expected [low, high] numbers with low <= high")
+                s.range = r
+        elif role == "index":
+            r = d.get("range")
+            if not (isinstance(r, list) and len(r) == 2):
+                raise bad(f"{f}.range", "expected [low, high] expressions of the scalar arguments")
+            s.range = [str(x) for x in r]
+        elif role == "pointer":
+            s.rows = str(d.get("rows", ""))
+            if not s.rows:
+                raise bad(f"{f}.rows", "expected an expression (the number of segments)")
+            s.nnz = str(d.get("nnz", "auto"))
+            pr = d.get("per_row", [0, 6])
+            if not (isinstance(pr, list) and len(pr) == 2 and all(isinstance(x, int) for x in pr) and 0 <= pr[0] <= pr[1]):
+                raise bad(f"{f}.per_row", "expected [low, high] non-negative integers")
+            s.per_row = pr
+        if a.rank:
+            dims = d.get("dims")
+            if not (isinstance(dims, list) and len(dims) == a.rank and all(isinstance(x, (str, int)) for x in dims)):
+                raise bad(f"{f}.dims", f"expected a list of {a.rank} 'lower:upper' expressions")
+            s.dims = [str(x) for x in dims]
+        args[a.name] = s
+    sizes_d = data.get("sizes")
+    if not isinstance(sizes_d, dict):
+        raise bad("sizes", "expected a mapping with 'correctness' and 'timing'")
+    size_names = [n for n, s in args.items() if s.role == "size"]
+    corr = sizes_d.get("correctness")
+    if not isinstance(corr, list) or not corr:
+        raise bad("sizes.correctness", "expected a non-empty list of size sets")
+    for k, c in enumerate(corr):
+        _check_size_set(c, size_names, f"sizes.correctness[{k}]", bad)
+    timing = sizes_d.get("timing") or {}
+    _check_size_set(timing, size_names, "sizes.timing", bad)
+    tol_d = data.get("tolerance") or {}
+    if not isinstance(tol_d, dict):
+        raise bad("tolerance", "expected a mapping of output name -> {rel, abs}")
+    default = infer_tolerances(kernel)
+    tol = dict(default)
+    for n, t in tol_d.items():
+        if n not in default:
+            raise bad(f"tolerance.{n}", f"no such output")
+        if not isinstance(t, dict):
+            raise bad(f"tolerance.{n}", "expected {rel: ..., abs: ...}")
+        rel, ab = t.get("rel", default[n].rel), t.get("abs", default[n].abs)
+        for key, v in (("rel", rel), ("abs", ab)):
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0:
+                raise bad(f"tolerance.{n}.{key}", "expected a non-negative number")
+        tol[n] = Tolerance(float(rel), float(ab), bool(t.get("reduction", default[n].reduction)))
+    return Spec(kernel=kernel.name, args=args, correctness=[dict(c) for c in corr], timing=dict(timing),
+                tolerance=tol)
+
+
+def _check_size_set(c, size_names, f, bad) -> None:
+    if not isinstance(c, dict):
+        raise bad(f, f"expected a mapping of {', '.join(size_names) or 'size arguments'} to integers")
+    for n in size_names:
+        if n not in c:
+            raise bad(f"{f}.{n}", "missing")
+    for n, v in c.items():
+        if n not in size_names:
+            raise bad(f"{f}.{n}", f"not a size argument (sizes: {', '.join(size_names)})")
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise bad(f"{f}.{n}", "expected a non-negative integer")
+
+
+def infer_tolerances(kernel: ir.Kernel) -> dict[str, Tolerance]:
+    red = A.has_reduction(kernel)
+    tol = {}
+    for v in list(kernel.args) + ([kernel.result] if kernel.result is not None else []):
+        name = "result" if v is kernel.result else v.name
+        if v.ftype.base in ("real", "complex"):
+            tol[name] = Tolerance(rel=TOL.get(v.ftype.kind, 1e-12), reduction=red)
+        else:
+            tol[name] = Tolerance(rel=0.0)
+    return tol
