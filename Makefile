@@ -1,42 +1,52 @@
 # Set-up is part of every target: on a fresh Debian machine (root) `make demo` and
-# `make test` install what they need and skip what is already there.
+# `make test` install what they need and skip what is already there:
+#   system  apt packages (python3-venv, gfortran, g++, cmake, chromium) only when missing
+#   venv    .venv with `pip install -e .[test]`, redone only when pyproject.toml changes
+#   kokkos  Kokkos 3.4.01 Serial+OpenMP into ~/.cache/port-fortran/kokkos (first time ~1-2 min
+#           on 2 cores; afterwards `port-fortran kokkos install` answers "already installed" in <1 s)
 SHELL := /bin/bash
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-KOKKOS_STAMP := $(VENV)/.kokkos-serial-openmp
 DEMO_OUT ?= demo-out
 PYTEST_ARGS ?=
+KOKKOS_BACKENDS ?= serial,openmp
 
-.PHONY: all demo test system venv kokkos clean bench
+.PHONY: all demo test system venv kokkos doctor clean bench
 
 all: test
 
-# gfortran for the originals, chromium for the report test; apt only when something is missing
+# one apt-get call, only when something is missing
 system:
 	@missing=""; \
+	command -v $(PY) >/dev/null || missing="$$missing python3"; \
+	{ command -v $(PY) >/dev/null && $(PY) -c 'import ensurepip, venv' 2>/dev/null; } || missing="$$missing python3-venv"; \
 	command -v gfortran >/dev/null || missing="$$missing gfortran"; \
-	command -v cmake >/dev/null || missing="$$missing cmake"; \
 	command -v g++ >/dev/null || missing="$$missing g++"; \
+	command -v cmake >/dev/null || missing="$$missing cmake"; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
-	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO=sudo; fi; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null; then SUDO=sudo; \
+	  else echo "not root and no sudo: install$$missing yourself, then rerun make" >&2; exit 1; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
 
 $(STAMP): pyproject.toml
-	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
+	@$(BIN)/python -c 'import sys' 2>/dev/null || { rm -rf $(VENV) && $(PY) -m venv $(VENV); }
+	-$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'
 	@touch $(STAMP)
 
-venv: $(STAMP)
+venv: system $(STAMP)
 
-# Kokkos 3.4.01 (Serial+OpenMP) into ~/.cache/port-fortran; a no-op when it is already there
+# a no-op (well under 2 s) when the same install is already in the cache
 kokkos: system venv
-	$(BIN)/port-fortran kokkos install --backends serial,openmp
+	$(BIN)/port-fortran kokkos install --backends $(KOKKOS_BACKENDS)
+
+doctor: venv
+	$(BIN)/port-fortran doctor --backends $(KOKKOS_BACKENDS)
 
 demo: system venv kokkos
 	$(BIN)/port-fortran fortran_kernels/ --backends serial,openmp --out $(DEMO_OUT) -j 2
