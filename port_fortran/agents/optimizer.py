@@ -1,0 +1,74 @@
+"""The optimizer agent (rules model): search translator variants, keep only a proven win.
+
+Variants (bounded by ``optimizer_variants``), only where they can matter for the kernel:
+MDRange tile sizes and iteration order for tightly nested parallel loops, MDRange on/off,
+team-policy reductions for inner reductions. A variant is kept only if it is verified on
+every requested backend AND faster than the baseline by more than the measured spread
+(records.Timing.spread_s) on at least one backend, and not slower beyond the spread on any.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+from ..fortran import ir
+from ..records import TranslateOptions
+
+TILES = ((32, 8), (64, 4), (16, 16), (128, 2))
+
+
+def variants(kernel: ir.Kernel, base: Optional[TranslateOptions], limit: int) -> list[tuple[str, TranslateOptions]]:
+    base = base or TranslateOptions()
+    loops = kernel.loops()
+    nested = any(d.info.parallel and d.info.tightly_nested_parallel >= 2 for d in loops)
+    inner_red = any(d.info.parallel and any(c.info.reductions for c in _inner_loops(d)) for d in loops)
+    out: list[tuple[str, TranslateOptions]] = []
+
+    def add(name, **ch):
+        o = dataclasses.replace(base, **ch, variant=name)
+        if o != base:
+            out.append((name, o))
+
+    if nested:
+        if base.mdrange:
+            for t in TILES[:2]:
+                add(f"tile-{'x'.join(map(str, t))}", tile=t)
+            add("iterate-right" if base.iterate_left else "iterate-left", iterate_left=not base.iterate_left)
+        add("no-mdrange" if base.mdrange else "mdrange", mdrange=not base.mdrange)
+    if inner_red:
+        add("team-reductions" if not base.team_reductions else "flat-reductions",
+            team_reductions=not base.team_reductions)
+    if nested and base.mdrange:
+        for t in TILES[2:]:
+            add(f"tile-{'x'.join(map(str, t))}", tile=t)
+    return out[: max(limit, 0)]
+
+
+def _inner_loops(d: ir.Do) -> list[ir.Do]:
+    return [s for s in ir.walk(d.body) if isinstance(s, ir.Do)]
+
+
+def kokkos_times(timings: list[dict]) -> dict[str, dict]:
+    return {t["variant"]: t for t in timings if str(t.get("variant", "")).startswith("kokkos-")}
+
+
+def is_better(candidate: list[dict], baseline: list[dict]) -> tuple[bool, str]:
+    """(keep?, why). Compared per Kokkos backend present in both."""
+    cand, base = kokkos_times(candidate), kokkos_times(baseline)
+    common = sorted(set(cand) & set(base))
+    if not common:
+        return False, "no comparable timings"
+    wins, losses = [], []
+    for v in common:
+        c, b = cand[v], base[v]
+        spread = max(float(c.get("spread_s") or 0), float(b.get("spread_s") or 0))
+        gain = float(b["median_s"]) - float(c["median_s"])
+        if gain > spread:
+            wins.append(f"{v} {b['median_s']:.3e}s -> {c['median_s']:.3e}s")
+        elif -gain > spread:
+            losses.append(f"{v} slower {b['median_s']:.3e}s -> {c['median_s']:.3e}s")
+    if losses:
+        return False, "; ".join(losses)
+    if wins:
+        return True, "; ".join(wins)
+    return False, "within the measured spread"

@@ -1,0 +1,297 @@
+"""Run configuration: a YAML file merged with command-line flags, validated.
+
+Precedence: defaults < config file < flags given on the command line. Every error names
+the key (and the file) and says what is expected, as a :class:`UserError` (exit 2).
+
+Example file::
+
+    models: [rules, openai:gpt-4o-mini]     # or "rules,openai:gpt-4o-mini"
+    base_url: http://127.0.0.1:8000/v1
+    backends: [serial, openmp]
+    max_cost: 2.50                          # USD for the whole run
+    debug_rounds: 2                         # or {validate: 1, compile: 2, run: 2}
+    optimizer_variants: 3
+    prices:                                 # USD per million tokens
+      my-local-model: {input: 0.0, cached: 0.0, output: 0.0}
+    llm: {timeout_s: 120, max_retries: 3, requests_per_second: 0.5}
+    limits: {build_s: 900, run_s: 300}
+    threads: 8
+    executor: local
+    jobs: 2
+    include_dirs: [include]
+    defines: {USE_MPI: "0"}
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import yaml
+
+from .errors import UserError
+from .records import BACKENDS
+
+DEBUG_STAGES = ("validate", "compile", "run")
+
+
+@dataclass
+class LLMSettings:
+    timeout_s: float = 180.0  # per call
+    max_retries: int = 3  # the client's own retries on 429 / 5xx / connection errors, exponential backoff
+    requests_per_second: Optional[float] = None  # client-side rate limit
+    temperature: float = 0.0
+    max_tokens: Optional[int] = None
+    node_retries: int = 2  # graph-level attempts of an LLM node on a transient fault (RetryPolicy)
+    api_key_env: str = "OPENAI_API_KEY"
+
+
+@dataclass
+class Limits:
+    build_s: float = 900.0
+    run_s: float = 300.0
+    memory_mb: Optional[int] = None
+
+
+@dataclass
+class Config:
+    models: list[str] = field(default_factory=lambda: ["rules"])
+    base_url: Optional[str] = None
+    backends: list[str] = field(default_factory=lambda: ["serial", "openmp"])
+    max_cost: Optional[float] = None
+    debug_rounds: dict[str, int] = field(default_factory=lambda: {s: 2 for s in DEBUG_STAGES})
+    optimize: bool = True
+    bench: bool = True  # time the verified port against the original (also the optimizer's baseline)
+    optimizer_variants: int = 2
+    prices: dict[str, dict[str, float]] = field(default_factory=dict)
+    llm: LLMSettings = field(default_factory=LLMSettings)
+    limits: Limits = field(default_factory=Limits)
+    threads: Optional[int] = None
+    executor: str = "local"
+    jobs: int = 1
+    include_dirs: list[str] = field(default_factory=list)
+    defines: dict[str, str] = field(default_factory=dict)
+    kernels: list[str] = field(default_factory=list)  # only these kernels (empty: all)
+    seeds: Optional[int] = None  # random input sets for the differential test (harness default)
+    recursion_limit: int = 80
+    quiet: bool = False
+    # "module:function" returning a pipeline.stages.Stages; for alternative harnesses and tests
+    stages_factory: Optional[str] = None
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Config":
+        return _build(d, where="configuration")
+
+
+_TOP_KEYS = {f.name for f in dataclasses.fields(Config)}
+
+
+def _err(where: str, key: str, msg: str) -> UserError:
+    return UserError(f"{where}: key '{key}': {msg}")
+
+
+def _as_list(v: Any, key: str, where: str) -> list[str]:
+    if isinstance(v, str):
+        return [x.strip() for x in v.split(",") if x.strip()]
+    if isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v):
+        return [x.strip() for x in v if x.strip()]
+    raise _err(where, key, f"expected a list of strings or a comma-separated string, got {v!r}")
+
+
+def _num(v: Any, key: str, where: str, *, integer: bool = False, minimum: float = 0.0,
+         optional: bool = False) -> Any:
+    if v is None and optional:
+        return None
+    ok = isinstance(v, int) if integer else isinstance(v, (int, float))
+    if isinstance(v, bool) or not ok:
+        raise _err(where, key, f"expected {'an integer' if integer else 'a number'}, got {v!r}")
+    if v < minimum:
+        raise _err(where, key, f"must be >= {minimum}, got {v!r}")
+    return int(v) if integer else float(v)
+
+
+def _sub(cls, v: Any, key: str, where: str):
+    if v is None:
+        return cls()
+    if isinstance(v, cls):
+        return v
+    if not isinstance(v, dict):
+        raise _err(where, key, f"expected a mapping, got {v!r}")
+    names = {f.name: f for f in dataclasses.fields(cls)}
+    out = cls()
+    for k, val in v.items():
+        if k not in names:
+            raise _err(where, f"{key}.{k}", f"unknown key (known: {', '.join(sorted(names))})")
+        default = getattr(out, k)
+        full = f"{key}.{k}"
+        if k == "api_key_env":
+            if not isinstance(val, str):
+                raise _err(where, full, "expected the name of an environment variable")
+            setattr(out, k, val)
+        elif isinstance(default, bool):
+            if not isinstance(val, bool):
+                raise _err(where, full, f"expected true or false, got {val!r}")
+            setattr(out, k, val)
+        else:
+            integer = k in ("max_retries", "node_retries", "max_tokens", "memory_mb")
+            setattr(out, k, _num(val, full, where, integer=integer, optional=True))
+    if cls is LLMSettings and (out.timeout_s is None or out.timeout_s <= 0):
+        raise _err(where, "llm.timeout_s", "must be > 0 (every LLM call has a timeout)")
+    if cls is LLMSettings and out.node_retries is not None and out.node_retries < 1:
+        raise _err(where, "llm.node_retries", "must be >= 1 (the number of attempts, including the first)")
+    return out
+
+
+def _build(d: dict, where: str, base: Optional[Config] = None) -> Config:
+    if not isinstance(d, dict):
+        raise UserError(f"{where}: expected a mapping of keys to values at the top level")
+    cfg = dataclasses.replace(base) if base is not None else Config()
+    for key, v in d.items():
+        if key not in _TOP_KEYS:
+            raise _err(where, key, f"unknown key (known: {', '.join(sorted(_TOP_KEYS))})")
+        if key in ("models", "kernels", "include_dirs"):
+            setattr(cfg, key, _as_list(v, key, where))
+        elif key == "backends":
+            bs = _as_list(v, key, where)
+            bad = [b for b in bs if b not in BACKENDS]
+            if bad or not bs:
+                raise _err(where, key, f"unknown backend(s) {bad or bs!r}; choose from {', '.join(BACKENDS)}")
+            cfg.backends = list(dict.fromkeys(bs))
+        elif key in ("base_url", "stages_factory"):
+            if v is not None and not isinstance(v, str):
+                raise _err(where, key, f"expected a string, got {v!r}")
+            setattr(cfg, key, v)
+        elif key == "max_cost":
+            cfg.max_cost = _num(v, key, where, optional=True)
+        elif key == "debug_rounds":
+            if isinstance(v, dict):
+                rounds = dict(cfg.debug_rounds)
+                for s, n in v.items():
+                    if s not in DEBUG_STAGES:
+                        raise _err(where, f"debug_rounds.{s}", f"unknown stage; choose from {', '.join(DEBUG_STAGES)}")
+                    rounds[s] = _num(n, f"debug_rounds.{s}", where, integer=True)
+                cfg.debug_rounds = rounds
+            else:
+                n = _num(v, key, where, integer=True)
+                cfg.debug_rounds = {s: n for s in DEBUG_STAGES}
+        elif key in ("optimize", "quiet", "bench"):
+            if not isinstance(v, bool):
+                raise _err(where, key, f"expected true or false, got {v!r}")
+            setattr(cfg, key, v)
+        elif key in ("optimizer_variants", "recursion_limit"):
+            setattr(cfg, key, _num(v, key, where, integer=True, minimum=0 if key != "recursion_limit" else 10))
+        elif key in ("threads", "seeds"):
+            setattr(cfg, key, _num(v, key, where, integer=True, minimum=1, optional=True))
+        elif key == "jobs":
+            cfg.jobs = _num(v, key, where, integer=True, minimum=1)
+        elif key == "executor":
+            if v not in ("local", "parsl"):
+                raise _err(where, key, f"expected 'local' or 'parsl', got {v!r}")
+            cfg.executor = v
+        elif key == "prices":
+            if not isinstance(v, dict):
+                raise _err(where, key, "expected a mapping model -> {input, cached, output} (USD per million tokens)")
+            prices = {}
+            for m, p in v.items():
+                if not isinstance(p, dict):
+                    raise _err(where, f"prices.{m}", "expected {input: X, cached: Y, output: Z}")
+                extra = set(p) - {"input", "cached", "output"}
+                if extra:
+                    raise _err(where, f"prices.{m}.{sorted(extra)[0]}", "unknown key (known: input, cached, output)")
+                if "input" not in p or "output" not in p:
+                    raise _err(where, f"prices.{m}", "needs at least 'input' and 'output' (USD per million tokens)")
+                prices[str(m)] = {k: _num(p[k], f"prices.{m}.{k}", where) for k in p}
+                prices[str(m)].setdefault("cached", prices[str(m)]["input"])
+            cfg.prices = prices
+        elif key == "llm":
+            cfg.llm = _sub(LLMSettings, v, key, where)
+        elif key == "limits":
+            cfg.limits = _sub(Limits, v, key, where)
+        elif key == "defines":
+            if isinstance(v, list):
+                cfg.defines = parse_defines(v)
+            elif isinstance(v, dict):
+                cfg.defines = {str(k): "" if x is None else str(x) for k, x in v.items()}
+            else:
+                raise _err(where, key, "expected a mapping NAME: VALUE or a list of 'NAME=VALUE'")
+    validate_models(cfg, where)
+    return cfg
+
+
+def parse_defines(items: list[str]) -> dict[str, str]:
+    out = {}
+    for it in items:
+        name, _, val = str(it).partition("=")
+        if not name:
+            raise UserError(f"-D {it!r}: expected NAME or NAME=VALUE")
+        out[name] = val if _ else "1"
+    return out
+
+
+def validate_models(cfg: Config, where: str = "configuration") -> None:
+    from .agents.llm import parse_model  # local import: config must stay importable alone
+
+    if not cfg.models:
+        raise _err(where, "models", "at least one model is needed (e.g. 'rules')")
+    for m in cfg.models:
+        spec = parse_model(m, cfg.base_url)  # raises UserError naming the model
+        if spec.kind == "compatible" and not cfg.base_url:
+            raise _err(where, "models", f"model {m!r} is neither 'rules' nor 'openai:<name>': "
+                                        "give --base-url URL of the OpenAI-compatible server that serves it")
+
+
+def load_file(path: str | Path) -> dict:
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as exc:
+        raise UserError(f"{p}: cannot read the configuration file ({exc.strerror})")
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        raise UserError(f"{p}{line}: not valid YAML ({getattr(exc, 'problem', exc)}); fix the file")
+    return data or {}
+
+
+def from_args(args: Any) -> Config:
+    """The effective configuration for a `port-fortran run` invocation: defaults, then
+    ``--config FILE``, then the flags that were given."""
+    cfg = Config()
+    cfg_path = getattr(args, "config", None)
+    if cfg_path:
+        cfg = _build(load_file(cfg_path), where=str(cfg_path), base=cfg)
+    flags: dict[str, Any] = {}
+    # argparse default for --backends is 'serial,openmp': a file value wins unless the flag was typed
+    if getattr(args, "backends", None) and not (cfg_path and _flag_is_default(args, "backends")):
+        flags["backends"] = args.backends
+    if getattr(args, "model", None):
+        flags["models"] = args.model
+    if getattr(args, "base_url", None):
+        flags["base_url"] = args.base_url
+    if getattr(args, "kernel", None):
+        flags["kernels"] = list(args.kernel)
+    if getattr(args, "jobs", None):
+        flags["jobs"] = args.jobs
+    if getattr(args, "max_cost", None) is not None:
+        flags["max_cost"] = args.max_cost
+    if getattr(args, "executor", None):
+        flags["executor"] = args.executor
+    if getattr(args, "quiet", False):
+        flags["quiet"] = True
+    if getattr(args, "include", None):
+        flags["include_dirs"] = list(cfg.include_dirs) + list(args.include)
+    if getattr(args, "define", None):
+        d = dict(cfg.defines)
+        d.update(parse_defines(args.define))
+        flags["defines"] = d
+    return _build(flags, where="command line", base=cfg)
+
+
+def _flag_is_default(args: Any, name: str) -> bool:
+    return getattr(args, name, None) == "serial,openmp" and not getattr(args, f"_{name}_given", False)

@@ -1,0 +1,200 @@
+"""``port-fortran SRC...``: port every kernel found, one graph per kernel, fanned out.
+
+Discover files, parse them (files with syntax errors are recorded with file:line; the
+others go on), make one job per kernel, run :func:`graph.port_kernel` over the executor
+(``-j``), record everything in ``<out>/port-fortran.db``, print a summary, render the
+reports. Exit 0 only if every attempted kernel verified; 1 otherwise; 4 on interrupt (the
+run can be continued with ``--resume RUN_ID``).
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+from ..config import Config, from_args
+from ..errors import UserError
+from .graph import port_dir_for, port_kernel
+from .progress import Progress, table
+from .stages import make_stages
+from .state import FINISHED, KernelJob, KernelOutcome
+
+
+def plan_jobs(sources: list[str], config: Config, run_id: str, out_dir: Path, db: Any,
+              stages: Any) -> tuple[list[KernelJob], list[str]]:
+    """Jobs for every kernel in ``sources``; file errors recorded in the DB (and returned)."""
+    files = [Path(p) for p in stages.discover(sources)]
+    if not files:
+        raise UserError(f"no Fortran files found in {', '.join(sources)} "
+                        "(looked for .f .for .f77 .F .f90 .F90 ...); give files or directories that hold them")
+    root = Path(os.path.commonpath([str(f.resolve().parent) for f in files]))
+    jobs: list[KernelJob] = []
+    errors: list[str] = []
+    wanted = set(config.kernels)
+    found: set[str] = set()
+    cfg_dict = config.to_dict()
+    for f in files:
+        rel = os.path.relpath(f.resolve(), root)
+        sf = stages.parse(f, config.include_dirs, config.defines)
+        for e in sf.errors:
+            msg = f"{f}:{e.line}: [{e.code}] {e.message}"
+            errors.append(msg)
+        if sf.errors:
+            kid = f"{rel}:*"
+            db.upsert_kernel(run_id, kid, rel, "(file)", sf.errors[0].line, None)
+            first = sf.errors[0]
+            db.set_kernel(run_id, kid, status="error", reason=f"{f}:{first.line}: {first.message}"[:1000],
+                          reason_code=first.code or "syntax-error", finished=time.time())
+        for k in sf.kernels:
+            if wanted and k.name not in wanted:
+                continue
+            found.add(k.name)
+            job = KernelJob(run_id=run_id, out_dir=str(out_dir), file=str(f), rel_file=rel, kernel=k.name,
+                            config=cfg_dict, port_dir=str(port_dir_for(out_dir, rel, k.name)))
+            db.upsert_kernel(run_id, job.kernel_id, rel, k.name, k.line_start, k.line_end)
+            jobs.append(job)
+    missing = wanted - found
+    if missing and not jobs:
+        raise UserError(f"--kernel {', '.join(sorted(missing))}: not found in {', '.join(sources)}; "
+                        "`port-fortran list SRC` shows the kernels")
+    return jobs, errors
+
+
+def _executor(config: Config, workers: int):
+    try:
+        from .executors import make_executor  # helper module for local pools and Parsl
+
+        return make_executor(config.executor, workers)
+    except ImportError:
+        if config.executor == "parsl":
+            raise UserError("--executor parsl: Parsl support is not available in this installation")
+        return cf.ProcessPoolExecutor(max_workers=workers)
+
+
+def run_jobs(jobs: list[KernelJob], config: Config, db: Any, run_id: str, quiet: bool) -> list[KernelOutcome]:
+    """Every job through port_kernel; in this process for -j 1, else over the executor."""
+    outcomes: list[KernelOutcome] = []
+    with Progress(db, run_id, quiet=quiet) as prog:
+        if config.jobs <= 1 and config.executor == "local":
+            for job in jobs:
+                outcomes.append(port_kernel(job, on_stage=lambda *_: prog.update()))
+                prog.update(force=True)
+            return outcomes
+        ex = _executor(config, config.jobs)
+        try:
+            futs = {ex.submit(port_kernel, job): job for job in jobs}
+            pending = set(futs)
+            while pending:
+                done, pending = cf.wait(pending, timeout=0.5, return_when=cf.FIRST_COMPLETED)
+                for fu in done:
+                    job = futs[fu]
+                    try:
+                        outcomes.append(fu.result())
+                    except Exception as exc:  # a worker died: recorded, the batch goes on
+                        reason = f"worker failed: {type(exc).__name__}: {exc}"
+                        db.set_kernel(run_id, job.kernel_id, status="error", reason=reason[:1000],
+                                      reason_code="worker-error", finished=time.time())
+                        outcomes.append(KernelOutcome(job.kernel_id, "error", reason, "worker-error"))
+                prog.update()
+        finally:
+            shutdown = getattr(ex, "shutdown", None)
+            if shutdown:
+                shutdown(wait=True, cancel_futures=True) if isinstance(ex, cf.Executor) else shutdown()
+    return outcomes
+
+
+def _resume_config(db: Any, run_id: str, args: Any, out: Path) -> Config:
+    run = db.run(run_id)
+    if run is None:
+        known = [r["run_id"] for r in db.conn.execute("SELECT run_id FROM runs ORDER BY started DESC LIMIT 5")]
+        raise UserError(f"--resume {run_id}: no such run in {out / 'port-fortran.db'}"
+                        f"{' (recent runs: ' + ', '.join(known) + ')' if known else ''}; "
+                        "give the same --out as the interrupted run")
+    import json
+
+    cfg = Config.from_dict(json.loads(run["config"] or "{}"))
+    if getattr(args, "jobs", None):
+        cfg.jobs = args.jobs
+    if getattr(args, "max_cost", None) is not None:
+        cfg.max_cost = args.max_cost
+    if getattr(args, "quiet", False):
+        cfg.quiet = True
+    if getattr(args, "executor", None):
+        cfg.executor = args.executor
+    return cfg
+
+
+def summary(db: Any, run_id: str, stream=None) -> None:
+    from rich.console import Console
+
+    from ..agents.ledger import totals
+
+    con = Console(file=stream or sys.stdout, width=160)
+    con.print(table(db, run_id, title=f"port-fortran run {run_id}"))
+    t = totals(db, run_id)["total"]
+    if t["calls"]:
+        con.print(f"LLM: {t['calls']} calls, {t['input_tokens']} input ({t['cached_tokens']} cached) / "
+                  f"{t['output_tokens']} output tokens, ${t['cost_usd']:.4f}")
+
+
+def cmd_run(args: Any) -> int:
+    from ..reports.db import RunDB
+
+    out = Path(getattr(args, "out", None) or "port-fortran-out")
+    out.mkdir(parents=True, exist_ok=True)
+    db = RunDB.in_dir(out)
+    try:
+        if getattr(args, "resume", None):
+            config = _resume_config(db, args.resume, args, out)
+            run_id = db.start_run(args.resume)
+        else:
+            config = from_args(args)
+            run_id = db.start_run(command=" ".join(sys.argv), config=config.to_dict(), host=socket.gethostname())
+        stages = make_stages(config)
+        jobs, errors = plan_jobs(list(args.sources), config, run_id, out, db, stages)
+        for e in errors:
+            print(f"port-fortran: {e}", file=sys.stderr)
+        todo = []
+        for j in jobs:
+            row = db.kernel(run_id, j.kernel_id)
+            if row and row["status"] in FINISHED:
+                continue
+            todo.append(j)
+        if not config.quiet:
+            print(f"run {run_id}: {len(jobs)} kernel(s), {len(todo)} to do, backends {','.join(config.backends)}, "
+                  f"model {','.join(config.models)}", file=sys.stderr)
+        try:
+            run_jobs(todo, config, db, run_id, config.quiet)
+        except KeyboardInterrupt:
+            db.finish_run(run_id, "interrupted")
+            print(f"port-fortran: interrupted; continue with: port-fortran {' '.join(args.sources)} "
+                  f"--out {out} --resume {run_id}", file=sys.stderr)
+            return 4
+        db.finish_run(run_id, "finished")
+        summary(db, run_id)
+        _render(db, run_id, out)
+        ks = db.kernels(run_id)
+        attempted = [k for k in ks]
+        return 0 if attempted and all(k["status"] == "verified" for k in attempted) else 1
+    finally:
+        db.close()
+
+
+def _render(db: Any, run_id: str, out: Path) -> Optional[dict]:
+    try:
+        from ..reports.render import render_reports
+    except ImportError:
+        return None
+    try:
+        paths = render_reports(db, run_id, out)
+        for p in (paths or {}).values():
+            print(f"report: {p}")
+        return paths
+    except Exception as exc:  # the run's results are in the DB; `port-fortran report` can retry
+        print(f"port-fortran: warning: report rendering failed ({type(exc).__name__}: {exc}); "
+              f"retry with `port-fortran report {out}`", file=sys.stderr)
+        return None

@@ -1,0 +1,563 @@
+"""The per-kernel LangGraph state machine and :func:`port_kernel`.
+
+::
+
+    START -> translate -> validate -> compile (each backend) -> run (each backend) -> optimize -> finalize -> END
+                 ^  |          |            |                        |                  |
+                 |  '--(refused, next model in the chain)            |                  '-(kept variant: re-prove)-> validate
+                 |             '-------------+-----------------------'
+                 |                           v
+                 '------(rounds used up, next model)----- debug --(new port)--> validate
+
+Every failure goes to ``debug``, which produces a new port (rules: a safer translator
+variant; LLM: the model's fix) and routes back through validate to the failing stage, at
+most ``debug_rounds[stage]`` times per model; then the next model of the chain takes over,
+or the kernel is reported failed with the reason. LLM nodes carry a RetryPolicy for
+transient faults; the whole graph has a recursion limit. State is checkpointed to
+``<out>/checkpoints.sqlite`` (thread ``<run_id>:<kernel_id>``) after each node, so an
+interrupted kernel resumes from its last finished stage.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import time
+import traceback
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import RetryPolicy
+
+from ..agents import debugger as dbg
+from ..agents import optimizer as opt_agent
+from ..agents.ledger import BudgetReached, Ledger
+from ..agents.llm import LLMCallFailed, LLMClient, ModelSpec, TransientLLMError, make_chat_model, parse_chain
+from ..agents.prompts import entry_signature, ir_summary, render
+from ..config import Config
+from ..records import TranslationRefused
+from .stages import Stages, copy_spec, make_stages
+from .state import FINISHED, KernelJob, KernelOutcome, KernelState, options_from_dict, options_to_dict, to_jsonable
+
+CHECKPOINT_DB = "checkpoints.sqlite"
+PORT_FILES_KEEP = ("build", "variants", "llm")
+
+
+class StageError(Exception):
+    """A stage itself broke (not the port): reported as status 'error'."""
+
+
+class KernelContext:
+    """Per-kernel, per-process things the nodes need (not in the checkpointed state)."""
+
+    def __init__(self, job: KernelJob, config: Config, stages: Stages, db: Any,
+                 chat_factory: Optional[Callable[[ModelSpec], Any]] = None):
+        self.job, self.config, self.stages, self.db = job, config, stages, db
+        self.run_id, self.kernel_id = job.run_id, job.kernel_id
+        self.chain = parse_chain(config.models, config.base_url)
+        self.ledger = Ledger(db, job.run_id, job.kernel_id, max_cost=config.max_cost, overrides=config.prices)
+        self.chat_factory = chat_factory or (lambda spec: make_chat_model(spec, config.llm))
+        self._clients: dict[str, LLMClient] = {}
+        self.port_dir = Path(job.port_dir)
+        self.kernel = None
+        self.source = None
+        self.on_stage: Optional[Callable[[str, str], None]] = None
+
+    # -- helpers
+    @property
+    def name(self) -> str:
+        return self.job.kernel
+
+    @property
+    def cpp_path(self) -> Path:
+        return self.port_dir / f"{self.name}.kokkos.cpp"
+
+    def client(self, spec: ModelSpec) -> LLMClient:
+        c = self._clients.get(spec.name)
+        if c is None:
+            c = LLMClient(spec, self.chat_factory(spec), self.ledger, timeout_s=self.config.llm.timeout_s)
+            self._clients[spec.name] = c
+        return c
+
+    def attempt(self, stage: str, ok: bool, detail: str = "", *, model: str = "", backend: str = "",
+                attempt: int = 1, seconds: float = 0.0) -> None:
+        if self.db is not None:
+            self.db.add_attempt(self.run_id, self.kernel_id, stage, ok, detail[:2000], model=model,
+                                backend=backend, attempt=attempt, seconds=seconds)
+
+    def mark(self, stage: str, backend: str = "") -> None:
+        if self.on_stage is not None:
+            self.on_stage(stage, backend)
+
+    def save_answer(self, stage: str, answer: str) -> None:
+        d = self.port_dir / "llm"
+        d.mkdir(parents=True, exist_ok=True)
+        n = len(list(d.glob(f"{stage}-*.txt"))) + 1
+        (d / f"{stage}-{n}.txt").write_text(answer)
+
+    def header_text(self) -> str:
+        p = self.port_dir / f"{self.name}.kokkos.hpp"
+        return p.read_text() if p.is_file() else ""
+
+
+def _timed(fn, *a, **kw):
+    t0 = time.monotonic()
+    out = fn(*a, **kw)
+    return out, time.monotonic() - t0
+
+
+def _guard(ctx: KernelContext, stage: str, fn, *a, **kw):
+    """Run a stage function: LLM transients and budget pass through, anything else from
+    the stage itself becomes StageError (reported, never debugged as if the port were wrong)."""
+    try:
+        return fn(*a, **kw)
+    except (TransientLLMError, BudgetReached, LLMCallFailed, TranslationRefused):
+        raise
+    except Exception as exc:
+        tb = traceback.format_exc(limit=3)
+        ctx.attempt(stage, False, f"stage error: {type(exc).__name__}: {exc}\n{tb}")
+        raise StageError(f"{stage} stage error: {type(exc).__name__}: {exc}") from exc
+
+
+def _stop(status: str, reason: str, code: str = "") -> dict:
+    return {"status": status, "reason": reason, "reason_code": code, "route": "finalize"}
+
+
+def _next_model_or(ctx: KernelContext, state: KernelState, status: str, reason: str, code: str,
+                   refusal: str = "") -> dict:
+    """Hand the kernel to the next model of the chain, or stop with ``status``."""
+    idx = state.get("model_index", 0)
+    if idx + 1 < len(ctx.chain):
+        return {"model_index": idx + 1, "debug_rounds": {}, "debug_tried": [], "failure": None,
+                "refusal": refusal or reason, "route": "translate"}
+    return _stop(status, reason, code)
+
+
+# ----------------------------------------------------------------------------- nodes
+
+
+def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
+    cfg = ctx.config
+
+    def translate(state: KernelState) -> dict:
+        idx = state.get("model_index", 0)
+        spec = ctx.chain[idx]
+        ctx.mark("translate")
+        hist = [f"translate:{spec.name}"]
+        t0 = time.monotonic()
+        if not spec.is_llm:
+            opts = options_from_dict(state.get("options"))
+            try:
+                port = _guard(ctx, "translate", ctx.stages.translate, ctx.kernel, ctx.source, opts)
+            except TranslationRefused as exc:
+                d = exc.diagnostics[0] if exc.diagnostics else None
+                reason = str(d) if d else str(exc)
+                ctx.attempt("translate", False, reason, model=spec.name, seconds=time.monotonic() - t0)
+                return {**_next_model_or(ctx, state, "refused", reason, d.code if d else "refused"), "history": hist}
+            _guard(ctx, "translate", ctx.stages.write_port, port, ctx.port_dir)
+            ctx.attempt("translate", True, "; ".join(port.notes)[:500], model=spec.name,
+                        seconds=time.monotonic() - t0)
+            return {"model": spec.name, "options": options_to_dict(port.options or opts),
+                    "patterns": list(port.patterns), "compiled": [], "verified": [], "failure": None,
+                    "route": "validate", "history": hist}
+        # --- LLM translation: the rules' scaffold (header, module, CMake) is the contract
+        draft, refusal = "", state.get("refusal", "")
+        if ctx.cpp_path.is_file() and state.get("model") == "rules":
+            draft = ctx.cpp_path.read_text()
+        elif not (ctx.port_dir / f"{ctx.name}.kokkos.hpp").is_file():
+            try:
+                port = _guard(ctx, "translate", ctx.stages.translate, ctx.kernel, ctx.source, None)
+                _guard(ctx, "translate", ctx.stages.write_port, port, ctx.port_dir)
+                draft = port.files.get(f"{ctx.name}.kokkos.cpp", "")
+            except TranslationRefused as exc:
+                refusal = refusal or "; ".join(str(d) for d in exc.diagnostics)
+                scaffold = ctx.stages.scaffold(ctx.kernel, ctx.source)
+                if scaffold is None:
+                    reason = (f"the rules refused ({refusal}) and no scaffold (header, Fortran module, CMake) "
+                              f"is available for an LLM port")
+                    ctx.attempt("translate", False, reason, model=spec.name)
+                    return {**_next_model_or(ctx, state, "refused", reason, "no-scaffold"), "history": hist}
+                _guard(ctx, "translate", ctx.stages.write_port, scaffold, ctx.port_dir)
+        header = ctx.header_text()
+        messages = render("translate.j2", kernel=ctx.kernel, summary=ir_summary(ctx.kernel),
+                          signature=entry_signature(ctx.kernel, header), header=header, draft=draft,
+                          refusal=refusal)
+        try:
+            code, answer = ctx.client(spec).ask_code(messages, "translate", entry=f"{ctx.name}_kokkos")
+        except BudgetReached as exc:
+            ctx.attempt("translate", False, str(exc), model=spec.name)
+            return {**_stop("budget-reached", str(exc), "budget-reached"), "history": hist}
+        except TransientLLMError:
+            ctx.attempt("translate", False, "transient LLM failure", model=spec.name)
+            raise
+        except LLMCallFailed as exc:
+            ctx.attempt("translate", False, str(exc), model=spec.name)
+            return {**_next_model_or(ctx, state, "error", f"LLM call failed: {exc}", "llm-error"), "history": hist}
+        ctx.save_answer("translate", answer)
+        ctx.cpp_path.write_text(code)
+        ctx.attempt("translate", bool(code.strip()), f"{len(code)} characters of C++", model=spec.name,
+                    seconds=time.monotonic() - t0)
+        return {"model": spec.name, "options": {}, "patterns": [], "compiled": [], "verified": [],
+                "failure": None, "route": "validate", "history": hist}
+
+    def validate(state: KernelState) -> dict:
+        ctx.mark("validate")
+        code = ctx.cpp_path.read_text() if ctx.cpp_path.is_file() else ""
+        backend = (state.get("backends") or cfg.backends)[0]
+        (clean, diags), secs = _timed(_guard, ctx, "validate", ctx.stages.validate, code, ctx.kernel,
+                                      ctx.port_dir, backend)
+        if clean and clean != code:
+            ctx.cpp_path.write_text(clean)
+        model = state.get("model", "")
+        if diags:
+            ctx.attempt("validate", False, "\n".join(str(d) for d in diags[:10]), model=model, seconds=secs)
+            return {"failure": dbg.failure_from_diagnostics(diags, "validate"), "route": "debug",
+                    "history": ["validate"]}
+        ctx.attempt("validate", True, model=model, seconds=secs)
+        return {"route": "compile", "history": ["validate"]}
+
+    def compile_(state: KernelState) -> dict:
+        backends = state.get("backends") or cfg.backends
+        done = list(state.get("compiled") or [])
+        b = next(x for x in backends if x not in done)
+        ctx.mark("compile", b)
+        res, secs = _timed(_guard, ctx, "compile", ctx.stages.build, ctx.kernel, ctx.source, ctx.port_dir, b)
+        model = state.get("model", "")
+        hist = [f"compile:{b}"]
+        if not res.ok:
+            f = dbg.failure_from_build(res)
+            ctx.attempt("compile", False, f["detail"] or f["message"], model=model, backend=b, seconds=secs)
+            return {"failure": f, "route": "debug", "history": hist}
+        ctx.attempt("compile", True, model=model, backend=b, seconds=secs)
+        done.append(b)
+        return {"compiled": done, "route": "compile" if len(done) < len(backends) else "run", "history": hist}
+
+    def run(state: KernelState) -> dict:
+        backends = state.get("backends") or cfg.backends
+        done = list(state.get("verified") or [])
+        b = next(x for x in backends if x not in done)
+        ctx.mark("run", b)
+        verdict, secs = _timed(_guard, ctx, "run", ctx.stages.verify, ctx.kernel, ctx.source, ctx.port_dir, b)
+        model = state.get("model", "")
+        hist = [f"run:{b}"]
+        if ctx.db is not None:
+            ctx.db.add_verdict(ctx.run_id, ctx.kernel_id, b, verdict.passed, verdict.reason, to_jsonable(verdict))
+        if not verdict.passed:
+            f = dbg.failure_from_verdict(verdict)
+            ctx.attempt("run", False, f["message"], model=model, backend=b, seconds=secs)
+            return {"failure": f, "route": "debug", "history": hist}
+        ctx.attempt("run", True, f"{len(verdict.cases)} cases passed", model=model, backend=b, seconds=secs)
+        done.append(b)
+        if len(done) < len(backends):
+            return {"verified": done, "route": "run", "history": hist}
+        opt = state.get("opt") or {}
+        want_opt = (cfg.bench or (cfg.optimize and cfg.optimizer_variants > 0)) and not opt.get("done")
+        return {"verified": done, "failure": None, "route": "optimize" if want_opt else "finalize",
+                "history": hist}
+
+    def debug(state: KernelState) -> dict:
+        f = dict(state.get("failure") or {})
+        stage = f.get("stage", "run")
+        rounds = dict(state.get("debug_rounds") or {})
+        used = rounds.get(stage, 0)
+        limit = cfg.debug_rounds.get(stage, 2)
+        idx = state.get("model_index", 0)
+        spec = ctx.chain[idx]
+        ctx.mark("debug", f.get("backend", ""))
+        hist = [f"debug:{stage}"]
+        reason = f.get("message") or f"{stage} failed"
+        code = f.get("code") or f"{stage}-failed"
+        if used >= limit:
+            ctx.attempt("debug", False, f"{limit} debug round(s) for {stage} used up", model=spec.name)
+            return {**_next_model_or(ctx, state, "failed", reason, code,
+                                     refusal=f"the {spec.name} port failed at {stage}: {reason}"), "history": hist}
+        rounds[stage] = used + 1
+        t0 = time.monotonic()
+        if not spec.is_llm:
+            tried = list(state.get("debug_tried") or [])
+            nxt = dbg.next_rules_variant(ctx.kernel, options_from_dict(state.get("options")), f, tried,
+                                         rounds_left=limit - used)
+            if nxt is None:
+                ctx.attempt("debug", False, "no safer rules variant left", model=spec.name)
+                return {**_next_model_or(ctx, state, "failed", reason, code,
+                                         refusal=f"the rules port failed at {stage}: {reason}"), "history": hist}
+            name, opts = nxt
+            try:
+                port = _guard(ctx, "debug", ctx.stages.translate, ctx.kernel, ctx.source, opts)
+            except TranslationRefused as exc:
+                ctx.attempt("debug", False, f"variant {name} refused: {exc}", model=spec.name)
+                return {"debug_rounds": rounds, "debug_tried": tried + [name], "route": "debug", "history": hist}
+            _guard(ctx, "debug", ctx.stages.write_port, port, ctx.port_dir)
+            ctx.attempt("debug", True, f"variant {name}", model=spec.name, seconds=time.monotonic() - t0,
+                        attempt=used + 1)
+            return {"options": options_to_dict(port.options or opts), "patterns": list(port.patterns),
+                    "debug_rounds": rounds, "debug_tried": tried + [name], "compiled": [], "verified": [],
+                    "route": "validate", "history": hist}
+        code_now = ctx.cpp_path.read_text() if ctx.cpp_path.is_file() else ""
+        header = ctx.header_text()
+        messages = render("debug.j2", kernel=ctx.kernel, code=code_now, failure=_fill(f), header=header,
+                          signature=entry_signature(ctx.kernel, header))
+        try:
+            new_code, answer = ctx.client(spec).ask_code(messages, "debug", entry=f"{ctx.name}_kokkos")
+        except BudgetReached as exc:
+            ctx.attempt("debug", False, str(exc), model=spec.name)
+            return {**_stop("budget-reached", str(exc), "budget-reached"), "history": hist}
+        except TransientLLMError:
+            ctx.attempt("debug", False, "transient LLM failure", model=spec.name)
+            raise
+        except LLMCallFailed as exc:
+            ctx.attempt("debug", False, str(exc), model=spec.name)
+            return {**_next_model_or(ctx, state, "error", f"LLM call failed: {exc}", "llm-error"), "history": hist}
+        ctx.save_answer("debug", answer)
+        ctx.cpp_path.write_text(new_code)
+        ctx.attempt("debug", bool(new_code.strip()), f"{spec.name} fix for {stage}", model=spec.name,
+                    seconds=time.monotonic() - t0, attempt=used + 1)
+        return {"debug_rounds": rounds, "compiled": [], "verified": [], "route": "validate", "history": hist}
+
+    def optimize(state: KernelState) -> dict:
+        ctx.mark("optimize")
+        o = dict(state.get("opt") or {})
+        backends = state.get("backends") or cfg.backends
+        hist = ["optimize"]
+        model = state.get("model", "")
+        if not o.get("baseline"):
+            timings = []
+            if cfg.bench or (cfg.optimize and cfg.optimizer_variants > 0):
+                ts, secs = _timed(_guard, ctx, "optimize", ctx.stages.bench, ctx.kernel, ctx.source, ctx.port_dir,
+                                  backends)
+                timings = [to_jsonable(t) for t in ts]
+                ctx.attempt("optimize", True, f"baseline: {len(timings)} timings", model=model, seconds=secs)
+            o.update(baseline=True, tried=[], baseline_timings=timings)
+            n_var = cfg.optimizer_variants if cfg.optimize and timings else 0
+            o["plan"] = [n for n, _ in opt_agent.variants(ctx.kernel, options_from_dict(state.get("options")),
+                                                          n_var)] if model == "rules" else []
+            route = "optimize" if o["plan"] else "finalize"
+            if not o["plan"]:
+                o["done"] = True
+            return {"opt": o, "timings": timings, "route": route, "history": hist}
+        plan = [n for n in o.get("plan", []) if n not in o.get("tried", [])]
+        if not plan:
+            o["done"] = True
+            return {"opt": o, "route": "finalize", "history": hist}
+        name = plan[0]
+        o["tried"] = list(o.get("tried", [])) + [name]
+        cand = dict(opt_agent.variants(ctx.kernel, options_from_dict(state.get("options")), 1000)).get(name)
+        vdir = ctx.port_dir / "variants" / name
+        t0 = time.monotonic()
+        keep, why, vtimings = _try_variant(ctx, cand, vdir, backends, o.get("baseline_timings") or [])
+        ctx.attempt("optimize", keep, f"variant {name}: {why}", model=model, seconds=time.monotonic() - t0)
+        if keep:
+            for fname in os.listdir(vdir):
+                src = vdir / fname
+                if src.is_file() and not fname.endswith((".spec.yaml", ".json")):
+                    shutil.copy2(src, ctx.port_dir / fname)
+            o.update(done=True, kept=name)
+            return {"opt": o, "options": options_to_dict(cand), "timings": vtimings, "compiled": [], "verified": [],
+                    "route": "validate", "history": hist}
+        if len(plan) == 1:
+            o["done"] = True
+        return {"opt": o, "route": "finalize" if o.get("done") else "optimize", "history": hist}
+
+    def finalize(state: KernelState) -> dict:
+        ctx.mark("finalize")
+        backends = state.get("backends") or cfg.backends
+        status = state.get("status") or ""
+        reason, code = state.get("reason", ""), state.get("reason_code", "")
+        if not status:
+            if set(backends) <= set(state.get("verified") or []):
+                status = "verified"
+            else:
+                status, reason = "failed", reason or "not verified on every backend"
+        kept = (state.get("opt") or {}).get("kept")
+        if ctx.db is not None:
+            for t in state.get("timings") or []:
+                ctx.db.add_timing(ctx.run_id, ctx.kernel_id, t["variant"], t["median_s"],
+                                  threads=t.get("threads", 1), spread_s=t.get("spread_s", 0.0),
+                                  repeats=t.get("repeats", 0), kernel_only=t.get("kernel_only", True),
+                                  gbytes_per_s=t.get("gbytes_per_s"), gflops=t.get("gflops"),
+                                  roofline_fraction=t.get("roofline_fraction"), sizes=t.get("sizes"))
+            ctx.db.set_kernel(ctx.run_id, ctx.kernel_id, status=status, reason=reason[:1000], reason_code=code,
+                              model=state.get("model", "") if status == "verified" else state.get("model", ""),
+                              patterns=state.get("patterns") or [], port_dir=str(ctx.port_dir),
+                              finished=time.time())
+            ctx.attempt("finalize", status == "verified", f"{status}{' (optimizer kept ' + kept + ')' if kept else ''}"
+                        f"{': ' + reason if reason and status != 'verified' else ''}", model=state.get("model", ""))
+        if ctx.port_dir.is_dir():
+            (ctx.port_dir / "outcome.json").write_text(json.dumps(
+                {"kernel_id": ctx.kernel_id, "status": status, "reason": reason, "reason_code": code,
+                 "model": state.get("model", ""), "options": state.get("options") or {}, "optimizer_kept": kept,
+                 "history": state.get("history", []) + ["finalize"]}, indent=2))
+        return {"status": status, "reason": reason, "reason_code": code, "history": ["finalize"]}
+
+    return {"translate": translate, "validate": validate, "compile": compile_, "run": run, "debug": debug,
+            "optimize": optimize, "finalize": finalize}
+
+
+def _fill(f: dict) -> dict:
+    out = {"stage": "", "backend": "", "message": "", "detail": "", "output": "", "worst_index": None,
+           "max_abs_err": "", "max_rel_err": "", "tolerance": "", "sizes": None}
+    out.update({k: v for k, v in f.items() if v is not None})
+    return out
+
+
+def _try_variant(ctx: KernelContext, opts, vdir: Path, backends: list[str],
+                 baseline: list[dict]) -> tuple[bool, str, list[dict]]:
+    """Translate, build, verify and time one optimizer variant in its own directory."""
+    st = ctx.stages
+    try:
+        port = st.translate(ctx.kernel, ctx.source, opts)
+    except TranslationRefused as exc:
+        return False, f"refused: {exc}", []
+    if vdir.exists():
+        shutil.rmtree(vdir)
+    copy_spec(ctx.port_dir, vdir, ctx.name)
+    st.write_port(port, vdir)
+    for b in backends:
+        res = st.build(ctx.kernel, ctx.source, vdir, b)
+        if not res.ok:
+            return False, f"build failed on {b}", []
+        v = st.verify(ctx.kernel, ctx.source, vdir, b)
+        if not v.passed:
+            return False, f"not verified on {b}: {v.reason}", []
+    timings = [to_jsonable(t) for t in st.bench(ctx.kernel, ctx.source, vdir, backends)]
+    return (*opt_agent.is_better(timings, baseline), timings)
+
+
+# ----------------------------------------------------------------------------- graph
+
+
+def _route(state) -> str:
+    return state.get("route", "finalize")
+
+
+def build_graph(ctx: KernelContext) -> StateGraph:
+    """The uncompiled StateGraph for one kernel (compile it with a checkpointer)."""
+
+    class S(KernelState, total=False):
+        route: str
+
+    g = StateGraph(S)
+    nodes = make_nodes(ctx)
+    retry = RetryPolicy(max_attempts=max(1, ctx.config.llm.node_retries), initial_interval=0.2, backoff_factor=2.0,
+                        max_interval=10.0, jitter=True, retry_on=lambda e: isinstance(e, TransientLLMError))
+    for name, fn in nodes.items():
+        if name in ("translate", "debug"):
+            g.add_node(name, fn, retry_policy=retry)
+        else:
+            g.add_node(name, fn)
+    g.add_edge(START, "translate")
+    g.add_conditional_edges("translate", _route, {"validate": "validate", "translate": "translate",
+                                                  "finalize": "finalize"})
+    g.add_conditional_edges("validate", _route, {"compile": "compile", "debug": "debug", "finalize": "finalize"})
+    g.add_conditional_edges("compile", _route, {"compile": "compile", "run": "run", "debug": "debug",
+                                                "finalize": "finalize"})
+    g.add_conditional_edges("run", _route, {"run": "run", "debug": "debug", "optimize": "optimize",
+                                            "finalize": "finalize"})
+    g.add_conditional_edges("debug", _route, {"validate": "validate", "translate": "translate", "debug": "debug",
+                                              "finalize": "finalize"})
+    g.add_conditional_edges("optimize", _route, {"optimize": "optimize", "validate": "validate",
+                                                 "finalize": "finalize"})
+    g.add_edge("finalize", END)
+    return g
+
+
+def open_checkpointer(out_dir: str | Path):
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    conn = sqlite3.connect(str(Path(out_dir) / CHECKPOINT_DB), check_same_thread=False, timeout=120)
+    conn.execute("PRAGMA busy_timeout=120000")
+    saver = SqliteSaver(conn)
+    for i in range(20):
+        try:
+            saver.setup()
+            break
+        except sqlite3.OperationalError:  # another worker is creating the tables
+            time.sleep(0.2 * (i + 1))
+    return saver, conn
+
+
+def port_dir_for(out_dir: str | Path, rel_file: str, kernel: str) -> Path:
+    stem = Path(rel_file).stem
+    return Path(out_dir) / stem / kernel
+
+
+def port_kernel(job: KernelJob, *, stages: Optional[Stages] = None,
+                chat_factory: Optional[Callable[[ModelSpec], Any]] = None,
+                on_stage: Optional[Callable[[str, str], None]] = None) -> KernelOutcome:
+    """One kernel through the graph, recorded in ``<out>/port-fortran.db``. Picklable (a
+    top-level function of plain data) for process pools and Parsl. Never raises for a
+    kernel's own failures: they become the outcome's status and reason."""
+    from ..reports.db import RunDB
+
+    t_start = time.monotonic()
+    config = Config.from_dict(job.config)
+    if not job.port_dir:
+        job.port_dir = str(port_dir_for(job.out_dir, job.rel_file, job.kernel))
+    db = RunDB.in_dir(job.out_dir)
+    try:
+        row = db.kernel(job.run_id, job.kernel_id)
+        if row and row["status"] in FINISHED:  # finished before an interruption: not repeated
+            return KernelOutcome(job.kernel_id, row["status"], row["reason"], row["reason_code"], row["model"],
+                                 row["port_dir"], resumed=True)
+        db.set_kernel(job.run_id, job.kernel_id, status="running", started=time.time(), port_dir=job.port_dir)
+        stages = stages or make_stages(config)
+        ctx = KernelContext(job, config, stages, db, chat_factory)
+        ctx.on_stage = on_stage
+        try:
+            ctx.kernel, ctx.source = stages.load(job.file, job.kernel, config.include_dirs, config.defines)
+        except Exception as exc:
+            return _record_error(db, job, f"{job.file}: cannot load kernel {job.kernel}: {exc}", "load-error",
+                                 t_start)
+        Path(job.port_dir).mkdir(parents=True, exist_ok=True)
+        saver, conn = open_checkpointer(job.out_dir)
+        try:
+            graph = build_graph(ctx).compile(checkpointer=saver)
+            run_cfg = {"configurable": {"thread_id": job.thread_id}, "recursion_limit": config.recursion_limit}
+            snap = graph.get_state(run_cfg)
+            resumed = bool(snap and snap.next)
+            initial = None if resumed else {
+                "run_id": job.run_id, "kernel_id": job.kernel_id, "backends": list(config.backends),
+                "model_index": 0, "model": "", "options": {}, "patterns": [], "compiled": [], "verified": [],
+                "failure": None, "refusal": "", "debug_rounds": {}, "debug_tried": [], "opt": {}, "timings": [],
+                "history": [], "status": "", "reason": "", "reason_code": "", "route": ""}
+            final = _invoke(graph, initial, run_cfg, ctx)
+        finally:
+            conn.close()
+        if isinstance(final, KernelOutcome):
+            final.resumed = resumed
+            return final
+        return KernelOutcome(job.kernel_id, final.get("status", "error"), final.get("reason", ""),
+                             final.get("reason_code", ""), final.get("model", ""), job.port_dir,
+                             stages=list(final.get("history", [])), seconds=time.monotonic() - t_start,
+                             cost_usd=sum(c["cost_usd"] for c in ctx.ledger.calls), resumed=resumed)
+    except Exception as exc:  # a bug must not stop the batch: recorded as this kernel's error
+        return _record_error(db, job, f"internal error: {type(exc).__name__}: {exc}", "internal-error", t_start)
+    finally:
+        db.close()
+
+
+def _invoke(graph, initial, run_cfg, ctx: KernelContext):
+    from langgraph.errors import GraphRecursionError
+
+    try:
+        return graph.invoke(initial, run_cfg) or {}
+    except GraphRecursionError:
+        reason = (f"the graph hit its recursion limit ({ctx.config.recursion_limit} steps) without finishing; "
+                  "raise recursion_limit or lower debug_rounds")
+        return _record_error(ctx.db, ctx.job, reason, "recursion-limit", None, status="failed")
+    except StageError as exc:
+        return _record_error(ctx.db, ctx.job, str(exc), "stage-error", None)
+    except (TransientLLMError, LLMCallFailed) as exc:
+        return _record_error(ctx.db, ctx.job, f"LLM call failed after retries: {exc}", "llm-error", None)
+
+
+def _record_error(db, job: KernelJob, reason: str, code: str, t_start: Optional[float],
+                  status: str = "error") -> KernelOutcome:
+    if db is not None:
+        db.set_kernel(job.run_id, job.kernel_id, status=status, reason=reason[:1000], reason_code=code,
+                      finished=time.time(), port_dir=job.port_dir)
+        db.add_attempt(job.run_id, job.kernel_id, "finalize", False, reason[:2000])
+    return KernelOutcome(job.kernel_id, status, reason, code, port_dir=job.port_dir,
+                         seconds=(time.monotonic() - t_start) if t_start else 0.0)

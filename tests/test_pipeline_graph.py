@@ -1,0 +1,172 @@
+"""Graph mechanics with injected stages: routing, bounds, optimizer keep rule, checkpoint
+resume, errors. Fast: no compiler runs."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_pipeline_fakes import FakeStages, fake_source  # noqa: E402
+
+from port_fortran.config import Config  # noqa: E402
+from port_fortran.pipeline.graph import port_dir_for, port_kernel  # noqa: E402
+from port_fortran.pipeline.state import KernelJob  # noqa: E402
+from port_fortran.reports.db import RunDB  # noqa: E402
+
+
+def make_job(tmp_path: Path, name: str, directives: list[str], **cfg) -> tuple[KernelJob, str]:
+    src = tmp_path / f"{name}.f"
+    src.write_text(fake_source({name: directives}))
+    out = tmp_path / "out"
+    db = RunDB.in_dir(out)
+    config = Config.from_dict({"backends": ["serial", "openmp"], "optimizer_variants": 0, **cfg})
+    run_id = db.start_run(config=config.to_dict())
+    job = KernelJob(run_id, str(out), str(src), src.name, name, config.to_dict(),
+                    str(port_dir_for(out, src.name, name)))
+    db.upsert_kernel(run_id, job.kernel_id, src.name, name, 1, 8)
+    db.close()
+    return job, str(out)
+
+
+def db_of(job):
+    return RunDB.in_dir(job.out_dir)
+
+
+def test_happy_path_visits_every_stage_once(tmp_path):
+    job, _ = make_job(tmp_path, "axpy", [])
+    st = FakeStages()
+    out = port_kernel(job, stages=st)
+    assert out.status == "verified", out
+    assert out.stages == ["translate:rules", "validate", "compile:serial", "compile:openmp", "run:serial",
+                          "run:openmp", "optimize", "finalize"]
+    db = db_of(job)
+    k = db.kernel(job.run_id, job.kernel_id)
+    assert k["status"] == "verified" and k["model"] == "rules"
+    assert {v["backend"] for v in db.verdicts(job.run_id)} == {"serial", "openmp"}
+    assert {t["variant"] for t in db.timings(job.run_id)} == {"fortran-serial", "kokkos-serial", "kokkos-openmp"}
+    assert Path(job.port_dir, "axpy.kokkos.cpp").is_file()
+
+
+def test_wrong_result_is_debugged_by_serialising_the_loop(tmp_path):
+    job, _ = make_job(tmp_path, "scat", ["wrong-unless-serial"], bench=False)
+    st = FakeStages()
+    out = port_kernel(job, stages=st)
+    assert out.status == "verified"
+    h = out.stages
+    assert h.index("debug:run") > h.index("run:serial")
+    assert h[h.index("debug:run") + 1] == "validate"  # back through the validator, then the failing stage
+    assert h[-2:] == ["run:openmp", "finalize"] and "optimize" not in h
+    assert [c for c in st.calls if c[0] == "translate"] == [("translate", "scat", "default"),
+                                                          ("translate", "scat", "serial-L5")]
+    attempts = db_of(job).attempts(job.run_id, job.kernel_id)
+    assert [a["ok"] for a in attempts if a["stage"] == "debug"] == [1]
+
+
+def test_compile_failure_routes_to_debug_and_back(tmp_path):
+    job, _ = make_job(tmp_path, "brk", ["broken-unless-serial"], bench=False)
+    out = port_kernel(job, stages=FakeStages())
+    assert out.status == "verified"
+    assert out.stages[:4] == ["translate:rules", "validate", "compile:serial", "debug:compile"]
+
+
+def test_debug_rounds_are_bounded_per_stage(tmp_path):
+    job, _ = make_job(tmp_path, "bad", ["always-wrong"], debug_rounds={"run": 1}, bench=False)
+    out = port_kernel(job, stages=FakeStages())
+    assert out.status == "failed"
+    assert out.stages.count("debug:run") == 2  # one round used, the second visit gives up
+    assert "y(3)" in out.reason and out.reason_code == "wrong-result"
+    assert db_of(job).kernel(job.run_id, job.kernel_id)["status"] == "failed"
+
+
+def test_refused_with_rules_only(tmp_path):
+    job, _ = make_job(tmp_path, "gto", ["refuse"])
+    out = port_kernel(job, stages=FakeStages())
+    assert out.status == "refused" and out.reason_code == "early-exit"
+    assert "GOTO" in db_of(job).kernel(job.run_id, job.kernel_id)["reason"]
+    assert out.stages == ["translate:rules", "finalize"]
+
+
+def test_optimizer_keeps_only_a_verified_faster_variant(tmp_path):
+    job, _ = make_job(tmp_path, "mm", ["nested"], optimizer_variants=3)
+    out = port_kernel(job, stages=FakeStages())
+    assert out.status == "verified"
+    db = db_of(job)
+    opt = [a for a in db.attempts(job.run_id) if a["stage"] == "optimize"]
+    kept = [a for a in opt if a["ok"] and "variant" in a["detail"]]
+    assert len(kept) == 1 and "tile-32x8" in kept[0]["detail"]
+    # re-proved in the main port directory after keeping the variant
+    assert out.stages.count("run:openmp") == 2
+    assert "variant tile-32x8" in Path(job.port_dir, "mm.kokkos.cpp").read_text()
+    ks = {t["variant"]: t["median_s"] for t in db.timings(job.run_id)}
+    assert ks["kokkos-serial"] == 0.5
+
+
+def test_optimizer_rejects_a_variant_within_the_spread(tmp_path):
+    from port_fortran.agents.optimizer import is_better
+
+    base = [{"variant": "kokkos-serial", "median_s": 1.0, "spread_s": 0.1}]
+    assert not is_better([{"variant": "kokkos-serial", "median_s": 0.95, "spread_s": 0.02}], base)[0]
+    assert is_better([{"variant": "kokkos-serial", "median_s": 0.8, "spread_s": 0.02}], base)[0]
+    slower = base + [{"variant": "kokkos-openmp", "median_s": 1.0, "spread_s": 0.0}]
+    cand = [{"variant": "kokkos-serial", "median_s": 0.5, "spread_s": 0.0},
+            {"variant": "kokkos-openmp", "median_s": 1.5, "spread_s": 0.0}]
+    assert not is_better(cand, slower)[0]
+
+
+class Interrupt(BaseException):
+    pass
+
+
+class InterruptingStages(FakeStages):
+    """Dies (like a killed process) the first time it builds for ``backend``."""
+
+    def __init__(self, backend):
+        super().__init__()
+        self.backend, self.fired = backend, False
+
+    def build(self, kernel, source, port_dir, backend):
+        if backend == self.backend and not self.fired:
+            self.fired = True
+            raise Interrupt()
+        return super().build(kernel, source, port_dir, backend)
+
+
+def test_interrupted_kernel_resumes_from_its_last_finished_stage(tmp_path):
+    job, _ = make_job(tmp_path, "axpy", [], bench=False)
+    with pytest.raises(Interrupt):
+        port_kernel(job, stages=InterruptingStages("openmp"))
+    st = FakeStages()
+    out = port_kernel(job, stages=st)
+    assert out.resumed and out.status == "verified"
+    # nothing before the interrupted node ran again
+    assert [c[0] for c in st.calls] == ["build", "verify", "verify"]
+    attempts = db_of(job).attempts(job.run_id, job.kernel_id)
+    assert sum(1 for a in attempts if a["stage"] == "translate") == 1
+    assert sum(1 for a in attempts if a["stage"] == "compile" and a["backend"] == "serial") == 1
+
+
+def test_finished_kernel_is_not_repeated(tmp_path):
+    job, _ = make_job(tmp_path, "axpy", [], bench=False)
+    assert port_kernel(job, stages=FakeStages()).status == "verified"
+    st = FakeStages()
+    out = port_kernel(job, stages=st)
+    assert out.resumed and out.status == "verified" and st.calls == []
+
+
+def test_recursion_limit_stops_a_runaway_graph(tmp_path):
+    job, _ = make_job(tmp_path, "bad", ["always-wrong"], debug_rounds=50, recursion_limit=12, bench=False)
+    out = port_kernel(job, stages=FakeStages())
+    assert out.status == "failed" and out.reason_code == "recursion-limit"
+
+
+def test_a_broken_stage_is_an_error_not_a_debug_round(tmp_path):
+    class Crashing(FakeStages):
+        def verify(self, *a):
+            raise RuntimeError("harness bug")
+
+    job, _ = make_job(tmp_path, "axpy", [], bench=False)
+    out = port_kernel(job, stages=Crashing())
+    assert out.status == "error" and out.reason_code == "stage-error" and "harness bug" in out.reason
+    assert db_of(job).kernel(job.run_id, job.kernel_id)["status"] == "error"
