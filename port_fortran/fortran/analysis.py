@@ -1,0 +1,37 @@
+"""Whole-file analysis after the IR is built: argument intents and facts, loop dependence."""
+from __future__ import annotations
+
+from . import ir
+from .argfacts import analyse_arguments
+from .dependence import analyse_loops
+
+
+def analyse_kernel(k: ir.Kernel, callees: dict[str, ir.Kernel]) -> None:
+    analyse_arguments(k, callees)
+    analyse_loops(k)
+
+
+def analyse_file(sf: ir.SourceFile) -> None:
+    """Intents need the callees' intents (CALLs to routines of the same file): iterate
+    until nothing changes, then analyse loops."""
+    callees = {k.name: k for k in sf.kernels}
+    for _ in range(6):
+        before = [[a.intent for a in k.args] for k in sf.kernels]
+        for k in sf.kernels:
+            try:
+                analyse_arguments(k, callees)
+            except Exception as exc:  # analysis bug: the kernel stays, flagged
+                k.diagnostics.append(ir.Diagnostic("analysis-error", f"argument analysis failed: {type(exc).__name__}: {exc}",
+                                                   k.line_start, k.file))
+        if before == [[a.intent for a in k.args] for k in sf.kernels]:
+            break
+    for k in sf.kernels:
+        try:
+            analyse_loops(k)
+        except Exception as exc:
+            k.diagnostics.append(ir.Diagnostic("analysis-error", f"loop analysis failed: {type(exc).__name__}: {exc}",
+                                               k.line_start, k.file))
+            for s in ir.walk(k.body):
+                if isinstance(s, ir.Do):
+                    s.info = ir.LoopInfo(parallel=False, reasons=[ir.Diagnostic(
+                        "analysis-error", f"loop analysis failed: {exc}", s.line)], tightly_nested_parallel=0)

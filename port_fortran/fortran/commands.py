@@ -1,0 +1,137 @@
+"""``port-fortran list``: the kernels in files or trees, one line each."""
+from __future__ import annotations
+
+import json
+import sys
+
+from . import ir
+from .parse import discover, parse_file
+from .render import expr_str
+
+
+def parse_defines(items) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for d in items or []:
+        name, _, value = d.partition("=")
+        if name:
+            out[name.strip()] = value.strip() if value else "1"
+    return out
+
+
+def tree_include_dirs(sources, given) -> list[str]:
+    """Directories named include/inc inside the trees listed: searched after the -I dirs,
+    so `port-fortran list fortran_kernels/` finds fortran_kernels/include/params.inc."""
+    from pathlib import Path
+    out = []
+    for s in sources:
+        p = Path(s)
+        if p.is_dir():
+            for d in sorted(p.rglob("*")):
+                if d.is_dir() and d.name.lower() in ("include", "inc", "includes") and str(d) not in given:
+                    out.append(str(d))
+    return out
+
+
+def _arg_text(a: ir.Argument) -> str:
+    return f"{a.name}:{a.ftype}({a.rank})/{a.intent}"
+
+
+def _loop_text(s: ir.Stmt) -> str:
+    if isinstance(s, ir.Do):
+        i = s.info
+        if i.parallel:
+            verdict = "parallel"
+            extra = [f"{r.op}:{expr_str(r.target) if r.target is not None else r.var}" for r in i.reductions]
+            if extra:
+                verdict += "[" + ",".join(extra) + "]"
+        else:
+            codes = []
+            for r in i.reasons:
+                if r.code not in codes:
+                    codes.append(r.code)
+            verdict = "serial[" + ",".join(codes) + "]"
+        head = f"L{s.line}:{s.var}={verdict}"
+    else:
+        head = f"L{s.line}:while=serial"
+    inner = [_loop_text(x) for x in _top_loops(s.body)]
+    return head + ("(" + " ".join(inner) + ")" if inner else "")
+
+
+def _top_loops(body: list[ir.Stmt]) -> list[ir.Stmt]:
+    out = []
+    for s in body:
+        if isinstance(s, (ir.Do, ir.DoWhile)):
+            out.append(s)
+        else:
+            out += _top_loops(ir.children(s))
+    return out
+
+
+def kernel_line(k: ir.Kernel) -> str:
+    where = f"{k.file}:{k.line_start}"
+    name = f"{k.module}::{k.name}" if k.module else k.name
+    parts = [f"{where}: {k.kind} {name}({', '.join(_arg_text(a) for a in k.args)})"]
+    loops = [_loop_text(s) for s in _top_loops(k.body)]
+    parts.append("loops: " + (" ".join(loops) if loops else "none"))
+    if k.unsupported:
+        parts.append("unsupported: " + ", ".join(f"L{u.line}:{u.construct}" for u in k.unsupported))
+    return " | ".join(parts)
+
+
+def _loop_json(s: ir.Stmt) -> dict:
+    if isinstance(s, ir.Do):
+        i = s.info
+        d = {"line": s.line, "var": s.var, "parallel": i.parallel, "depth": i.tightly_nested_parallel,
+             "reductions": [{"var": r.var, "op": r.op, "target": expr_str(r.target) if r.target is not None else None}
+                            for r in i.reductions],
+             "private": i.private, "indirect": i.indirect, "scattered": i.scattered, "calls": i.calls,
+             "early_exit": i.early_exit,
+             "reasons": [{"code": r.code, "message": r.message, "line": r.line} for r in i.reasons]}
+    else:
+        d = {"line": s.line, "var": None, "parallel": False, "while": True, "reasons": []}
+    d["inner"] = [_loop_json(x) for x in _top_loops(s.body)]
+    return d
+
+
+def kernel_json(k: ir.Kernel) -> dict:
+    return {
+        "name": k.name, "kind": k.kind, "file": k.file, "line": k.line_start, "line_end": k.line_end,
+        "module": k.module,
+        "args": [{"name": a.name, "type": str(a.ftype), "rank": a.rank, "intent": a.intent,
+                  "intent_declared": a.intent_declared} for a in k.args],
+        "loops": [_loop_json(s) for s in _top_loops(k.body)],
+        "unsupported": [{"construct": u.construct, "reason": u.reason, "line": u.line} for u in k.unsupported],
+        "calls": k.calls, "has_openmp": k.has_openmp,
+    }
+
+
+def cmd_list(args) -> int:
+    files = discover(args.sources)
+    include = list(getattr(args, "include", []) or [])
+    defines = parse_defines(getattr(args, "define", []))
+    bad = False
+    out_json = []
+    if not files:
+        print("port-fortran: error: no Fortran files found in " + " ".join(args.sources), file=sys.stderr)
+        return 2
+    include += tree_include_dirs(args.sources, include)
+    for f in files:
+        sf = parse_file(f, include_dirs=include, defines=defines)
+        if sf.errors:
+            bad = True
+        if args.json:
+            out_json.append({"path": sf.path, "form": sf.form, "modules": sf.modules, "programs": sf.programs,
+                             "errors": [{"code": e.code, "message": e.message, "file": e.file or sf.path, "line": e.line}
+                                        for e in sf.errors],
+                             "kernels": [kernel_json(k) for k in sf.kernels]})
+            continue
+        for e in sf.errors:
+            print(f"{e.file or sf.path}:{e.line}: error: {e.message}", file=sys.stderr)
+        for k in sf.kernels:
+            print(kernel_line(k))
+        if not sf.kernels and not sf.errors:
+            print(f"{sf.path}: no kernels" + (f" (program {', '.join(sf.programs)})" if sf.programs else ""))
+        sys.stdout.flush()
+    if args.json:
+        print(json.dumps(out_json, indent=1))
+    return 2 if bad else 0

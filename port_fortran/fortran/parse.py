@@ -1,0 +1,262 @@
+"""``parse_file``: read, parse with fparser2 (contained, time-limited, cached), build the IR,
+analyse it. Never raises for bad Fortran: problems land in ``SourceFile.errors``."""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import os
+import pickle
+import re
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from . import ir
+from .reader import FORTRAN_EXTS, SourceText, read_source
+
+PARSE_TIMEOUT_S = float(os.environ.get("PORT_FORTRAN_PARSE_TIMEOUT", "120"))
+_MEM_CACHE: dict[str, ir.SourceFile] = {}
+_MEM_CACHE_MAX = 256
+_LOCK = threading.Lock()
+_PARSER = None
+
+
+def _code_version() -> str:
+    h = hashlib.sha256()
+    for p in sorted(Path(__file__).parent.glob("*.py")):
+        h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+_VERSION = _code_version()
+
+
+def cache_dir() -> Path | None:
+    if os.environ.get("PORT_FORTRAN_NO_PARSE_CACHE"):
+        return None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "port-fortran" / "parse"
+
+
+# --------------------------------------------------------------------------- discovery
+
+
+def discover(paths) -> list[Path]:
+    """Fortran files in the given files and directory trees (sorted, de-duplicated)."""
+    out: list[Path] = []
+    seen = set()
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            cands = sorted(x for x in p.rglob("*") if x.is_file() and x.suffix in FORTRAN_EXTS
+                           and not any(part.startswith(".") for part in x.relative_to(p).parts))
+        elif p.exists():
+            cands = [p]
+        else:
+            cands = [p]  # reported by parse_file as unreadable
+        for c in cands:
+            key = str(c.resolve()) if c.exists() else str(c)
+            if key not in seen:
+                seen.add(key)
+                out.append(c)
+    return out
+
+
+# --------------------------------------------------------------------------- fparser
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _parser():
+    global _PARSER
+    if _PARSER is None:
+        from fparser.two.parser import ParserFactory
+        _PARSER = ParserFactory().create(std="f2008")
+    return _PARSER
+
+
+def _fparse(src: SourceText):
+    """Returns (tree, None) or (None, Diagnostic)."""
+    from fparser.common.readfortran import FortranStringReader
+    from fparser.common.sourceinfo import FortranFormat
+    from fparser.two.symbol_table import SYMBOL_TABLES
+    from fparser.two.utils import FortranSyntaxError
+
+    parser = _parser()
+    SYMBOL_TABLES.clear()
+    reader = FortranStringReader(src.text, ignore_comments=False)
+    reader.set_format(FortranFormat(src.form == "free", False))
+    sink = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(sink), contextlib.redirect_stdout(sink):
+            tree = parser(reader)
+    except FortranSyntaxError as exc:
+        return None, _syntax_diag(src, str(exc))
+    except SystemExit:
+        return None, _syntax_diag(src, sink.getvalue() or "fparser gave up reading the file")
+    except RecursionError:
+        return None, ir.Diagnostic("parse-error", "expression nesting too deep for the parser", 1, src.path)
+    except _Timeout:
+        raise
+    except Exception as exc:  # fparser internal errors on odd input
+        return None, _syntax_diag(src, f"{type(exc).__name__}: {exc}")
+    if tree is None:
+        return None, ir.Diagnostic("syntax-error", "no Fortran program units found", 1, src.path)
+    return tree, None
+
+
+def _syntax_diag(src: SourceText, msg: str) -> ir.Diagnostic:
+    m = re.search(r"at line (\d+)", msg)
+    raw = int(m.group(1)) if m else 0
+    if not raw:
+        m = re.search(r"line[s]?\s*#?\s*(\d+)", msg)
+        raw = int(m.group(1)) if m else 1
+    org = src.origin(raw)
+    lines = src.text.split("\n")
+    text = lines[raw - 1].strip() if 1 <= raw <= len(lines) else ""
+    m2 = re.search(r">>>(.*)", msg)
+    if m2 and m2.group(1).strip():
+        text = m2.group(1).strip()
+    detail = ""
+    for ln in msg.splitlines():
+        if ln.strip() and not ln.startswith(">>>") and not re.match(r"^\s*at line \d+\s*$", ln):
+            detail = ln.strip()
+            break
+    message = f"syntax error: {text}" + (f" ({detail})" if detail and detail not in text else "")
+    return ir.Diagnostic("syntax-error", message, org.line, org.file)
+
+
+def _with_timeout(fn, timeout: float):
+    """Run ``fn()`` under a time limit when we can (main thread, SIGALRM); otherwise plainly."""
+    if timeout <= 0 or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        return fn()
+
+    def _raise(signum, frame):
+        raise _Timeout()
+
+    try:
+        old = signal.signal(signal.SIGALRM, _raise)
+    except ValueError:  # not allowed here (e.g. embedded interpreter)
+        return fn()
+    prev = signal.getitimer(signal.ITIMER_REAL)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        return fn()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+        if prev[0] > 0:
+            signal.setitimer(signal.ITIMER_REAL, prev[0], prev[1])
+
+
+# --------------------------------------------------------------------------- parse_file
+
+
+def _key(src: SourceText) -> str:
+    h = hashlib.sha256()
+    h.update(_VERSION.encode())
+    h.update(src.path.encode())
+    h.update(src.form.encode())
+    h.update(src.text.encode())
+    h.update(repr(src.origins[:1] + src.origins[-1:]).encode())
+    h.update(repr(sorted(src.replaced.items())).encode())
+    return h.hexdigest()
+
+
+def _load_disk(key: str):
+    d = cache_dir()
+    if d is None:
+        return None
+    p = d / f"{key}.pickle"
+    try:
+        with open(p, "rb") as fh:
+            return pickle.load(fh)
+    except Exception:
+        return None
+
+
+def _store_disk(key: str, sf: ir.SourceFile) -> None:
+    d = cache_dir()
+    if d is None:
+        return
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        tmp = d / f".{key}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as fh:
+            pickle.dump(sf, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, d / f"{key}.pickle")
+    except Exception:
+        pass
+
+
+def parse_file(path, include_dirs=(), defines=None, *, timeout: float | None = None,
+               use_cache: bool = True) -> ir.SourceFile:
+    """Parse one Fortran file into the IR (kernels analysed). Never raises for bad input."""
+    import copy
+
+    path = str(path)
+    defines = dict(defines or {})
+    try:
+        with open(path, "r", errors="replace") as fh:
+            text = fh.read()
+    except OSError as exc:
+        sf = ir.SourceFile(path=path, form="free")
+        sf.errors.append(ir.Diagnostic("unreadable", f"cannot read {path}: {exc.strerror or exc}", 0, path))
+        return sf
+    try:
+        src = read_source(path, include_dirs, defines, text=text)
+    except Exception as exc:
+        sf = ir.SourceFile(path=path, form="free")
+        sf.errors.append(ir.Diagnostic("read-error", f"cannot prepare {path}: {type(exc).__name__}: {exc}", 1, path))
+        return sf
+    key = _key(src)
+    if use_cache:
+        with _LOCK:
+            hit = _MEM_CACHE.get(key)
+        if hit is None:
+            hit = _load_disk(key)
+            if hit is not None:
+                with _LOCK:
+                    _MEM_CACHE[key] = hit
+        if hit is not None:
+            return copy.deepcopy(hit)
+    sf = _parse_uncached(src, text, timeout if timeout is not None else PARSE_TIMEOUT_S)
+    if use_cache and not any(e.code == "parse-timeout" for e in sf.errors):
+        with _LOCK:
+            if len(_MEM_CACHE) >= _MEM_CACHE_MAX:
+                _MEM_CACHE.pop(next(iter(_MEM_CACHE)))
+            _MEM_CACHE[key] = sf
+        _store_disk(key, sf)
+        return copy.deepcopy(sf)
+    return sf
+
+
+def _parse_uncached(src: SourceText, original_text: str, timeout: float) -> ir.SourceFile:
+    from .analysis import analyse_file
+    from .build import FileBuilder
+
+    def work():
+        with _LOCK:  # fparser keeps global state (symbol tables): one parse at a time per process
+            tree, diag = _fparse(src)
+        if diag is not None:
+            sf = ir.SourceFile(path=src.path, form=src.form, includes=list(src.includes), preprocessed=src.preprocessed)
+            sf.errors.append(diag)
+            return sf
+        old_limit = sys.getrecursionlimit()
+        sf = FileBuilder(src, original_text.split("\n")).build(tree)
+        analyse_file(sf)
+        return sf
+
+    try:
+        sf = _with_timeout(work, timeout)
+    except _Timeout:
+        sf = ir.SourceFile(path=src.path, form=src.form)
+        sf.errors.append(ir.Diagnostic("parse-timeout", f"parsing took longer than {timeout:.0f}s; file skipped "
+                                       "(set PORT_FORTRAN_PARSE_TIMEOUT to allow more)", 1, src.path))
+    for f, line, code, msg in src.errors:
+        sf.errors.insert(0, ir.Diagnostic(code, msg, line, f))
+    return sf
