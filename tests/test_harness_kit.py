@@ -37,18 +37,18 @@ def write_source(tmp: Path, name: str, text: str) -> Path:
     return p
 
 
-# ------------------------------------------------------------------ axpy
+# ------------------------------------------------------------------ axpy (w = a*x + y)
 
 
 AXPY_F90 = """
-subroutine axpy(n, a, x, y)
+subroutine axpy(n, a, x, y, w)
   implicit none
   integer, intent(in) :: n
-  double precision, intent(in) :: a, x(n)
-  double precision, intent(inout) :: y(n)
+  double precision, intent(in) :: a, x(n), y(n)
+  double precision, intent(out) :: w(n)
   integer :: i
   do i = 1, n
-    y(i) = y(i) + a * x(i)
+    w(i) = a * x(i) + y(i)
   end do
 end subroutine axpy
 """
@@ -56,13 +56,13 @@ end subroutine axpy
 
 def axpy_kernel(path: Path) -> ir.Kernel:
     loop = ir.Do(var="i", start=L(1), end=N("n"), body=[
-        ir.Assign(R("y", N("i")), B("+", R("y", N("i")), B("*", N("a", R8), R("x", N("i")), R8), R8), line=8)
+        ir.Assign(R("w", N("i")), B("+", B("*", N("a", R8), R("x", N("i")), R8), R("y", N("i")), R8), line=8)
     ], line=7)
     loop.info = ir.LoopInfo(parallel=True)
     return ir.Kernel(
         name="axpy", kind="subroutine", file=str(path), line_start=1, line_end=10,
         args=[arg("n", 0, used_as_size=True), arg("a", 1, R8), arg("x", 2, R8, [(None, N("n"))]),
-              arg("y", 3, R8, [(None, N("n"))], intent="inout")],
+              arg("y", 3, R8, [(None, N("n"))]), arg("w", 4, R8, [(None, N("n"))], intent="out")],
         locals={"i": ir.Variable("i", I4)}, body=[loop])
 
 
@@ -101,33 +101,35 @@ def write_port(port_dir: Path, kernel: str, body: str) -> Path:
 # One axpy port whose behaviour is picked at run time by PF_TEST_VARIANT, so the wrong
 # variants cost one build: correct | off-by-one | unwritten | hardcoded | loop | alloc | scribble
 AXPY_PORT = r"""
-extern "C" void axpy_kokkos(const int* n, const double* a, const double* x, double* y) {
+extern "C" void axpy_kokkos(const int* n, const double* a, const double* x, const double* y, double* w) {
   pf_init();
   const int N = *n;
   const double A = *a;
   const char* v = std::getenv("PF_TEST_VARIANT");
   std::string variant = v ? v : "correct";
-  U1<const double> X(x, N);
-  U1<double> Y(y, N);
+  U1<const double> X(x, N), Y(y, N);
+  U1<double> W(w, N);
   if (variant == "off-by-one") {  // the last element is skipped
-    Kokkos::parallel_for(Kokkos::RangePolicy<Exec>(0, N > 0 ? N - 1 : 0), KOKKOS_LAMBDA(int i) { Y(i) += A * X(i); });
-  } else if (variant == "unwritten") {  // writes a fresh output, leaves element 3 alone
+    Kokkos::parallel_for(Kokkos::RangePolicy<Exec>(0, N > 0 ? N - 1 : 0), KOKKOS_LAMBDA(int i) { W(i) = A * X(i) + Y(i); });
+  } else if (variant == "off-by-one-read") {  // reads one element too far (Fortran x(i+1))
+    Kokkos::parallel_for(Kokkos::RangePolicy<Exec>(0, N), KOKKOS_LAMBDA(int i) { W(i) = A * X(i + 1 < N ? i + 1 : i) + Y(i); });
+  } else if (variant == "unwritten") {  // leaves w(3) alone
     Kokkos::parallel_for(Kokkos::RangePolicy<Exec>(0, N), KOKKOS_LAMBDA(int i) {
-      if (i != 2) Y(i) += A * X(i);
+      if (i != 2) W(i) = A * X(i) + Y(i);
     });
   } else if (variant == "hardcoded") {  // returns an answer fixed beforehand (one seed's)
     std::FILE* f = std::fopen(std::getenv("PF_TEST_ANSWER"), "rb");
-    if (f) { std::fread(y, sizeof(double), N, f); std::fclose(f); }
+    if (f) { if (std::fread(w, sizeof(double), N, f)) {} std::fclose(f); }
   } else if (variant == "loop") {  // never returns
     volatile double s = 0; while (true) { s = s + 1.0; }
   } else if (variant == "alloc") {  // allocates without bound
     std::vector<double*> keep;
     while (true) { double* p = new double[1 << 20]; for (int i = 0; i < (1 << 20); i += 512) p[i] = i; keep.push_back(p); }
-  } else if (variant == "scribble") {  // correct output, but overwrites an input
-    Kokkos::parallel_for(Kokkos::RangePolicy<Exec>(0, N), KOKKOS_LAMBDA(int i) { Y(i) += A * X(i); });
+  } else if (variant == "scribble") {  // right output, but overwrites an input
+    Kokkos::parallel_for(Kokkos::RangePolicy<Exec>(0, N), KOKKOS_LAMBDA(int i) { W(i) = A * X(i) + Y(i); });
     if (N > 0) const_cast<double*>(x)[0] = 0.0;
   } else {
-    Kokkos::parallel_for(Kokkos::RangePolicy<Exec>(0, N), KOKKOS_LAMBDA(int i) { Y(i) += A * X(i); });
+    Kokkos::parallel_for(Kokkos::RangePolicy<Exec>(0, N), KOKKOS_LAMBDA(int i) { W(i) = A * X(i) + Y(i); });
   }
   Kokkos::fence();
 }
