@@ -1,0 +1,182 @@
+"""Timing the original and the port the way users run them: same inputs (the spec's timing
+sizes, about 64 MB of array data), warm-up, then the median and the spread of repeated
+calls, at the same thread count; GB/s from the bytes the kernel must move, GFLOP/s where
+the loop nest can be counted, and the fraction of the machine's measured memory bandwidth
+(a STREAM-triad probe, run once per host and thread count and cached).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Optional
+
+from ..build_runner.sandbox import Limits, run_limited
+from ..records import Timing
+from . import analysis as A
+from .inputs import Case, Layout, make_inputs, write_records
+
+WARMUP = 2
+REPEATS = 10
+TIMING_LIMITS = Limits(wall_s=300.0, cpu_s=None, mem_mb=None)
+PROBE_SOURCE = Path(__file__).parent / "fortran_support" / "stream_probe.cpp"
+
+
+def moved_bytes(kernel, spec, lay: Layout) -> int:
+    """Bytes the kernel must move: each array argument read once (in), written once (out),
+    or both (inout), at the size allocated for the case."""
+    total = 0
+    for a in kernel.args:
+        if not a.rank:
+            continue
+        nb = lay.arrays[a.name].nbytes
+        intent = spec.args[a.name].intent
+        total += 2 * nb if intent == "inout" else nb
+    return total
+
+
+def parse_times(text: str) -> list[float]:
+    out = []
+    for line in text.splitlines():
+        if line.strip().startswith("PF_TIME"):
+            try:
+                out.append(float(line.split()[1].replace("D", "E")))
+            except (IndexError, ValueError):
+                pass
+    return out
+
+
+def _timing(variant, threads, sizes, times, kernel_only, nbytes, flops, bw) -> Optional[Timing]:
+    if not times:
+        return None
+    med = statistics.median(times)
+    spread = max(times) - min(times)
+    gbs = nbytes / med / 1e9 if med > 0 and nbytes else None
+    gfl = flops / med / 1e9 if med > 0 and flops else None
+    roof = gbs / bw if gbs and bw else None
+    return Timing(variant=variant, threads=threads, sizes=dict(sizes), median_s=med, spread_s=spread,
+                  repeats=len(times), kernel_only=kernel_only, gbytes_per_s=gbs, gflops=gfl,
+                  roofline_fraction=roof)
+
+
+def bench(h, backends: list[str], threads: int, repeats: Optional[int] = None,
+          warmup: int = WARMUP) -> list[Timing]:
+    """Fortran serial (and OpenMP if the source has directives) and each Kokkos backend."""
+    repeats = repeats or REPEATS
+    spec = h.spec
+    kernel = h.kernel
+    choices = {n: a.values[0] for n, a in spec.args.items() if a.role in ("flag", "stride")}
+    case = Case(seed=20240607, sizes=dict(spec.timing), choices=choices)
+    recs, lay = make_inputs(kernel, spec, case)
+    work = h.port_dir / "build" / "bench"
+    work.mkdir(parents=True, exist_ok=True)
+    fin = work / "in.bin"
+    write_records(fin, recs)
+    nbytes = moved_bytes(kernel, spec, lay)
+    env = {k: v for k, v in lay.scalars.items() if isinstance(v, int)}
+    flops = A.count_flops(kernel, env)
+    sizes = {**spec.timing, **{k: v for k, v in choices.items() if isinstance(v, int)}}
+    out: list[Timing] = []
+    h.bench_notes = []
+
+    def run(exe, mode, backend, t, variant, kernel_only):
+        res = run_limited([str(exe), mode, str(fin), str(warmup), str(repeats)], work,
+                          TIMING_LIMITS.for_backend(backend), env_extra=h.run_env(backend, t, timing=True))
+        times = parse_times(res.stdout)
+        if not res.ok or not times:
+            h.bench_notes.append(f"{variant}: " + h._describe_failure(variant, res))
+            return
+        tm = _timing(variant, t, sizes, times, kernel_only, nbytes, flops, bandwidth(t))
+        if tm:
+            out.append(tm)
+
+    ref = h.build_reference(timing=True)
+    run(ref, "time", "serial", 1, "fortran-serial", True)
+    if kernel.has_openmp:
+        ref_omp = h.build_reference(timing=True, openmp=True)
+        run(ref_omp, "time", "openmp", threads, "fortran-openmp", True)
+    for b in backends:
+        build = h._builds.get(b) or h.build(b)
+        if not build.ok:
+            h.bench_notes.append(f"kokkos-{b}: build failed: {build.condensed}")
+            continue
+        t = 1 if b == "serial" else threads
+        exe = build.artifacts["pf_driver"]
+        if (Path(build.build_dir) / "pf_driver").exists() and _has_views(build):
+            run(exe, "time-views", b, t, f"kokkos-{b}", True)
+        run(exe, "time", b, t, f"kokkos-{b}", False)
+    _save(h, out)
+    return out
+
+
+def _has_views(build) -> bool:
+    return (Path(build.build_dir).parent / "harness_src" / "views_timer.cpp").exists()
+
+
+def _save(h, timings: list[Timing]) -> None:
+    from ..fortran.ir import to_dict
+    (h.port_dir / "timings.json").write_text(json.dumps(
+        {"at": time.time(), "host": socket.gethostname(), "timings": [to_dict(t) for t in timings],
+         "notes": getattr(h, "bench_notes", [])}, indent=1) + "\n")
+
+
+# --------------------------------------------------------------------------- bandwidth probe
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("PORT_FORTRAN_CACHE")
+    return Path(root) if root else Path.home() / ".cache" / "port-fortran"
+
+
+def bandwidth(threads: int, refresh: bool = False) -> Optional[float]:
+    """Measured memory bandwidth (GB/s, STREAM triad) of this host at ``threads`` OpenMP
+    threads; cached in ``<cache>/bandwidth.json`` by host name. None if the probe fails."""
+    path = cache_dir() / "bandwidth.json"
+    host = socket.gethostname()
+    try:
+        data = json.loads(path.read_text()) if path.exists() else {}
+    except (json.JSONDecodeError, OSError):
+        data = {}
+    key = str(threads)
+    if not refresh and key in data.get(host, {}):
+        return data[host][key]
+    gbs = _run_probe(threads)
+    if gbs is None:
+        return None
+    data.setdefault(host, {})[key] = gbs
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1) + "\n")
+    os.replace(tmp, path)
+    return gbs
+
+
+def _run_probe(threads: int) -> Optional[float]:
+    cxx = shutil.which("g++") or shutil.which("c++")
+    if not cxx:
+        return None
+    pdir = cache_dir() / "probe"
+    pdir.mkdir(parents=True, exist_ok=True)
+    exe = pdir / "stream_probe"
+    if not exe.exists():
+        tmp = pdir / f"stream_probe.{os.getpid()}"
+        res = run_limited([cxx, "-O3", "-march=native", "-fopenmp", str(PROBE_SOURCE), "-o", str(tmp)], pdir,
+                          Limits(wall_s=300, mem_mb=None))
+        if not res.ok:
+            return None
+        os.replace(tmp, exe)
+    res = run_limited([str(exe)], pdir, Limits(wall_s=300, mem_mb=None),
+                      env_extra={"OMP_NUM_THREADS": str(threads), "OMP_PROC_BIND": "spread",
+                                 "OMP_PLACES": "threads"})
+    for line in res.stdout.splitlines():
+        if line.startswith("PF_TRIAD_GBS"):
+            try:
+                return float(line.split()[1])
+            except (IndexError, ValueError):
+                return None
+    return None
