@@ -126,6 +126,14 @@ def infer_intent(arg: ir.Argument, acc: list[tuple[str, str, bool]], cond_writes
     return "inout"
 
 
+def scalar_out(body: list[ir.Stmt], name: str, arrays: set[str]) -> bool:
+    """The scalar is surely assigned on the way through ``body`` before any read of it."""
+    from .dependence import exposed_reads
+    exposed: set[str] = set()
+    defined = exposed_reads(body, set(), arrays, exposed)
+    return name in defined and name not in exposed
+
+
 # --------------------------------------------------------------------------- flags and sizes
 
 
@@ -327,10 +335,13 @@ def access_bounds(k: ir.Kernel, arg: ir.Argument, env: dict) -> list[Optional[tu
 
 def analyse_arguments(k: ir.Kernel, callees: dict[str, ir.Kernel]) -> None:
     acc = ordered_accesses(k.body, callees)
+    arrays = {a.name for a in k.args if a.dims} | {n for n, v in k.locals.items() if v.dims}
     cw = _cond_writes(k.body)
     for a in k.args:
         if not a.intent_declared:
             a.intent = infer_intent(a, acc, cw)
+            if a.intent == "inout" and not a.dims and scalar_out(k.body, a.name, arrays):
+                a.intent = "out"
     names = {a.name for a in k.args}
     cmp = compared_literals(k.body, names)
     sizes = size_names(k)

@@ -1382,7 +1382,14 @@ class FileBuilder:
             k.result = ir.Variable(result_name, rt or FType("real", 4), list(rs.dims or []), line=start)
         # locals, module variables
         env = scope.params()
-        names = list(scope.syms) + [n for n in referenced_names(body) if n not in scope.syms]
+        dim_names = []
+        for sym in scope.syms.values():
+            for d in sym.dims or []:
+                for e in (d.lower, d.upper):
+                    if e is not None:
+                        dim_names += list(expr_names(e))
+        names = list(scope.syms) + [n for n in referenced_names(body) + dim_names if n not in scope.syms]
+        names = list(dict.fromkeys(names))
         for nm in names:
             if nm in arg_names or nm == result_name:
                 continue

@@ -1,0 +1,312 @@
+"""Loop dependence verdicts and argument facts, asserted on the IR."""
+from __future__ import annotations
+
+import textwrap
+
+from port_fortran.fortran import ir, parse_file
+from port_fortran.fortran.render import expr_str
+
+
+def kernel(tmp_path, body, decls="", args="n, a, b, c", name="k.f90"):
+    src = textwrap.dedent(f"""
+        subroutine k({args})
+          integer n
+          real(8) a(n), b(n), c(n)
+          {decls}
+          integer i, j
+    """).lstrip("\n") + textwrap.dedent(body) + "end subroutine\n"
+    p = tmp_path / name
+    p.write_text(src)
+    sf = parse_file(p, use_cache=False)
+    assert not sf.errors, sf.errors
+    return sf.kernels[0]
+
+
+def loop(k, line=None, var=None):
+    for d in k.loops():
+        if (line is None or d.line == line) and (var is None or d.var == var):
+            return d
+    raise AssertionError(f"no loop {line} {var}")
+
+
+def codes(d):
+    return [r.code for r in d.info.reasons]
+
+
+def test_independent(tmp_path):
+    k = kernel(tmp_path, """
+        do i = 1, n
+          a(i) = b(i) + c(i)
+        end do
+    """)
+    d = loop(k)
+    assert d.info.parallel and d.info.reasons == [] and expr_str(d.info.trip) == "n"
+    assert d.info.tightly_nested_parallel == 1
+
+
+def test_carried(tmp_path):
+    k = kernel(tmp_path, """
+        do i = 2, n
+          a(i) = a(i-1) + 1
+        end do
+    """)
+    d = loop(k)
+    assert not d.info.parallel and codes(d) == ["loop-carried-dependence"]
+    r = d.info.reasons[0]
+    assert r.line == 8 and "a(i)" in r.message and "a(i-1)" in r.message.replace(" ", "")
+
+
+def test_distance_not_multiple_of_stride_is_independent(tmp_path):
+    k = kernel(tmp_path, """
+        do i = 1, n, 2
+          a(2*i) = a(2*i+1) + 1
+        end do
+    """)
+    assert loop(k).info.parallel
+
+
+def test_scalar_reduction(tmp_path):
+    k = kernel(tmp_path, """
+        s = 0
+        do i = 1, n
+          s = s + a(i)*b(i)
+        end do
+        m = a(1)
+        do i = 1, n
+          m = max(m, a(i))
+        end do
+        do i = 1, n
+          if (a(i) < p) p = a(i)
+        end do
+    """, decls="real(8) s, m, p", args="n, a, b, c, s, m, p")
+    l1, l2, l3 = k.loops()
+    assert l1.info.parallel and [(r.var, r.op) for r in l1.info.reductions] == [("s", "sum")]
+    assert l2.info.parallel and [(r.var, r.op) for r in l2.info.reductions] == [("m", "max")]
+    assert l3.info.parallel and [(r.var, r.op) for r in l3.info.reductions] == [("p", "min")]
+    assert k.arg("s").intent == "out"
+
+
+def test_maxloc_is_not_a_plain_reduction(tmp_path):
+    k = kernel(tmp_path, """
+        do i = 1, n
+          if (a(i) > m) then
+            m = a(i)
+            im = i
+          end if
+        end do
+    """, decls="real(8) m\n  integer im", args="n, a, b, c, m, im")
+    d = loop(k)
+    assert not d.info.parallel and codes(d) == ["loc-reduction"]
+    assert d.info.reductions == []
+
+
+def test_array_accumulation_across_outer_loop(tmp_path):
+    k = kernel(tmp_path, """
+        do j = 1, n
+          do i = 1, n
+            y(j) = y(j) + amat(j, i)*t(i)
+          end do
+        end do
+    """, decls="real(8) y(n), amat(n, n), t(n)", args="n, a, b, c, y, amat, t")
+    outer, inner = loop(k, var="j"), loop(k, var="i")
+    assert inner.info.parallel
+    red = inner.info.reductions[0]
+    assert red.var == "y" and red.op == "sum" and isinstance(red.target, ir.ArrayRef)
+    assert expr_str(red.target) == "y(j)"
+    assert outer.info.parallel and "i" in outer.info.private
+    assert outer.info.tightly_nested_parallel == 1  # the inner loop reduces into y(j): no MDRange
+
+
+def test_column_update_outer_loop_carries_y(tmp_path):
+    k = kernel(tmp_path, """
+        do j = 1, n
+          do i = 1, n
+            y(i) = y(i) + amat(i, j)*t(j)
+          end do
+        end do
+    """, decls="real(8) y(n), amat(n, n), t(n)", args="n, a, b, c, y, amat, t")
+    assert not loop(k, var="j").info.parallel
+    assert codes(loop(k, var="j")) == ["loop-carried-dependence"]
+    assert loop(k, var="i").info.parallel
+
+
+def test_scattered_update(tmp_path):
+    k = kernel(tmp_path, """
+        do i = 1, n
+          h(idx(i)) = h(idx(i)) + 1
+        end do
+    """, decls="integer idx(n), h(n)", args="n, a, b, c, idx, h")
+    d = loop(k)
+    assert not d.info.parallel and codes(d) == ["scattered-update"]
+    assert d.info.scattered == ["h"] and "h" in d.info.indirect
+    assert k.arg("idx").used_as_index and not k.arg("h").used_as_index
+
+
+def test_indirect_read_is_parallel(tmp_path):
+    k = kernel(tmp_path, """
+        do i = 1, n
+          a(i) = b(idx(i))
+        end do
+    """, decls="integer idx(n)", args="n, a, b, c, idx")
+    d = loop(k)
+    assert d.info.parallel and d.info.indirect == ["b"]
+
+
+def test_privatisable_temporary(tmp_path):
+    k = kernel(tmp_path, """
+        do i = 1, n
+          t = b(i)*2
+          a(i) = t + t**2
+        end do
+    """, decls="real(8) t")
+    d = loop(k)
+    assert d.info.parallel and d.info.private == ["t"]
+
+
+def test_temporary_live_after_loop_is_not_private(tmp_path):
+    k = kernel(tmp_path, """
+        do i = 1, n
+          t = b(i)*2
+          a(i) = t
+        end do
+        c(1) = t
+    """, decls="real(8) t")
+    d = loop(k)
+    assert not d.info.parallel and codes(d) == ["last-value"]
+
+
+def test_scalar_recurrence(tmp_path):
+    k = kernel(tmp_path, """
+        t = 0
+        do i = 1, n
+          t = 0.5*t + b(i)
+          a(i) = t
+        end do
+    """, decls="real(8) t")
+    d = loop(k)
+    assert not d.info.parallel and codes(d) == ["scalar-dependence"]
+
+
+def test_triangular_nest(tmp_path):
+    k = kernel(tmp_path, """
+        do j = 1, n
+          do i = j, n
+            amat(i, j) = amat(i, j)*2
+          end do
+        end do
+    """, decls="real(8) amat(n, n)", args="n, a, b, c, amat")
+    outer, inner = loop(k, var="j"), loop(k, var="i")
+    assert outer.info.parallel and inner.info.parallel
+    assert outer.info.tightly_nested_parallel == 1  # inner bounds depend on j: no MDRange
+    assert expr_str(inner.info.trip) == "n-j+1".replace("-", " - ").replace("+", " + ") or \
+        ir.evaluate(inner.info.trip, {"n": 10, "j": 3}) == 8
+
+
+def test_rectangular_nest_is_a_band(tmp_path):
+    k = kernel(tmp_path, """
+        do j = 1, n
+          do i = 1, n
+            amat(i, j) = b(i)*c(j)
+          end do
+        end do
+    """, decls="real(8) amat(n, n)", args="n, a, b, c, amat")
+    assert loop(k, var="j").info.tightly_nested_parallel == 2
+
+
+def test_goto_out_of_loop(tmp_path):
+    k = kernel(tmp_path, """
+        do i = 1, n
+          if (a(i) < 0) goto 100
+          b(i) = sqrt(a(i))
+        end do
+    100 continue
+    """)
+    d = loop(k)
+    assert not d.info.parallel and d.info.early_exit and codes(d) == ["early-exit"]
+    assert d.info.reasons[0].line == 8
+
+
+def test_exit_and_return_are_early_exits_cycle_is_not(tmp_path):
+    k = kernel(tmp_path, """
+        do i = 1, n
+          if (a(i) < 0) cycle
+          b(i) = 1
+        end do
+        do i = 1, n
+          if (a(i) < 0) exit
+        end do
+        do i = 1, n
+          if (a(i) < 0) return
+        end do
+    """)
+    l1, l2, l3 = k.loops()
+    assert l1.info.parallel
+    assert codes(l2) == ["early-exit"] and codes(l3) == ["early-exit"]
+
+
+def test_call_and_io_in_loop(tmp_path):
+    k = kernel(tmp_path, """
+        do i = 1, n
+          call work(a(i))
+        end do
+        do i = 1, n
+          write(*,*) a(i)
+        end do
+    """)
+    l1, l2 = k.loops()
+    assert "call-in-loop" in codes(l1) and l1.info.calls == ["work"]
+    assert "io-in-loop" in codes(l2)
+
+
+def test_fixed_form_shared_termination_nest(tmp_path):
+    src = """
+      SUBROUTINE T(M, N, A, LDA, B, LDB)
+      INTEGER M, N, LDA, LDB, I, J
+      DOUBLE PRECISION A(LDA,*), B(LDB,*)
+      DO 10 J = 1, N
+      DO 10 I = 1, M
+         B(J,I) = A(I,J)
+   10 CONTINUE
+      END
+"""
+    p = tmp_path / "t.f"
+    p.write_text(src.lstrip("\n"))
+    k = parse_file(p, use_cache=False).kernels[0]
+    j, i = k.loops()
+    assert j.info.parallel and i.info.parallel and j.info.tightly_nested_parallel == 2
+    assert k.arg("b").intent == "out" and k.arg("a").intent == "in"
+    assert k.arg("m").used_as_size and k.arg("n").used_as_size and k.arg("lda").used_as_size
+    lo, hi = k.arg("a").access_bounds[1]
+    assert expr_str(lo) == "1" and expr_str(hi) == "n"
+
+
+def test_access_bounds_blas_stride(tmp_path):
+    src = """
+      SUBROUTINE S(N, X, INCX, Y)
+      INTEGER N, INCX, I
+      DOUBLE PRECISION X(*), Y(*)
+      DO 10 I = 1, N
+         Y(I) = X(1+(I-1)*INCX)
+   10 CONTINUE
+      END
+"""
+    p = tmp_path / "s.f"
+    p.write_text(src.lstrip("\n"))
+    k = parse_file(p, use_cache=False).kernels[0]
+    lo, hi = k.arg("x").access_bounds[0]
+    assert ir.evaluate(lo, {"n": 7, "incx": 3}) == 1
+    assert ir.evaluate(hi, {"n": 7, "incx": 3}) == 1 + 6 * 3
+    lo, hi = k.arg("y").access_bounds[0]
+    assert expr_str(lo) == "1" and expr_str(hi) == "n"
+    assert k.loops()[0].info.parallel
+
+
+def test_flags_compared_with(tmp_path):
+    k = kernel(tmp_path, """
+        if (lsame(trans, 'N')) then
+          a(1) = 0
+        else if (trans == 't' .or. trans .eq. 'T') then
+          a(1) = 1
+        end if
+    """, decls="character trans\n  logical lsame", args="n, a, b, c, trans")
+    assert k.arg("trans").compared_with == ["N", "t", "T"]
