@@ -1,0 +1,257 @@
+// pf_kokkos_compat.hpp -- written by port-fortran; the same file in every port.
+//
+// Everything that differs between Kokkos 3.4 and 5.x lives here, so the generated kernels
+// use one spelling:
+//   * pf::ExecSpace / pf::MemSpace, chosen by the compile definition PF_BACKEND_SERIAL,
+//     PF_BACKEND_OPENMP, PF_BACKEND_CUDA or PF_BACKEND_HIP (default: Kokkos' default space);
+//   * pf::ensure_initialized(): initialises Kokkos on first use when the calling program has
+//     not, and finalizes it at exit;
+//   * math usable in device code (Kokkos 3.x keeps it in Kokkos::Experimental, 4.x+ in
+//     Kokkos::), plus the Fortran intrinsics C++ lacks: integer powers, SIGN, MOD, MODULO,
+//     NINT, MIN/MAX;
+//   * the range policies with Fortran's inclusive upper bounds (an empty range when hi < lo);
+//   * PF_VOLATILE_JOIN for reducers (Kokkos 3.x also calls a volatile join).
+#ifndef PF_KOKKOS_COMPAT_HPP
+#define PF_KOKKOS_COMPAT_HPP
+
+#include <Kokkos_Core.hpp>
+#include <Kokkos_Complex.hpp>
+
+#include <cstdlib>
+
+namespace pf {
+
+// ---------------------------------------------------------------- spaces
+#if defined(PF_BACKEND_CUDA)
+using ExecSpace = Kokkos::Cuda;
+#elif defined(PF_BACKEND_HIP)
+#if KOKKOS_VERSION >= 40000
+using ExecSpace = Kokkos::HIP;
+#else
+using ExecSpace = Kokkos::Experimental::HIP;
+#endif
+#elif defined(PF_BACKEND_OPENMP)
+using ExecSpace = Kokkos::OpenMP;
+#elif defined(PF_BACKEND_SERIAL)
+using ExecSpace = Kokkos::Serial;
+#else
+using ExecSpace = Kokkos::DefaultExecutionSpace;
+#endif
+using MemSpace = ExecSpace::memory_space;
+
+// Host arrays as the Fortran caller passes them, and their copies in MemSpace.
+template <class T>
+using HostView = Kokkos::View<T, Kokkos::LayoutLeft, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+template <class T>
+using View = Kokkos::View<T, Kokkos::LayoutLeft, MemSpace>;
+
+// ---------------------------------------------------------------- initialisation
+inline void finalize_at_exit() {
+  if (Kokkos::is_initialized()) Kokkos::finalize();
+}
+
+// Initialise Kokkos when the program has not (a legacy Fortran main never does). Views
+// created by the ports are all local to one call, so finalising at exit is safe.
+inline void ensure_initialized() {
+  if (!Kokkos::is_initialized()) {
+    Kokkos::initialize();
+    std::atexit(finalize_at_exit);
+  }
+}
+
+// ---------------------------------------------------------------- policies
+// Fortran DO i = lo, hi (inclusive, empty when hi < lo).
+inline Kokkos::RangePolicy<ExecSpace> range(long lo, long hi) {
+  return Kokkos::RangePolicy<ExecSpace>(lo, hi >= lo ? hi + 1 : lo);
+}
+
+// The (0, 1) range of a single-iteration kernel (serial code kept in MemSpace).
+inline Kokkos::RangePolicy<ExecSpace> single() { return Kokkos::RangePolicy<ExecSpace>(0, 1); }
+
+// Number of iterations of DO i = lo, hi, step (Fortran: max(0, (hi - lo + step) / step)).
+KOKKOS_INLINE_FUNCTION long trip(long lo, long hi, long step) {
+  const long n = (hi - lo + step) / step;
+  return n > 0 ? n : 0;
+}
+
+// MDRangePolicy over inclusive Fortran bounds (empty where hi < lo), optional tile sizes.
+template <int R, Kokkos::Iterate It = Kokkos::Iterate::Left>
+inline Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<R, It, It>> mdrange(const long (&lo)[R], const long (&hi)[R]) {
+  using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<R, It, It>>;
+  typename Policy::point_type lower, upper;
+  for (int d = 0; d < R; ++d) {
+    lower[d] = lo[d];
+    upper[d] = hi[d] >= lo[d] ? hi[d] + 1 : lo[d];
+  }
+  return Policy(lower, upper);
+}
+template <int R, Kokkos::Iterate It = Kokkos::Iterate::Left>
+inline Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<R, It, It>> mdrange(const long (&lo)[R], const long (&hi)[R],
+                                                                         const long (&tile)[R]) {
+  using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<R, It, It>>;
+  typename Policy::point_type lower, upper;
+  typename Policy::tile_type tiles;
+  for (int d = 0; d < R; ++d) {
+    lower[d] = lo[d];
+    upper[d] = hi[d] >= lo[d] ? hi[d] + 1 : lo[d];
+    tiles[d] = tile[d];
+  }
+  return Policy(lower, upper, tiles);
+}
+
+// Extent of a dimension lo:hi (0 when hi < lo).
+inline size_t extent(long lo, long hi) { return hi >= lo ? static_cast<size_t>(hi - lo + 1) : 0; }
+
+// ---------------------------------------------------------------- math
+#if KOKKOS_VERSION >= 30700
+#define PF_MATH_NS Kokkos
+#else
+#define PF_MATH_NS Kokkos::Experimental
+#endif
+
+#define PF_UNARY(NAME)                                                        \
+  template <class T>                                                         \
+  KOKKOS_INLINE_FUNCTION auto NAME(const T& x)->decltype(PF_MATH_NS::NAME(x)) { \
+    return PF_MATH_NS::NAME(x);                                              \
+  }
+PF_UNARY(sqrt)
+PF_UNARY(exp)
+PF_UNARY(log)
+PF_UNARY(log10)
+PF_UNARY(sin)
+PF_UNARY(cos)
+PF_UNARY(tan)
+PF_UNARY(asin)
+PF_UNARY(acos)
+PF_UNARY(atan)
+PF_UNARY(sinh)
+PF_UNARY(cosh)
+PF_UNARY(tanh)
+PF_UNARY(floor)
+PF_UNARY(ceil)
+PF_UNARY(trunc)
+PF_UNARY(fabs)
+#undef PF_UNARY
+
+KOKKOS_INLINE_FUNCTION double atan2(double y, double x) { return PF_MATH_NS::atan2(y, x); }
+KOKKOS_INLINE_FUNCTION float atan2(float y, float x) { return PF_MATH_NS::atan2(y, x); }
+KOKKOS_INLINE_FUNCTION double pow(double x, double y) { return PF_MATH_NS::pow(x, y); }
+KOKKOS_INLINE_FUNCTION float pow(float x, float y) { return PF_MATH_NS::pow(x, y); }
+KOKKOS_INLINE_FUNCTION double fmod(double x, double y) { return PF_MATH_NS::fmod(x, y); }
+KOKKOS_INLINE_FUNCTION float fmod(float x, float y) { return PF_MATH_NS::fmod(x, y); }
+
+// complex: Kokkos_Complex.hpp has the same spelling in every version
+template <class T>
+KOKKOS_INLINE_FUNCTION Kokkos::complex<T> sqrt(const Kokkos::complex<T>& z) { return Kokkos::sqrt(z); }
+template <class T>
+KOKKOS_INLINE_FUNCTION Kokkos::complex<T> exp(const Kokkos::complex<T>& z) { return Kokkos::exp(z); }
+template <class T>
+KOKKOS_INLINE_FUNCTION Kokkos::complex<T> conj(const Kokkos::complex<T>& z) { return Kokkos::conj(z); }
+template <class T>
+KOKKOS_INLINE_FUNCTION T cabs(const Kokkos::complex<T>& z) { return Kokkos::abs(z); }
+
+// ABS for integers and reals (complex: cabs)
+KOKKOS_INLINE_FUNCTION int abs(int x) { return x < 0 ? -x : x; }
+KOKKOS_INLINE_FUNCTION long long abs(long long x) { return x < 0 ? -x : x; }
+KOKKOS_INLINE_FUNCTION double abs(double x) { return PF_MATH_NS::fabs(x); }
+KOKKOS_INLINE_FUNCTION float abs(float x) { return PF_MATH_NS::fabs(x); }
+
+// MIN / MAX with Fortran's argument types (all arguments converted to the result type)
+template <class T>
+KOKKOS_INLINE_FUNCTION T min(T a, T b) { return b < a ? b : a; }
+template <class T>
+KOKKOS_INLINE_FUNCTION T max(T a, T b) { return b > a ? b : a; }
+
+// integer power (Fortran i**n, x**n with an integer exponent): binary powering
+template <class T, class I>
+KOKKOS_INLINE_FUNCTION T ipow(T base, I n) {
+  if (n < 0) {
+    // integer base: 1**-n = 1, (-1)**-n = +-1, others 0; real base: 1/x**n
+    T r = ipow(base, -n);
+    return T(1) / r;
+  }
+  T result = T(1);
+  while (n > 0) {
+    if (n & 1) result *= base;
+    n >>= 1;
+    if (n > 0) base *= base;
+  }
+  return result;
+}
+KOKKOS_INLINE_FUNCTION int ipow(int base, int n) {
+  if (n < 0) return base == 1 ? 1 : (base == -1 ? ((n & 1) ? -1 : 1) : 0);
+  int result = 1;
+  while (n > 0) {
+    if (n & 1) result *= base;
+    n >>= 1;
+    if (n > 0) base *= base;
+  }
+  return result;
+}
+
+// SIGN(a, b): |a| with the sign of b (for reals a negative zero b counts as negative, as gfortran)
+KOKKOS_INLINE_FUNCTION int sign(int a, int b) { return b >= 0 ? abs(a) : -abs(a); }
+KOKKOS_INLINE_FUNCTION long long sign(long long a, long long b) { return b >= 0 ? abs(a) : -abs(a); }
+template <class T>
+KOKKOS_INLINE_FUNCTION T sign(T a, T b) {
+  const bool negative = b < T(0) || (b == T(0) && T(1) / b < T(0));
+  return negative ? -abs(a) : abs(a);
+}
+
+// MOD (C++ % and fmod truncate like Fortran) and MODULO (result has the sign of b)
+template <class T>
+KOKKOS_INLINE_FUNCTION T modulo(T a, T b) {
+  T r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+KOKKOS_INLINE_FUNCTION double modulo(double a, double b) {
+  double r = PF_MATH_NS::fmod(a, b);
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+KOKKOS_INLINE_FUNCTION float modulo(float a, float b) {
+  float r = PF_MATH_NS::fmod(a, b);
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
+// NINT: nearest integer, halves away from zero (exact: x - trunc(x) has no rounding)
+template <class T>
+KOKKOS_INLINE_FUNCTION int nint(T x) {
+  T t = PF_MATH_NS::trunc(x);
+  T f = x - t;
+  if (f >= T(0.5)) t += T(1);
+  if (f <= T(-0.5)) t -= T(1);
+  return static_cast<int>(t);
+}
+// FLOOR / CEILING return integers in Fortran
+template <class T>
+KOKKOS_INLINE_FUNCTION int ifloor(T x) { return static_cast<int>(PF_MATH_NS::floor(x)); }
+template <class T>
+KOKKOS_INLINE_FUNCTION int iceiling(T x) { return static_cast<int>(PF_MATH_NS::ceil(x)); }
+
+// LSAME (the BLAS/LAPACK helper): case-insensitive comparison of one character
+KOKKOS_INLINE_FUNCTION bool lsame(char a, char b) {
+  if (a >= 'a' && a <= 'z') a = static_cast<char>(a - 'a' + 'A');
+  if (b >= 'a' && b <= 'z') b = static_cast<char>(b - 'a' + 'A');
+  return a == b;
+}
+
+// Identities for the reductions of the generated reducers
+template <class T>
+KOKKOS_INLINE_FUNCTION T lowest() { return Kokkos::reduction_identity<T>::max(); }
+template <class T>
+KOKKOS_INLINE_FUNCTION T highest() { return Kokkos::reduction_identity<T>::min(); }
+
+}  // namespace pf
+
+// Kokkos 3.x also calls join() on volatile values; 4.x dropped that. Reducers written by
+// port-fortran declare the volatile overload through this macro only where it is used.
+#if KOKKOS_VERSION < 40000
+#define PF_VOLATILE_JOIN(TYPE)                                                         \
+  KOKKOS_INLINE_FUNCTION void join(volatile TYPE& dest, const volatile TYPE& src) const { \
+    join_values(dest, src);                                                            \
+  }
+#else
+#define PF_VOLATILE_JOIN(TYPE)
+#endif
+
+#endif  // PF_KOKKOS_COMPAT_HPP

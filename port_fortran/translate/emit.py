@@ -1,0 +1,504 @@
+"""Plan nodes -> C++ statements of the views-level function (and the helpers it needs:
+reducer structs for loops with several reductions, KOKKOS_INLINE_FUNCTIONs for routines
+of the same source). One job: print; every decision was taken by the planner."""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..fortran import ir
+from ..records import TranslateOptions
+from .access import names_in, reads_deep, scalars_written
+from .cexpr import ExprPrinter, function_cname
+from .plan import PHost, PIf, PKernel, PLoop, PWhile, atomic_increment
+from .symbols import Refusal, SymbolTable, cname, cxx_type
+
+IND = "  "
+
+
+def const_int(e: Optional[ir.Expr], tab: SymbolTable) -> Optional[int]:
+    if e is None:
+        return 1
+    env = {n: s.value for n, s in tab.symbols.items() if s.value is not None}
+    try:
+        v = ir.evaluate(e, env)
+    except (KeyError, ValueError, TypeError, ZeroDivisionError):
+        return None
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def zero_init(t: ir.FType) -> str:
+    if t.base == "complex":
+        return f"{cxx_type(t)}(0, 0)"
+    if t.base == "character":
+        return "' '"
+    if t.base == "real":
+        return "0.0" + ("f" if t.kind == 4 else "")
+    return "0"
+
+
+class Emitter:
+    def __init__(self, kernel: ir.Kernel, tab: SymbolTable, options: TranslateOptions,
+                 callees: Optional[dict] = None):
+        self.kernel = kernel
+        self.tab = tab
+        self.options = options
+        self.p = ExprPrinter(tab)
+        self.structs: list[str] = []
+        self.host_used: set[str] = set()
+        self.lambda_scopes: list[set[str]] = []
+        self.callees = callees or {}  # name -> Kernel (same-source routines used)
+        self.label = kernel.name
+
+    # ------------------------------------------------------------------ name tracking
+    def _collect(self):
+        used = self.p.used
+        self.p.used = set()
+        if self.lambda_scopes:
+            declared = set().union(*self.lambda_scopes)
+            self.host_used |= {u for u in used if u not in declared}
+        else:
+            self.host_used |= used
+
+    def ex(self, e: ir.Expr, want: Optional[ir.FType] = None, line: int = 0) -> str:
+        self.p.line = line
+        text = self.p.expr(e, want)
+        self._collect()
+        return text
+
+    def cond(self, e: ir.Expr, line: int = 0) -> str:
+        self.p.line = line
+        text = self.p.cond(e)
+        self._collect()
+        return text
+
+    def use(self, *names: str):
+        self.p.used |= set(names)
+        self._collect()
+
+    # ------------------------------------------------------------------ plan nodes
+    def nodes(self, nodes: list, ind: int, ctx: dict) -> list[str]:
+        out: list[str] = []
+        for n in nodes:
+            out += self.node(n, ind, ctx)
+        return out
+
+    def node(self, n, ind: int, ctx: dict) -> list[str]:
+        if isinstance(n, PHost):
+            return self.stmt(n.stmt, ind, ctx)
+        if isinstance(n, PIf):
+            return self.if_lines(n.stmt, [lambda i, b=b: self.nodes(b, i, ctx) for b in n.branches],
+                                 (lambda i: self.nodes(n.else_body, i, ctx)) if n.else_body else None, ind)
+        if isinstance(n, PLoop):
+            head, tail, pre = self.for_header(n.do, ind)
+            inner = dict(ctx, loops=ctx.get("loops", []) + [("for", n.do.construct_name)])
+            return ([IND * ind + f"// line {n.do.line}: {n.do.var} loop on the host (launches kernels)"] + head
+                    + pre + self.nodes(n.body, ind + 1, inner) + tail)
+        if isinstance(n, PWhile):
+            inner = dict(ctx, loops=ctx.get("loops", []) + [("for", n.stmt.construct_name)])
+            return ([IND * ind + f"while ({self.cond(n.stmt.cond, n.stmt.line)}) {{"]
+                    + self.nodes(n.body, ind + 1, inner) + [IND * ind + "}"])
+        if isinstance(n, PKernel):
+            if n.kind == "serial":
+                return self.serial(n, ind)
+            if n.kind == "reduce":
+                return self.reduce(n, ind)
+            return self.parallel_for(n, ind)
+        raise TypeError(n)
+
+    # ------------------------------------------------------------------ statements
+    def stmt(self, s: ir.Stmt, ind: int, ctx: dict) -> list[str]:
+        pad = IND * ind
+        if isinstance(s, ir.Assign):
+            return [pad + self.assign(s, ctx)]
+        if isinstance(s, ir.If):
+            return self.if_lines(s, [lambda i, b=b: self.body(b, i, ctx) for _, b in s.branches],
+                                 (lambda i: self.body(s.else_body, i, ctx)) if s.else_body else None, ind)
+        if isinstance(s, ir.Do):
+            head, tail, pre = self.for_header(s, ind)
+            inner = dict(ctx, loops=ctx.get("loops", []) + [("for", s.construct_name)])
+            return head + pre + self.body(s.body, ind + 1, inner) + tail
+        if isinstance(s, ir.DoWhile):
+            inner = dict(ctx, loops=ctx.get("loops", []) + [("for", s.construct_name)])
+            return ([pad + f"while ({self.cond(s.cond, s.line)}) {{"] + self.body(s.body, ind + 1, inner)
+                    + [pad + "}"])
+        if isinstance(s, (ir.Cycle, ir.Exit)):
+            loops = ctx.get("loops", [])
+            word = "CYCLE" if isinstance(s, ir.Cycle) else "EXIT"
+            if not loops:
+                raise Refusal("unstructured-exit", f"{word} outside a loop of the same kernel", s.line)
+            kind, cname_ = loops[-1]
+            if s.construct_name and s.construct_name != cname_:
+                raise Refusal("unstructured-exit", f"{word} {s.construct_name} of an outer loop", s.line)
+            if kind == "lambda":
+                if isinstance(s, ir.Exit):
+                    raise Refusal("early-exit", "EXIT of a parallel loop", s.line)
+                return [pad + "return;  // CYCLE"]
+            return [pad + ("continue;" if isinstance(s, ir.Cycle) else "break;")]
+        if isinstance(s, ir.Continue):
+            return []
+        if isinstance(s, ir.Return):
+            if ctx.get("device"):
+                raise Refusal("early-exit", "RETURN inside a kernel", s.line)
+            res = ctx.get("result")
+            if res:
+                self.use(res)
+                return [pad + f"return {cname(res)};"]
+            return [pad + "return;"]
+        if isinstance(s, ir.CallStmt):
+            return [pad + self.call(s) + ";"]
+        if isinstance(s, ir.Unsupported):
+            raise Refusal(s.construct, s.reason, s.line)
+        raise Refusal("unsupported-construct", f"{type(s).__name__} statement", s.line)
+
+    def body(self, stmts: list[ir.Stmt], ind: int, ctx: dict) -> list[str]:
+        out = []
+        for s in stmts:
+            out += self.stmt(s, ind, ctx)
+        return out
+
+    def assign(self, s: ir.Assign, ctx: dict) -> str:
+        t = s.target
+        sym = self.tab.get(t.name)
+        if sym is None:
+            raise Refusal("unknown-name", f"'{t.name}' is not declared", s.line)
+        if isinstance(t, ir.Name) and sym.is_array:
+            raise Refusal("array-expression", f"whole-array assignment to '{t.name}' left after lowering", s.line)
+        lhs = self.ex(t, line=s.line)
+        if isinstance(t, ir.ArrayRef) and t.name in ctx.get("atomic", ()):
+            inc = atomic_increment(s)
+            if inc is None:
+                raise Refusal("scattered-update", f"update of '{t.name}' is not a += form", s.line)
+            op, e = inc
+            val = self.ex(e, sym.ftype, s.line)
+            if op == "-":
+                val = f"-({val})"
+            return f"Kokkos::atomic_add(&{lhs}, {val});"
+        return f"{lhs} = {self.ex(s.value, sym.ftype, s.line)};"
+
+    def call(self, s: ir.CallStmt) -> str:
+        fn = self.callees.get(s.name) or self.tab.functions.get(s.name)
+        if fn is None:
+            raise Refusal("call-to-unknown", f"subroutine '{s.name}' is not defined in this source file", s.line)
+        if len(s.args) != len(fn.args):
+            raise Refusal("call-to-unknown", f"'{s.name}' called with {len(s.args)} arguments, it has {len(fn.args)}", s.line)
+        parts = []
+        for a, formal in zip(s.args, fn.args):
+            if formal.dims:
+                raise Refusal("impure-call", f"'{s.name}' takes array argument '{formal.name}'", s.line)
+            if formal.intent == "in":
+                parts.append(self.ex(a, formal.ftype, s.line))
+            else:
+                if not isinstance(a, ir.Name) or self.tab.is_array(a.name):
+                    raise Refusal("impure-call", f"argument {formal.name} of '{s.name}' may be modified: "
+                                  "pass a scalar variable", s.line)
+                if self.tab[a.name].ftype != formal.ftype:
+                    raise Refusal("type-mismatch", f"argument {formal.name} of '{s.name}' has another type", s.line)
+                parts.append(self.ex(a, None, s.line))
+        return f"{function_cname(s.name)}({', '.join(parts)})"
+
+    def if_lines(self, s: ir.If, branch_fns, else_fn, ind: int) -> list[str]:
+        pad = IND * ind
+        out = []
+        for k, ((c, _), fn) in enumerate(zip(s.branches, branch_fns)):
+            head = "if" if k == 0 else "} else if"
+            out.append(pad + f"{head} ({self.cond(c, s.line)}) {{")
+            out += fn(ind + 1)
+        if else_fn is not None:
+            out.append(pad + "} else {")
+            out += else_fn(ind + 1)
+        out.append(pad + "}")
+        return out
+
+    def for_header(self, do: ir.Do, ind: int):
+        """(header lines, closing lines, first body lines) of a sequential C++ loop."""
+        pad = IND * ind
+        sym = self.tab.get(do.var)
+        if sym is None or sym.ftype.base != "integer":
+            raise Refusal("unsupported-loop", f"DO variable '{do.var}' is not an integer", do.line)
+        t = sym.ftype
+        v = sym.c
+        self.use(do.var)
+        lo = self.ex(do.start, t, do.line)
+        hi = self.ex(do.end, t, do.line)
+        body_writes = scalars_written(do.body)
+        if (names_in(do.end) | names_in(do.start)) & body_writes:
+            raise Refusal("loop-bound-modified", f"a bound of the loop over {do.var} changes inside it", do.line)
+        k = const_int(do.step, self.tab)
+        if k is not None and k != 0:
+            if k == 1:
+                head = f"for ({v} = {lo}; {v} <= {hi}; ++{v}) {{"
+            elif k > 0:
+                head = f"for ({v} = {lo}; {v} <= {hi}; {v} += {k}) {{"
+            else:
+                head = f"for ({v} = {lo}; {v} >= {hi}; {v} -= {-k}) {{"
+            return [pad + head], [pad + "}"], []
+        if do.step is None or names_in(do.step) & body_writes:
+            raise Refusal("unsupported-loop", f"the step of the loop over {do.var} changes inside it", do.line)
+        # variable step: iterate over the trip count, as Fortran does
+        reads_after = self._read_outside(do)
+        if reads_after:
+            raise Refusal("unsupported-loop", f"DO variable {do.var} with a variable step is used after the loop", do.line)
+        st = self.ex(do.step, t, do.line)
+        depth = ind
+        kk, nn = f"pf_k{depth}", f"pf_n{depth}"
+        head = f"for (long {kk} = 0, {nn} = pf::trip({lo}, {hi}, {st}); {kk} < {nn}; ++{kk}) {{"
+        first = [IND * (ind + 1) + f"{v} = static_cast<{cxx_type(t)}>({lo} + {kk} * ({st}));"]
+        return [pad + head], [pad + "}"], first
+
+    def _read_outside(self, do: ir.Do) -> bool:
+        others = []
+        for s in ir.walk(self.kernel_body):
+            if s is do:
+                continue
+            if any(s is t for t in ir.walk(do.body)):
+                continue
+            others.append(s)
+        from .access import reads_own
+        return any(do.var in reads_own(s) for s in others)
+
+    kernel_body: list[ir.Stmt] = []
+
+    # ------------------------------------------------------------------ kernels
+    def kernel_name(self, n: PKernel) -> str:
+        return f'"{self.label}:L{n.line}"'
+
+    def lambda_locals(self, names: list[str], ind: int, skip: set[str] = frozenset()) -> list[str]:
+        out = []
+        for nm in names:
+            if nm in skip:
+                continue
+            sym = self.tab.get(nm)
+            if sym is None:
+                raise Refusal("unknown-name", f"'{nm}' is not declared", 0)
+            if sym.is_array:
+                raise Refusal("private-array", f"array '{nm}' would need a private copy per iteration", sym.line)
+            out.append(IND * ind + f"{sym.ctype} {sym.c} = {zero_init(sym.ftype)};")
+        return out
+
+    def policy_range(self, do: ir.Do):
+        """(policy text, lambda index name, first lines in the lambda)"""
+        sym = self.tab.get(do.var)
+        t = sym.ftype if sym is not None else ir.INTEGER
+        lo = self.ex(do.start, t, do.line)
+        hi = self.ex(do.end, t, do.line)
+        k = const_int(do.step, self.tab)
+        itype = cxx_type(t)
+        if k == 1:
+            return f"pf::range({lo}, {hi})", f"const {itype} {cname(do.var)}", []
+        st = str(k) if k is not None else self.ex(do.step, t, do.line)
+        if k == 0:
+            raise Refusal("unsupported-loop", "DO with a zero step", do.line)
+        policy = f"Kokkos::RangePolicy<pf::ExecSpace>(0, pf::trip({lo}, {hi}, {st}))"
+        first = [f"const {itype} {cname(do.var)} = static_cast<{itype}>({lo} + pf_k * ({st}));"]
+        return policy, "const long pf_k", first
+
+    def loopvar_final(self, n: PKernel, ind: int) -> list[str]:
+        if not n.loopvar_live:
+            return []
+        do = n.band[0]
+        t = self.tab[do.var].ftype
+        lo = self.ex(do.start, t, do.line)
+        hi = self.ex(do.end, t, do.line)
+        k = const_int(do.step, self.tab)
+        st = str(k) if k is not None else self.ex(do.step, t, do.line)
+        self.use(do.var)
+        return [IND * ind + f"{cname(do.var)} = static_cast<{cxx_type(t)}>({lo} + pf::trip({lo}, {hi}, {st}) * ({st}));"
+                "  // the DO variable after the loop"]
+
+    def parallel_for(self, n: PKernel, ind: int) -> list[str]:
+        pad = IND * ind
+        do = n.band[0]
+        what = {"range": "parallel_for", "mdrange": "parallel_for (MDRangePolicy)",
+                "atomic": "parallel_for with atomic updates"}[n.kind]
+        out = [pad + f"// line {do.line}: {' / '.join('do ' + d.var for d in n.band)} -> {what}"]
+        if n.kind == "mdrange":
+            band = n.band
+            order = self.fast_order(band)
+            los, his = [], []
+            for d in order:
+                t = self.tab[d.var].ftype
+                los.append(self.ex(d.start, t, d.line))
+                his.append(self.ex(d.end, t, d.line))
+            rank = len(order)
+            args = [f"const {cxx_type(self.tab[d.var].ftype)} {cname(d.var)}" for d in order]
+            tile = ""
+            if self.options.tile and len(self.options.tile) == rank:
+                tile = ", {" + ", ".join(str(int(x)) for x in self.options.tile) + "}"
+            policy = f"pf::mdrange<{rank}>({{{', '.join(los)}}}, {{{', '.join(his)}}}{tile})"
+            first: list[str] = []
+            inner_body = band[-1].body
+        else:
+            policy, arg, first = self.policy_range(do)
+            args = [arg]
+            inner_body = do.body
+        scope = set(d.var for d in n.band) | set(n.private)
+        self.lambda_scopes.append(scope)
+        lines = [IND * (ind + 1) + f for f in first]
+        lines += self.lambda_locals(n.private, ind + 1, skip={d.var for d in n.band})
+        ctx = {"device": True, "loops": [("lambda", do.construct_name)], "atomic": set(n.atomic)}
+        lines += self.body(inner_body, ind + 1, ctx)
+        self.lambda_scopes.pop()
+        out.append(pad + f"Kokkos::parallel_for({self.kernel_name(n)}, {policy}, KOKKOS_LAMBDA({', '.join(args)}) {{")
+        out += lines
+        out.append(pad + "});")
+        out += self.loopvar_final(n, ind)
+        return out
+
+    def fast_order(self, band: list[ir.Do]) -> list[ir.Do]:
+        """The band's loops ordered fastest-varying first: the loop whose variable is the
+        leftmost (contiguous) subscript of the arrays it touches; with
+        ``options.iterate_left`` off, the Fortran nest order instead (outermost fastest)."""
+        if not self.options.iterate_left:
+            return list(band)
+        vars_ = [d.var for d in band]
+        score = {v: [] for v in vars_}
+        for s in ir.walk(band[-1].body):
+            from .access import own_exprs
+            exprs = list(own_exprs(s)) + ([s.target] if isinstance(s, ir.Assign) else [])
+            for e in exprs:
+                for x in ir.walk_expr(e):
+                    if isinstance(x, ir.ArrayRef) and len(x.subscripts) > 1:
+                        for pos, sub in enumerate(x.subscripts):
+                            for v in names_in(sub) & set(vars_):
+                                score[v].append(pos)
+        depth = {v: i for i, v in enumerate(vars_)}
+        return sorted(band, key=lambda d: (min(score[d.var]) if score[d.var] else 99, -depth[d.var]))
+
+    def reduce(self, n: PKernel, ind: int) -> list[str]:
+        pad = IND * ind
+        do = n.band[0]
+        reds = n.reductions
+        out = [pad + f"// line {do.line}: do {do.var} -> parallel_reduce ("
+               + ", ".join(f"{r.op} of {r.var}" for r in reds) + ")"]
+        policy, arg, first = self.policy_range(do)
+        self.lambda_scopes.append({do.var} | set(n.private) | {r.var for r in reds})
+        lines = [IND * (ind + 2) + f for f in first]
+        if len(reds) == 1:
+            r = reds[0]
+            sym = self.tab[r.var]
+            red_args = [arg, f"{sym.ctype}& {sym.c}"]
+        else:
+            struct = f"reducer_L{do.line}"
+            self.structs.append(self.reducer_struct(struct, reds))
+            red_args = [arg, f"{struct}::value_type& pf_acc"]
+            for r in reds:
+                sym = self.tab[r.var]
+                lines.append(IND * (ind + 2) + f"{sym.ctype}& {sym.c} = pf_acc.{sym.c};")
+        lines += self.lambda_locals(n.private, ind + 2, skip={do.var} | {r.var for r in reds})
+        ctx = {"device": True, "loops": [("lambda", do.construct_name)]}
+        lines += self.body(do.body, ind + 2, ctx)
+        self.lambda_scopes.pop()
+        out.append(pad + "{")
+        if len(reds) == 1:
+            r = reds[0]
+            sym = self.tab[r.var]
+            part = f"pf_red_{sym.name}"
+            kind = {"sum": "Sum", "prod": "Prod", "min": "Min", "max": "Max"}[r.op]
+            out.append(pad + IND + f"{sym.ctype} {part} = {zero_init(sym.ftype)};")
+            out.append(pad + IND + f"Kokkos::parallel_reduce({self.kernel_name(n)}, {policy}, "
+                       f"KOKKOS_LAMBDA({', '.join(red_args)}) {{")
+            out += lines
+            out.append(pad + IND + f"}}, Kokkos::{kind}<{sym.ctype}>({part}));")
+            out.append(pad + IND + self.combine(r, part) + "  // with the value before the loop")
+        else:
+            struct = f"reducer_L{do.line}"
+            out.append(pad + IND + f"{struct}::value_type pf_red;")
+            out.append(pad + IND + f"Kokkos::parallel_reduce({self.kernel_name(n)}, {policy}, "
+                       f"KOKKOS_LAMBDA({', '.join(red_args)}) {{")
+            out += lines
+            out.append(pad + IND + f"}}, {struct}(pf_red));")
+            for r in reds:
+                out.append(pad + IND + self.combine(r, f"pf_red.{cname(r.var)}"))
+        out.append(pad + "}")
+        out += self.loopvar_final(n, ind)
+        return out
+
+    def combine(self, r: ir.Reduction, part: str) -> str:
+        sym = self.tab[r.var]
+        self.use(r.var)
+        v = sym.c
+        if r.op == "sum":
+            return f"{v} = {v} + {part};"
+        if r.op == "prod":
+            return f"{v} = {v} * {part};"
+        return f"{v} = pf::{r.op}<{sym.ctype}>({v}, {part});"
+
+    def reducer_struct(self, name: str, reds: list[ir.Reduction]) -> str:
+        fields = []
+        joins = []
+        inits = []
+        for r in reds:
+            sym = self.tab[r.var]
+            t, f = sym.ctype, sym.c
+            fields.append(f"    {t} {f};")
+            if r.op == "sum":
+                joins.append(f"    dest.{f} = dest.{f} + src.{f};")
+                inits.append(f"    v.{f} = 0;")
+            elif r.op == "prod":
+                joins.append(f"    dest.{f} = dest.{f} * src.{f};")
+                inits.append(f"    v.{f} = 1;")
+            elif r.op == "max":
+                joins.append(f"    if (src.{f} > dest.{f}) dest.{f} = src.{f};")
+                inits.append(f"    v.{f} = pf::lowest<{t}>();")
+            else:
+                joins.append(f"    if (src.{f} < dest.{f}) dest.{f} = src.{f};")
+                inits.append(f"    v.{f} = pf::highest<{t}>();")
+        what = ", ".join(f"{r.var} ({r.op})" for r in reds)
+        return "\n".join([
+            f"// reducer of the loop at line {reds[0].line if reds else 0}: {what}",
+            f"struct {name} {{",
+            "  struct value_type {",
+            *fields,
+            "  };",
+            f"  using reducer = {name};",
+            "  using result_view_type = Kokkos::View<value_type, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;",
+            "  value_type* result;",
+            f"  KOKKOS_INLINE_FUNCTION explicit {name}(value_type& r) : result(&r) {{}}",
+            "  template <class D, class S>",
+            "  KOKKOS_INLINE_FUNCTION static void join_values(D& dest, S& src) {",
+            *[j.replace("    ", "    ", 1) for j in joins],
+            "  }",
+            "  KOKKOS_INLINE_FUNCTION void join(value_type& dest, const value_type& src) const { join_values(dest, src); }",
+            "  PF_VOLATILE_JOIN(value_type)",
+            "  KOKKOS_INLINE_FUNCTION void init(value_type& v) const {",
+            *inits,
+            "  }",
+            "  KOKKOS_INLINE_FUNCTION value_type& reference() const { return *result; }",
+            "  KOKKOS_INLINE_FUNCTION result_view_type view() const { return result_view_type(result); }",
+            "  KOKKOS_INLINE_FUNCTION bool references_scalar() const { return true; }",
+            "};",
+        ])
+
+    def serial(self, n: PKernel, ind: int) -> list[str]:
+        pad = IND * ind
+        last = max((s.line for s in ir.walk(n.stmts)), default=n.line)
+        span = f"line {n.line}" if last == n.line else f"lines {n.line}-{last}"
+        out = [pad + f"// {span}: serial, in a single-iteration kernel (data stays in the memory space)"]
+        views = [w for w in n.locals if w in n.copy_in or w in n.copy_out]
+        self.lambda_scopes.append(set(n.locals))
+        lines = []
+        for w in n.locals:
+            sym = self.tab[w]
+            if w in n.copy_in:
+                lines.append(IND * (ind + 2) + f"{sym.ctype} {sym.c} = pf_dev_{w}();")
+            else:
+                lines.append(IND * (ind + 2) + f"{sym.ctype} {sym.c} = {zero_init(sym.ftype)};")
+        lines += self.body(n.stmts, ind + 2, {"device": True, "loops": []})
+        for w in n.copy_out:
+            lines.append(IND * (ind + 2) + f"pf_dev_{w}() = {self.tab[w].c};")
+        self.lambda_scopes.pop()
+        out.append(pad + "{")
+        for w in views:
+            sym = self.tab[w]
+            out.append(pad + IND + f'Kokkos::View<{sym.ctype}, pf::MemSpace> pf_dev_{w}("{w}");')
+        for w in n.copy_in:
+            self.use(w)
+            out.append(pad + IND + f"Kokkos::deep_copy(pf_dev_{w}, {self.tab[w].c});")
+        out.append(pad + IND + f"Kokkos::parallel_for({self.kernel_name(n)}, pf::single(), KOKKOS_LAMBDA(const int) {{")
+        out += lines
+        out.append(pad + IND + "});")
+        for w in n.copy_out:
+            self.use(w)
+            out.append(pad + IND + f"Kokkos::deep_copy({self.tab[w].c}, pf_dev_{w});")
+        out.append(pad + "}")
+        return out

@@ -1,0 +1,241 @@
+"""The rules model: one kernel IR -> one Port (Kokkos C++, Fortran interface, CMake).
+
+``translate_kernel`` runs the pure stages in order -- checks, structuring (structure.py),
+array lowering (lower.py), planning (plan.py), printing (emit.py), rendering (render.py) --
+and turns any :class:`Refusal` into ``records.TranslationRefused`` with the reasons and
+lines. ``write_port`` is the only function here with side effects."""
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Optional
+
+from ..fortran import ir
+from ..records import Port, TranslateOptions, TranslationRefused
+from . import render as R
+from .access import reads_deep, scalars_written
+from .cexpr import function_cname
+from .emit import Emitter, zero_init
+from .lower import lower_arrays
+from .plan import PKernel, Planner
+from .structure import restructure
+from .symbols import Refusal, SymbolTable, build_symbols, cxx_type
+
+
+def _checks(kernel: ir.Kernel) -> list[ir.Diagnostic]:
+    """Kernel-level reasons to refuse, all of them at once."""
+    out: list[ir.Diagnostic] = []
+    for u in kernel.unsupported:
+        out.append(ir.Diagnostic(u.construct, u.reason, u.line))
+    for c in kernel.commons:
+        out.append(ir.Diagnostic("common-block", f"COMMON /{c.name}/ ({', '.join(c.variables)}) is shared state "
+                                 "the port cannot reach", c.line))
+    if kernel.module_vars:
+        names = ", ".join(sorted(kernel.module_vars))
+        line = min((v.line for v in kernel.module_vars.values()), default=kernel.line_start)
+        out.append(ir.Diagnostic("module-variable", f"module variables {names} are shared state the port cannot reach", line))
+    for a in kernel.args:
+        if a.optional:
+            out.append(ir.Diagnostic("optional-argument", f"OPTIONAL argument '{a.name}'", a.line))
+        if any(d.assumed_shape for d in a.dims) or a.allocatable:
+            out.append(ir.Diagnostic("assumed-shape", f"assumed-shape or allocatable argument '{a.name}' "
+                                     "(needs an array descriptor)", a.line))
+        if a.ftype.base == "character" and (a.dims or a.ftype.char_len != 1):
+            out.append(ir.Diagnostic("unsupported-type", f"CHARACTER argument '{a.name}' other than one character", a.line))
+    for name, v in kernel.locals.items():
+        if v.allocatable:
+            out.append(ir.Diagnostic("allocatable", f"ALLOCATABLE local '{name}'", v.line))
+        elif v.save and v.parameter is None:
+            out.append(ir.Diagnostic("save-variable", f"local '{name}' keeps its value between calls (SAVE or "
+                                     "initialised in its declaration)", v.line))
+        elif v.common is not None:
+            out.append(ir.Diagnostic("common-block", f"'{name}' is in COMMON", v.line))
+    return out
+
+
+def _callees(kernel: ir.Kernel, tab: SymbolTable) -> list[ir.Kernel]:
+    """Same-source routines the kernel calls, callees first; refuses unknown ones and recursion."""
+    order: list[ir.Kernel] = []
+    seen: set[str] = set()
+
+    def visit(k: ir.Kernel, stack: tuple):
+        for name in k.calls:
+            if name == "lsame" and name not in tab.functions:
+                continue
+            if name in stack or name == kernel.name:
+                raise Refusal("impure-call", f"recursive call to '{name}'", k.line_start)
+            callee = tab.functions.get(name)
+            if callee is None:
+                raise Refusal("call-to-unknown", f"'{name}' is not defined in this source file", _call_line(k, name))
+            if name not in seen:
+                visit(callee, stack + (name,))
+                seen.add(name)
+                order.append(callee)
+
+    visit(kernel, (kernel.name,))
+    return order
+
+
+def _call_line(k: ir.Kernel, name: str) -> int:
+    for s in ir.walk(k.body):
+        if isinstance(s, ir.CallStmt) and s.name == name:
+            return s.line
+        from .access import own_exprs
+        for e in own_exprs(s):
+            for x in ir.walk_expr(e):
+                if isinstance(x, ir.FuncCall) and x.name == name:
+                    return s.line
+    return k.line_start
+
+
+def inline_function(fn: ir.Kernel, source: Optional[ir.SourceFile], options: TranslateOptions) -> str:
+    """A same-source routine as a KOKKOS_INLINE_FUNCTION (scalar arguments, no arrays)."""
+    diags = [d for d in _checks(fn)]
+    if diags:
+        raise Refusal("impure-call", f"'{fn.name}' cannot be inlined: {diags[0].message}", diags[0].line)
+    tab = build_symbols(fn, source)
+    for a in fn.args:
+        if a.dims:
+            raise Refusal("impure-call", f"'{fn.name}' takes array argument '{a.name}'", a.line)
+    for v in fn.locals.values():
+        if v.dims:
+            raise Refusal("impure-call", f"'{fn.name}' has local array '{v.name}'", v.line)
+    body = restructure(fn.body)
+    em = Emitter(fn, tab, options)
+    em.kernel_body = body
+    res = fn.result.name if fn.kind == "function" and fn.result is not None else None
+    lines = em.body(body, 1, {"device": True, "loops": [], "result": res, "function": True})
+    params = []
+    for a in fn.args:
+        sym = tab[a.name]
+        if a.intent == "in" or a.value:
+            params.append(f"{'const ' if a.name not in scalars_written(body) else ''}{sym.ctype} {sym.c}")
+        else:
+            params.append(f"{sym.ctype}& {sym.c}")
+    decls = []
+    arg_names = {a.name for a in fn.args}
+    used = reads_deep(body) | scalars_written(body)
+    for name, sym in tab.symbols.items():
+        if name in arg_names or name not in used:
+            continue
+        if sym.role == "param":
+            decls.append(f"  const {sym.ctype} {sym.c} = {R.param_text(sym)};")
+        elif sym.role in ("local", "result", "temp"):
+            decls.append(f"  {sym.ctype} {sym.c} = {zero_init(sym.ftype)};")
+    ret = cxx_type(fn.result.ftype) if res else "void"
+    if res and res not in used:
+        decls.append(f"  {ret} {tab[res].c} = {zero_init(fn.result.ftype)};")
+    tail = [f"  return {tab[res].c};"] if res else []
+    head = f"// {fn.kind} {fn.name} (line {fn.line_start}), inlined into the kernels\n"
+    head += f"KOKKOS_INLINE_FUNCTION {ret} {function_cname(fn.name)}({', '.join(params)}) {{"
+    return "\n".join([head] + decls + lines + tail + ["}"])
+
+
+def translate_kernel(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None,
+                     options: Optional[TranslateOptions] = None) -> Port:
+    options = options or TranslateOptions()
+    diags = _checks(kernel)
+    if diags:
+        raise TranslationRefused(kernel.name, diags)
+    try:
+        return _translate(kernel, source, options)
+    except Refusal as r:
+        d = r.diagnostic
+        if not d.file:
+            d.file = kernel.file
+        raise TranslationRefused(kernel.name, [d]) from None
+
+
+def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: TranslateOptions) -> Port:
+    tab = build_symbols(kernel, source)
+    R.result_ctype(kernel)
+    for a in kernel.args:
+        tab[a.name].ctype  # refuses types without a C++ equivalent
+    callees = _callees(kernel, tab)
+    helpers = [inline_function(fn, source, options) for fn in callees]
+    out_args = {fn.name: {i for i, a in enumerate(fn.args) if a.intent != "in"} for fn in callees}
+
+    body = restructure(copy.deepcopy(kernel.body))
+    body = lower_arrays(body, tab)
+
+    live_end = {a.name for a in kernel.args if a.intent in ("out", "inout") and not a.dims}
+    result = kernel.result.name if kernel.kind == "function" and kernel.result is not None else None
+    if result:
+        live_end.add(result)
+    planner = Planner(kernel, tab, options, out_args)
+    plan = planner.plan(body, live_end)
+
+    em = Emitter(kernel, tab, options, {fn.name: fn for fn in callees})
+    em.kernel_body = body
+    lines = em.nodes(plan, 1, {"device": False, "loops": [], "result": result})
+    if result:
+        em.use(result)
+        lines.append(f"  return {tab[result].c};")
+    decls = _host_decls(kernel, tab, em.host_used)
+    views_body = decls + lines
+
+    k = kernel.name
+    used = em.host_used
+    files = {
+        f"{k}.kokkos.cpp": R.render(
+            "kernel.cpp.j2", k=k, kind=kernel.kind, file=Path(kernel.file).name if kernel.file else "?",
+            line_start=kernel.line_start, line_end=kernel.line_end, helpers=helpers + em.structs,
+            views_signature=R.views_signature(kernel, tab, used), views_body=views_body,
+            entry_signature='extern "C" ' + R.entry_signature(kernel, tab, decl=False),
+            entry_body=R.entry_body(kernel, tab)),
+        f"{k}.kokkos.hpp": R.render(
+            "kernel.hpp.j2", k=k, guard=R.guard(k), is_function=result is not None,
+            views_decl=R.views_signature(kernel, tab, used, with_names=False),
+            entry_decl=R.entry_signature(kernel, tab, decl=True)),
+        f"{k}_kokkos_mod.f90": R.module_text(kernel, tab),
+        "pf_kokkos_compat.hpp": R.compat_header(),
+        "CMakeLists.txt": R.render("CMakeLists.txt.j2", k=k),
+    }
+    for fn in callees:
+        planner.notes.append(f"{fn.kind} {fn.name} (line {fn.line_start}) -> KOKKOS_INLINE_FUNCTION {function_cname(fn.name)}")
+    patterns = list(planner.patterns)
+    if not patterns and not any(isinstance(n, PKernel) for n in plan):
+        planner.notes.append("no array work: the routine runs on the host")
+    return Port(kernel=k, entry=f"{k}_kokkos", files=files, model="rules", patterns=patterns,
+                notes=planner.notes, options=options)
+
+
+def _host_decls(kernel: ir.Kernel, tab: SymbolTable, used: set[str]) -> list[str]:
+    from .cexpr import ExprPrinter, lower_name
+    pad = "  "
+    params, scalars, arrays, lbs = [], [], [], []
+    arg_names = {a.name for a in kernel.args}
+    p = ExprPrinter(tab)
+    for name, sym in tab.symbols.items():
+        if name in arg_names or name not in used:
+            continue
+        if sym.role == "param":
+            params.append(pad + f"const {sym.ctype} {sym.c} = {R.param_text(sym)};")
+        elif sym.is_array:
+            exts = []
+            for d, dim in enumerate(sym.dims):
+                if dim.upper is None:
+                    raise Refusal("unknown-extent", f"local array '{name}' without an upper bound", sym.line)
+                exts.append(f"pf::extent({p.expr(sym.lower(d))}, {p.expr(dim.upper)})")
+            arrays.append(pad + f'pf::View<{sym.ctype}{"*" * sym.rank}> {sym.c}("{name}", {", ".join(exts)});')
+        else:
+            scalars.append(pad + f"{sym.ctype} {sym.c} = {zero_init(sym.ftype)};")
+    for name, sym in tab.symbols.items():
+        for d in range(sym.rank):
+            ln = lower_name(name, d)
+            if ln in used:
+                lbs.append(pad + f"const int {ln} = {p.expr(sym.lower(d), ir.INTEGER)};")
+    for name in p.used:
+        s = tab.get(name)
+        if s is not None and s.role == "param" and name not in used:
+            params.append(pad + f"const {s.ctype} {s.c} = {R.param_text(s)};")
+        elif s is not None and s.role not in ("arg", "param") and name not in used:
+            raise Refusal("unknown-extent", f"a bound depends on local '{name}'", s.line)
+    return params + lbs + scalars + arrays
+
+
+def write_port(port: Port, out_dir) -> None:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in port.files.items():
+        (out / name).write_text(text)

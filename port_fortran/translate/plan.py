@@ -1,0 +1,401 @@
+"""The loop planner: which Kokkos pattern each loop and statement gets, and why.
+
+Pure: reads the (structured, lowered) statement list, the loop analysis in ``Do.info`` and
+the :class:`records.TranslateOptions`; returns a tree of plan nodes and one note per loop.
+
+* statements that only touch scalars run on the host;
+* a loop proven parallel -> ``parallel_for`` (RangePolicy), ``mdrange`` for a tightly
+  nested parallel band, ``reduce`` when it has scalar reductions, ``atomic`` for scattered
+  updates when ``options.atomic_scatter``;
+* a loop that is not parallel but contains parallel loops (time steps, sweeps) -> a host
+  loop launching them;
+* everything else that touches arrays -> a single-iteration kernel (``serial``) so the data
+  stays in the memory space; consecutive such statements share one kernel."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..fortran import ir
+from ..records import TranslateOptions
+from .access import Continuation, names_in, reads_deep, scalars_written, scan
+from .symbols import Refusal, SymbolTable
+
+# ------------------------------------------------------------------ plan nodes
+
+
+@dataclass
+class PHost:
+    """A statement run on the host as it is (scalars only)."""
+    stmt: ir.Stmt
+
+
+@dataclass
+class PIf:
+    stmt: ir.If
+    branches: list[list]  # plan nodes per branch
+    else_body: list
+
+
+@dataclass
+class PLoop:
+    """A host loop (not parallel) whose body launches kernels."""
+    do: ir.Do
+    body: list
+
+
+@dataclass
+class PWhile:
+    stmt: ir.DoWhile
+    body: list
+
+
+@dataclass
+class PKernel:
+    kind: str  # 'range' | 'mdrange' | 'reduce' | 'atomic' | 'serial'
+    stmts: list[ir.Stmt]
+    line: int
+    band: list[ir.Do] = field(default_factory=list)  # the loops of the policy (mdrange: outer first)
+    private: list[str] = field(default_factory=list)  # lambda locals
+    reductions: list[ir.Reduction] = field(default_factory=list)
+    atomic: list[str] = field(default_factory=list)
+    copy_in: list[str] = field(default_factory=list)  # serial: scalars copied into the kernel
+    copy_out: list[str] = field(default_factory=list)  # serial: scalars copied back
+    locals: list[str] = field(default_factory=list)  # serial: scalars declared in the kernel
+    loopvar_live: bool = False  # parallel: the DO variable is read after the loop
+    note: str = ""
+
+
+SCATTER_CODES = {"scattered-update"}
+
+
+def fortran_do(do: ir.Do) -> str:
+    return f"do {do.var}"
+
+
+class Planner:
+    def __init__(self, kernel: ir.Kernel, tab: SymbolTable, options: TranslateOptions,
+                 out_args: Optional[dict] = None):
+        self.kernel = kernel
+        self.tab = tab
+        self.options = options
+        self.notes: list[str] = []
+        self.patterns: list[str] = []
+        self.out_args = out_args or {}
+        self._par_cache: dict[int, tuple] = {}
+
+    # ------------------------------------------------------------------ helpers
+    def add_pattern(self, p: str):
+        if p not in self.patterns:
+            self.patterns.append(p)
+
+    def is_array_name(self, name: str) -> bool:
+        return self.tab.is_array(name)
+
+    def touches_arrays(self, exprs) -> bool:
+        for e in exprs:
+            for x in ir.walk_expr(e):
+                if isinstance(x, ir.FuncCall) and x.name == "size":
+                    continue
+                if isinstance(x, (ir.Name, ir.ArrayRef)) and self.is_array_name(x.name):
+                    return True
+        return False
+
+    def stmt_touches_arrays(self, s: ir.Stmt) -> bool:
+        from .access import own_exprs
+        for t in ir.walk([s]):
+            exprs = list(own_exprs(t))
+            if isinstance(t, ir.Assign):
+                exprs.append(t.target)
+            if self.touches_arrays(exprs):
+                return True
+        return False
+
+    def host_expr_ok(self, exprs) -> bool:
+        return not self.touches_arrays(exprs)
+
+    # ------------------------------------------------------------------ parallel verdict
+    def parallel_kind(self, do: ir.Do) -> tuple[Optional[str], str]:
+        """('range'|'reduce'|'atomic', why) when the loop can run in parallel, else (None, why not)."""
+        key = id(do)
+        if key in self._par_cache:
+            return self._par_cache[key]
+        res = self._parallel_kind(do)
+        self._par_cache[key] = res
+        return res
+
+    def _parallel_kind(self, do: ir.Do):
+        info = do.info
+        if do.line in self.options.serial_loops:
+            return None, "kept serial by the translate options"
+        if info.early_exit:
+            return None, _reason(info, "leaves the loop early")
+        for s in ir.walk(do.body):
+            if isinstance(s, (ir.Return, ir.Stop, ir.Goto, ir.ComputedGoto, ir.ArithmeticIf, ir.Unsupported)):
+                return None, f"{type(s).__name__.upper()} inside (line {s.line})"
+            if isinstance(s, ir.Exit) and not self._inside_inner_loop(do, s):
+                return None, f"EXIT inside (line {s.line})"
+        if do.step is not None and not isinstance(do.step, ir.Literal):
+            if names_in(do.step) & scalars_written(do.body, self.out_args):
+                return None, "the step changes inside the loop"
+        inner_vars = {s.var for s in ir.walk(do.body) if isinstance(s, ir.Do)}
+        written = scalars_written(do.body, self.out_args) - inner_vars - {do.var}
+        if info.parallel:
+            red = [r for r in info.reductions]
+            if any(r.target is not None for r in red):
+                return None, "accumulates into an array element (kept serial)"
+            allowed = set(info.private) | {r.var for r in red}
+            extra = sorted(w for w in written if w not in allowed)
+            if extra:
+                return None, f"scalar {', '.join(extra)} written but not private"
+            for r in red:
+                sym = self.tab.get(r.var)
+                if sym is None or sym.is_array or r.op not in ("sum", "prod", "min", "max"):
+                    return None, f"reduction on {r.var} not supported"
+                if sym.ftype.base not in ("integer", "real", "complex") or (
+                        sym.ftype.base == "complex" and (r.op in ("min", "max") or len(red) > 1)):
+                    return None, f"reduction on {r.var} of type {sym.ftype} not supported"
+            if red:
+                return "reduce", "reduction " + ", ".join(f"{r.op} of {r.var}" for r in red)
+            return "range", "iterations are independent"
+        # atomics for scattered updates
+        if info.scattered and self.options.atomic_scatter:
+            others = [d for d in info.reasons if d.code not in SCATTER_CODES]
+            if others:
+                return None, _reason(info, "not parallel")
+            if info.reductions:
+                return None, "scattered updates together with reductions"
+            if not self.atomic_forms_ok(do, set(info.scattered)):
+                return None, "scattered arrays are touched other than by += updates"
+            extra = sorted(w for w in written if w not in set(info.private))
+            if extra:
+                return None, f"scalar {', '.join(extra)} written but not private"
+            return "atomic", "scattered updates of " + ", ".join(info.scattered) + " made atomic"
+        return None, _reason(info, "not proven parallel")
+
+    def _inside_inner_loop(self, do: ir.Do, target: ir.Stmt) -> bool:
+        for s in ir.walk(do.body):
+            if isinstance(s, (ir.Do, ir.DoWhile)) and any(t is target for t in ir.walk(s.body)):
+                return True
+        return False
+
+    def atomic_forms_ok(self, do: ir.Do, arrays: set[str]) -> bool:
+        for s in ir.walk(do.body):
+            if isinstance(s, ir.Assign) and isinstance(s.target, ir.ArrayRef) and s.target.name in arrays:
+                if atomic_increment(s) is None:
+                    return False
+                continue
+            exprs = []
+            from .access import own_exprs
+            exprs = own_exprs(s)
+            if any(n in arrays for e in exprs for n in names_in(e)):
+                return False
+        return True
+
+    def would_launch(self, stmts: list[ir.Stmt]) -> bool:
+        """True when some loop in ``stmts`` would become a parallel kernel."""
+        return any(isinstance(s, ir.Do) and self.parallel_kind(s)[0] is not None for s in ir.walk(stmts))
+
+    # ------------------------------------------------------------------ planning
+    def plan(self, body: list[ir.Stmt], live_at_end: set[str]) -> list:
+        return self.plan_list(body, Continuation([], live_at_end), in_host_loop=False)
+
+    def plan_list(self, stmts: list[ir.Stmt], cont: Continuation, in_host_loop: bool,
+                  loop_body: Optional[list[ir.Stmt]] = None) -> list:
+        out: list = []
+        pending: list[ir.Stmt] = []
+
+        def flush(idx):
+            if pending:
+                out.append(self.serial_region(list(pending), cont.push(stmts[idx:], loop_body), in_host_loop))
+                pending.clear()
+
+        for idx, s in enumerate(stmts):
+            here = cont.push(stmts[idx + 1:], loop_body)
+            node = self.plan_stmt(s, here, in_host_loop)
+            if node == "device":
+                pending.append(s)
+                continue
+            flush(idx)
+            if node is not None:
+                out.append(node)
+        flush(len(stmts))
+        return out
+
+    def plan_stmt(self, s: ir.Stmt, cont: Continuation, in_host_loop: bool):
+        if isinstance(s, ir.Unsupported):
+            raise Refusal(s.construct, s.reason, s.line)
+        if isinstance(s, ir.Stop):
+            raise Refusal("stop-in-kernel", "STOP in the kernel", s.line)
+        if isinstance(s, (ir.Goto, ir.ComputedGoto, ir.ArithmeticIf)):
+            raise Refusal("unstructured-goto", "a GO TO the rules could not structure", s.line)
+        if isinstance(s, ir.Continue):
+            return None
+        if isinstance(s, (ir.Return, ir.Cycle, ir.Exit)):
+            return PHost(s)
+        if isinstance(s, ir.Assign):
+            if isinstance(s.target, ir.Name) and not self.is_array_name(s.target.name) \
+                    and self.host_expr_ok([s.value]):
+                return PHost(s)
+            return "device"
+        if isinstance(s, ir.CallStmt):
+            return PHost(s) if self.host_expr_ok(s.args) else "device"
+        if isinstance(s, ir.If):
+            conds = [c for c, _ in s.branches]
+            if self.host_expr_ok(conds) and self.would_launch([s]):
+                # the branch bodies continue with what follows the IF
+                branches = [self.plan_list(b, cont, in_host_loop) for _, b in s.branches]
+                els = self.plan_list(s.else_body, cont, in_host_loop)
+                return PIf(s, branches, els)
+            if not self.stmt_touches_arrays(s) and not self._has_return(s):
+                return PHost(s)
+            if self._has_return(s) and not self.stmt_touches_arrays(s):
+                branches = [self.plan_list(b, cont, in_host_loop) for _, b in s.branches]
+                return PIf(s, branches, self.plan_list(s.else_body, cont, in_host_loop))
+            return "device"
+        if isinstance(s, ir.Do):
+            kind, why = self.parallel_kind(s)
+            if kind is not None:
+                return self.parallel_region(s, kind, why, cont)
+            bounds = [x for x in (s.start, s.end, s.step) if x is not None]
+            if self.would_launch(s.body) and self.host_expr_ok(bounds):
+                self.note_loop(s, f"host loop (not parallel: {why}); launches the parallel loops inside")
+                body = self.plan_list(s.body, cont.push([], s.body), True, loop_body=s.body)
+                return PLoop(s, body)
+            if not self.stmt_touches_arrays(s):
+                self.note_loop(s, f"host loop over scalars ({why})")
+                return PHost(s)
+            return "device"
+        if isinstance(s, ir.DoWhile):
+            if self.would_launch(s.body) and self.host_expr_ok([s.cond]):
+                self.notes.append(f"line {s.line}: do while -> host loop launching the parallel loops inside")
+                return PWhile(s, self.plan_list(s.body, cont.push([], s.body), True, loop_body=s.body))
+            if not self.stmt_touches_arrays(s):
+                return PHost(s)
+            return "device"
+        if isinstance(s, (ir.Where, ir.SelectCase)):
+            raise Refusal("unsupported-construct", f"{type(s).__name__} left after lowering", s.line)
+        raise Refusal("unsupported-construct", f"statement {type(s).__name__}", s.line)
+
+    @staticmethod
+    def _has_return(s: ir.Stmt) -> bool:
+        return any(isinstance(t, ir.Return) for t in ir.walk([s]))
+
+    def note_loop(self, do: ir.Do, text: str):
+        self.notes.append(f"line {do.line}: {fortran_do(do)} -> {text}")
+
+    # ------------------------------------------------------------------ parallel loops
+    def parallel_region(self, do: ir.Do, kind: str, why: str, cont: Continuation) -> "PKernel":
+        info = do.info
+        private = list(dict.fromkeys(list(info.private) +
+                                     [s.var for s in ir.walk(do.body) if isinstance(s, ir.Do)]))
+        live_private = [p for p in private if p not in {s.var for s in ir.walk(do.body) if isinstance(s, ir.Do)}
+                        and cont.live(p)]
+        if live_private:
+            # last values are needed after the loop: keep it serial
+            return self._as_serial_fallback(do, f"private {', '.join(live_private)} is used after the loop", cont)
+        node = PKernel(kind, [do], do.line, band=[do], private=private)
+        node.loopvar_live = cont.live(do.var)
+        if kind == "reduce":
+            node.reductions = list(info.reductions)
+            self.add_pattern("reduce")
+            self.note_loop(do, f"parallel_reduce ({why})")
+        elif kind == "atomic":
+            node.atomic = list(info.scattered)
+            self.add_pattern("atomic")
+            self.add_pattern("parallel_for")
+            self.note_loop(do, f"parallel_for with Kokkos::atomic_add ({why})")
+        else:
+            band = self.band(do) if self.options.mdrange else [do]
+            if len(band) > 1:
+                node.kind = "mdrange"
+                node.band = band
+                self.add_pattern("mdrange")
+                self.note_loop(do, f"MDRangePolicy over {', '.join(d.var for d in band)} "
+                                   f"(tightly nested parallel loops; {why})")
+                for inner in band[1:]:
+                    self.note_loop(inner, f"part of the MDRangePolicy of line {do.line}")
+            else:
+                self.add_pattern("parallel_for")
+                self.note_loop(do, f"parallel_for RangePolicy ({why})")
+        for inner in ir.walk(do.body):
+            if isinstance(inner, ir.Do) and inner not in node.band:
+                self.note_loop(inner, f"sequential inside the parallel loop of line {do.line}")
+        return node
+
+    def band(self, do: ir.Do) -> list[ir.Do]:
+        band = [do]
+        depth = max(1, do.info.tightly_nested_parallel)
+        cur = do
+        while len(band) < depth:
+            body = [s for s in cur.body if not isinstance(s, ir.Continue)]
+            if len(body) != 1 or not isinstance(body[0], ir.Do):
+                break
+            inner = body[0]
+            if inner.line in self.options.serial_loops or not inner.info.parallel or inner.info.reductions:
+                break
+            if inner.step is not None and not (isinstance(inner.step, ir.Literal) and inner.step.value == 1):
+                break
+            outer_vars = {d.var for d in band}
+            if (names_in(inner.start) | names_in(inner.end)) & outer_vars:
+                break
+            band.append(inner)
+            cur = inner
+        if len(band) > 1 and do.step is not None and not (isinstance(do.step, ir.Literal) and do.step.value == 1):
+            return [do]
+        return band
+
+    def _as_serial_fallback(self, do: ir.Do, why: str, cont: Continuation):
+        self.note_loop(do, f"serial in a single-iteration kernel ({why})")
+        return self.serial_region([do], cont, False, noted=True)
+
+    # ------------------------------------------------------------------ serial regions
+    def serial_region(self, stmts: list[ir.Stmt], cont: Continuation, in_host_loop: bool,
+                      noted: bool = False) -> PKernel:
+        for s in ir.walk(stmts):
+            if isinstance(s, ir.Return):
+                raise Refusal("early-exit", "RETURN inside code that must run in a kernel "
+                              "(its condition reads arrays)", s.line)
+            if isinstance(s, (ir.Stop,)):
+                raise Refusal("stop-in-kernel", "STOP in the kernel", s.line)
+            if isinstance(s, ir.Unsupported):
+                raise Refusal(s.construct, s.reason, s.line)
+        written = sorted(w for w in scalars_written(stmts, self.out_args) if not self.is_array_name(w))
+        copy_in, copy_out, local = [], [], []
+        for w in written:
+            exposed = scan(w, stmts) == "read" or (in_host_loop and w in reads_deep(stmts) and cont.live(w))
+            live = cont.live(w)
+            if exposed:
+                copy_in.append(w)
+            if live:
+                copy_out.append(w)
+            local.append(w)
+        node = PKernel("serial", stmts, stmts[0].line, copy_in=copy_in, copy_out=copy_out, locals=local)
+        self.add_pattern("serial")
+        if not noted:
+            for s in ir.walk(stmts):
+                if isinstance(s, ir.Do):
+                    kind, why = self.parallel_kind(s)
+                    self.note_loop(s, f"serial in a single-iteration kernel ({why})")
+        return node
+
+
+def _reason(info: ir.LoopInfo, default: str) -> str:
+    if info.reasons:
+        d = info.reasons[0]
+        return f"{d.code}: {d.message}"
+    return default
+
+
+def atomic_increment(s: ir.Assign) -> Optional[tuple[str, ir.Expr]]:
+    """('+'|'-', increment) when ``s`` is ``a(k) = a(k) + e`` / ``e + a(k)`` / ``a(k) - e``."""
+    t = s.target
+    v = s.value
+    if not isinstance(v, ir.BinOp) or v.op not in "+-":
+        return None
+    same = lambda e: ir.to_dict(e) == ir.to_dict(t)  # noqa: E731
+    if same(v.left) and t.name not in names_in(v.right):
+        return v.op, v.right
+    if v.op == "+" and same(v.right) and t.name not in names_in(v.left):
+        return "+", v.left
+    return None

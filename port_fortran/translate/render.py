@@ -1,0 +1,225 @@
+"""Port files from the emitted pieces: the entry, the views-level signature, the Fortran
+interface module and the CMake project, rendered through the Jinja2 templates in
+``port_fortran/kokkos_templates/``. One job: text; no decisions about parallelism."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import jinja2
+
+from ..fortran import ir
+from .cexpr import ExprPrinter, lower_name
+from .symbols import Refusal, SymbolTable, cname, cxx_type, fortran_c_kind
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "kokkos_templates"
+_ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), trim_blocks=True,
+                          lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
+
+
+def render(name: str, **ctx) -> str:
+    return _ENV.get_template(name).render(**ctx)
+
+
+def compat_header() -> str:
+    return (TEMPLATES / "pf_kokkos_compat.hpp").read_text()
+
+
+# ------------------------------------------------------------------ signatures
+
+
+def view_type(sym, const: bool) -> str:
+    return f"pf::View<{'const ' if const else ''}{sym.ctype}{'*' * sym.rank}>"
+
+
+def views_params(kernel: ir.Kernel, tab: SymbolTable, used: set[str]) -> list[str]:
+    out = []
+    for a in kernel.args:
+        sym = tab[a.name]
+        unused = "" if a.name in used else "[[maybe_unused]] "
+        if sym.is_array:
+            out.append(f"{unused}{view_type(sym, a.intent == 'in')} {sym.c}")
+        elif a.intent == "in" or a.value:
+            out.append(f"{unused}{sym.ctype} {sym.c}")
+        else:
+            out.append(f"{unused}{sym.ctype}& {sym.c}")
+    return out
+
+
+def result_ctype(kernel: ir.Kernel) -> str:
+    if kernel.kind == "function" and kernel.result is not None:
+        if kernel.result.ftype.base == "complex":
+            raise Refusal("unsupported-type", "complex function result across extern \"C\"", kernel.line_start)
+        return cxx_type(kernel.result.ftype, kernel.line_start)
+    return "void"
+
+
+def views_signature(kernel: ir.Kernel, tab: SymbolTable, used: set[str], with_names: bool = True) -> str:
+    params = views_params(kernel, tab, used if with_names else {a.name for a in kernel.args})
+    ret = result_ctype(kernel)
+    sep = ",\n" + " " * (len(ret) + len(kernel.name) + len("_kokkos_views(") + 1)
+    return f"{ret} {kernel.name}_kokkos_views({sep.join(params)})"
+
+
+def entry_params(kernel: ir.Kernel, tab: SymbolTable, decl: bool) -> list[str]:
+    out = []
+    for a in kernel.args:
+        sym = tab[a.name]
+        const = "const " if a.intent == "in" else ""
+        if sym.is_array:
+            out.append(f"{const}{sym.ctype}* {sym.c}")
+        elif a.value:
+            out.append(f"{sym.ctype} {sym.c if decl else sym.c + '_value'}")
+        else:
+            out.append(f"{const}{sym.ctype}* {sym.c if decl else sym.c + '_ptr'}")
+    return out
+
+
+def entry_signature(kernel: ir.Kernel, tab: SymbolTable, decl: bool) -> str:
+    ret = result_ctype(kernel)
+    params = entry_params(kernel, tab, decl)
+    sep = ",\n" + " " * (len(ret) + len(kernel.name) + len("_kokkos(") + 1 + (0 if decl else len('extern "C" ')))
+    return f"{ret} {kernel.name}_kokkos({sep.join(params)})"
+
+
+def entry_body(kernel: ir.Kernel, tab: SymbolTable) -> list[str]:
+    """The extern "C" entry: read scalars once, wrap arrays, copy to MemSpace when needed,
+    call the views-level function, copy back, fence."""
+    pad = "  "
+    lines = [pad + "pf::ensure_initialized();"]
+    p = ExprPrinter(tab)
+    for a in kernel.args:
+        sym = tab[a.name]
+        if sym.is_array:
+            continue
+        src = f"{sym.c}_value" if a.value else f"*{sym.c}_ptr"
+        lines.append(pad + f"{sym.ctype} {sym.c} = {src};")
+    arrays = [a for a in kernel.args if tab[a.name].is_array]
+    ext_lines = []
+    for a in arrays:
+        sym = tab[a.name]
+        exts = []
+        for d, dim in enumerate(a.dims):
+            if dim.assumed_shape or (dim.lower is None and dim.upper is None and dim.assumed_shape):
+                raise Refusal("assumed-shape", f"assumed-shape array '{a.name}' (needs an array descriptor)", a.line)
+            lo = sym.lower(d)
+            hi = dim.upper
+            if hi is None:
+                ab = a.access_bounds[d] if d < len(a.access_bounds) else None
+                if ab is None:
+                    raise Refusal("unknown-extent", f"the extent of assumed-size '{a.name}' (dimension {d + 1}) "
+                                  "cannot be bounded from the subscripts the kernel uses", a.line)
+                hi = ab[1]
+            p.line = a.line
+            exts.append(f"pf::extent({p.expr(lo)}, {p.expr(hi)})")
+        const = "const " if a.intent == "in" else ""
+        ext_lines.append(pad + f"pf::HostView<{const}{sym.ctype}{'*' * sym.rank}> h_{sym.name}({sym.c}, {', '.join(exts)});")
+    # named constants used by the extents
+    for name in sorted(p.used):
+        s = tab.get(name)
+        if s is not None and s.role == "param":
+            lines.append(pad + f"const {s.ctype} {s.c} = {param_text(s)};")
+        elif s is not None and s.role not in ("arg",):
+            raise Refusal("unknown-extent", f"array extent depends on '{name}', not an argument", kernel.line_start)
+    if arrays:
+        lines.append(pad + "// the caller's arrays, as Fortran lays them out")
+        lines += ext_lines
+        lines.append(pad + "// their copies in pf::MemSpace (the same memory when it is host-accessible); intent(out)")
+        lines.append(pad + "// arrays are copied in too, so elements the routine does not write keep their values")
+        for a in arrays:
+            lines.append(pad + f"auto d_{a.name} = Kokkos::create_mirror_view_and_copy(pf::MemSpace(), h_{a.name});")
+    call_args = [f"d_{a.name}" if tab[a.name].is_array else tab[a.name].c for a in kernel.args]
+    call = f"{kernel.name}_kokkos_views({', '.join(call_args)})"
+    ret = result_ctype(kernel)
+    if ret != "void":
+        lines.append(pad + f"const {ret} pf_result = {call};")
+    else:
+        lines.append(pad + call + ";")
+    for a in arrays:
+        if a.intent in ("out", "inout"):
+            lines.append(pad + f"Kokkos::deep_copy(h_{a.name}, d_{a.name});  // intent({a.intent})")
+    for a in kernel.args:
+        sym = tab[a.name]
+        if not sym.is_array and not a.value and a.intent in ("out", "inout"):
+            lines.append(pad + f"*{sym.c}_ptr = {sym.c};")
+    lines.append(pad + "Kokkos::fence();")
+    if ret != "void":
+        lines.append(pad + "return pf_result;")
+    return lines
+
+
+def param_text(s) -> str:
+    v = s.value
+    t = s.ftype
+    if t.base == "integer":
+        return str(int(v))
+    if t.base == "real":
+        from .cexpr import real_text
+        return real_text(float(v), t.kind)
+    if t.base == "logical":
+        return "1" if v else "0"
+    if t.base == "complex":
+        from .cexpr import real_text
+        c = complex(v)
+        return f"{cxx_type(t)}({real_text(c.real, t.kind)}, {real_text(c.imag, t.kind)})"
+    raise Refusal("unsupported-type", f"PARAMETER {s.name} of type {t}", s.line)
+
+
+# ------------------------------------------------------------------ Fortran interface
+
+
+def fortran_expr(e: ir.Expr, dummies: set[str]) -> str:
+    if isinstance(e, ir.Literal) and isinstance(e.value, int):
+        return str(e.value)
+    if isinstance(e, ir.Name) and e.name in dummies:
+        return e.name
+    if isinstance(e, ir.BinOp) and e.op in ("+", "-", "*", "/"):
+        return f"({fortran_expr(e.left, dummies)} {e.op} {fortran_expr(e.right, dummies)})"
+    if isinstance(e, ir.UnaryOp) and e.op == "-":
+        return f"(-{fortran_expr(e.operand, dummies)})"
+    if isinstance(e, ir.FuncCall) and e.name in ("max", "min") and e.args:
+        return f"{e.name}({', '.join(fortran_expr(a, dummies) for a in e.args)})"
+    raise ValueError("not expressible in the interface")
+
+
+def module_decls(kernel: ir.Kernel, tab: SymbolTable) -> list[str]:
+    scalars = [a for a in kernel.args if not tab[a.name].is_array]
+    arrays = [a for a in kernel.args if tab[a.name].is_array]
+    dummies = {a.name for a in scalars if a.ftype.base == "integer"}
+    out = []
+    for a in scalars + arrays:
+        kind = fortran_c_kind(a.ftype, a.line)
+        attrs = [kind, f"intent({a.intent})"]
+        if a.value:
+            attrs.append("value")
+        shape = ""
+        if a.dims:
+            try:
+                parts = []
+                for d, dim in enumerate(a.dims):
+                    hi = "*" if dim.upper is None else fortran_expr(dim.upper, dummies)
+                    if dim.lower is not None and not (isinstance(dim.lower, ir.Literal) and dim.lower.value == 1):
+                        parts.append(f"{fortran_expr(dim.lower, dummies)}:{hi}")
+                    else:
+                        parts.append(hi)
+                shape = "(" + ", ".join(parts) + ")"
+            except ValueError:
+                shape = "(*)"  # sequence association: any array of the right type can be passed
+        out.append(f"{', '.join(attrs)} :: {a.name}{shape}")
+    return out
+
+
+def module_text(kernel: ir.Kernel, tab: SymbolTable) -> str:
+    is_fn = kernel.kind == "function" and kernel.result is not None
+    return render(
+        "module.f90.j2", k=kernel.name, is_function=is_fn,
+        arglist=", ".join(a.name for a in kernel.args), decls=module_decls(kernel, tab),
+        result_decl=fortran_c_kind(kernel.result.ftype) if is_fn else "",
+    )
+
+
+def guard(k: str) -> str:
+    return f"PF_{k.upper()}_KOKKOS_HPP"
+
+
+__all__ = ["render", "compat_header", "views_signature", "entry_signature", "entry_body", "module_text",
+           "lower_name", "cname", "param_text", "guard"]

@@ -1,0 +1,217 @@
+"""Structuring rewrites: GOTOs and arithmetic IFs -> IF blocks and loops (pure IR -> IR).
+
+Handled, each an exact rewrite:
+
+* forward GOTO within one statement list (``if (c) go to 20 ... 20 continue``): the
+  statements jumped over become ``if (.not. c) then ... end if``; an unconditional forward
+  GOTO drops the unreachable statements (refused when one of them is a jump target);
+* GOTO to the terminating ``CONTINUE`` of the enclosing labelled DO, from inside nested IF
+  blocks: ``CYCLE``;
+* backward conditional GOTO (``10 continue ... if (c) go to 10``): a ``DO WHILE (.true.)``
+  that ends with ``if (.not. c) exit``;
+* arithmetic IF whose labels reduce to one jump besides the next statement:
+  ``if (e) 10, 20, 20`` followed by ``20 ...`` is ``if (e < 0) go to 10``;
+* SELECT CASE -> IF / ELSE IF chains (simple values and ranges).
+
+Anything else raises ``Refusal('unstructured-goto', ..., line)``."""
+from __future__ import annotations
+
+import copy
+from collections import Counter
+
+from ..fortran import ir
+from .symbols import Refusal
+
+TRUE = ir.Literal(True, ".true.", ftype=ir.LOGICAL)
+
+
+def negate(c: ir.Expr) -> ir.Expr:
+    if isinstance(c, ir.UnaryOp) and c.op == "not":
+        return c.operand
+    inverse = {"==": "/=", "/=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
+    if isinstance(c, ir.BinOp) and c.op in inverse:
+        lt = getattr(c.left, "ftype", None)
+        rt = getattr(c.right, "ftype", None)
+        # NaN makes .not.(a < b) differ from a >= b for reals: only flip integer/character tests
+        if all(t is not None and t.base in ("integer", "character") for t in (lt, rt)):
+            return ir.BinOp(inverse[c.op], c.left, c.right, ftype=ir.LOGICAL)
+    return ir.UnaryOp("not", c, ftype=ir.LOGICAL)
+
+
+def goto_targets(body: list[ir.Stmt]) -> Counter:
+    c: Counter = Counter()
+    for s in ir.walk(body):
+        if isinstance(s, ir.Goto):
+            c[s.target] += 1
+        elif isinstance(s, ir.ComputedGoto):
+            for t in s.targets:
+                c[t] += 1
+        elif isinstance(s, ir.ArithmeticIf):
+            for t in set(s.labels):
+                c[t] += 1
+    return c
+
+
+def _cond_goto(s: ir.Stmt):
+    """(condition, label) when ``s`` is ``go to L`` or ``if (c) go to L``; else None."""
+    if isinstance(s, ir.Goto):
+        return TRUE, s.target
+    if (isinstance(s, ir.If) and len(s.branches) == 1 and not s.else_body
+            and len(s.branches[0][1]) == 1 and isinstance(s.branches[0][1][0], ir.Goto)):
+        return s.branches[0][0], s.branches[0][1][0].target
+    return None
+
+
+def _arith_if(s: ir.ArithmeticIf, next_label):
+    """Rewrite an arithmetic IF as ``if (cond) go to L`` when only one label differs from
+    the next statement's."""
+    zero = ir.Literal(0, "0", ftype=ir.INTEGER)
+    l1, l2, l3 = s.labels
+    others = {l for l in (l1, l2, l3) if l != next_label}
+    if len(others) != 1:
+        raise Refusal("unstructured-goto", "arithmetic IF with more than one jump target besides the next statement", s.line)
+    target = others.pop()
+    ops = [op for op, l in (("<", l1), ("==", l2), (">", l3)) if l == target]
+    conds = {("<",): "<", ("==",): "==", (">",): ">", ("<", "=="): "<=", ("==", ">"): ">=", ("<", ">"): "/="}
+    op = conds[tuple(ops)]
+    cond = ir.BinOp(op, s.expr, zero, ftype=ir.LOGICAL)
+    return ir.If(branches=[(cond, [ir.Goto(target, line=s.line)])], line=s.line, label=s.label)
+
+
+def _select_to_if(s: ir.SelectCase) -> ir.If:
+    branches = []
+    default: list[ir.Stmt] = []
+    for case in s.cases:
+        if not case.values:
+            default = case.body
+            continue
+        terms = []
+        for v in case.values:
+            if isinstance(v, ir.Slice):
+                parts = []
+                if v.lower is not None:
+                    parts.append(ir.BinOp(">=", s.expr, v.lower, ftype=ir.LOGICAL))
+                if v.upper is not None:
+                    parts.append(ir.BinOp("<=", s.expr, v.upper, ftype=ir.LOGICAL))
+                t = parts[0]
+                for p in parts[1:]:
+                    t = ir.BinOp("and", t, p, ftype=ir.LOGICAL)
+                terms.append(t)
+            else:
+                terms.append(ir.BinOp("==", s.expr, v, ftype=ir.LOGICAL))
+        cond = terms[0]
+        for t in terms[1:]:
+            cond = ir.BinOp("or", cond, t, ftype=ir.LOGICAL)
+        branches.append((cond, case.body))
+    if not branches:
+        return ir.If(branches=[(TRUE, default)], line=s.line, label=s.label)
+    return ir.If(branches=branches, else_body=default, line=s.line, label=s.label)
+
+
+def _labels_in(stmts: list[ir.Stmt]) -> set:
+    return {s.label for s in ir.walk(stmts) if s.label is not None}
+
+
+def _rewrite_list(stmts: list[ir.Stmt], all_targets: Counter, loop_end: list) -> list[ir.Stmt]:
+    body = list(stmts)
+    # arithmetic IF and SELECT CASE first
+    for i, s in enumerate(body):
+        if isinstance(s, ir.ArithmeticIf):
+            nxt = body[i + 1].label if i + 1 < len(body) else None
+            body[i] = _arith_if(s, nxt)
+        elif isinstance(s, ir.SelectCase):
+            body[i] = _select_to_if(s)
+    changed = True
+    while changed:
+        changed = False
+        for i, s in enumerate(body):
+            cg = _cond_goto(s)
+            if cg is None:
+                continue
+            cond, label = cg
+            pos = {t.label: j for j, t in enumerate(body) if t.label is not None}
+            j = pos.get(label)
+            if j is None:
+                continue
+            if j > i:  # forward
+                between = body[i + 1:j]
+                inside = goto_targets(between)
+                for lab in _labels_in(between):
+                    if all_targets[lab] > inside[lab]:
+                        raise Refusal("unstructured-goto", f"a GOTO jumps into the statements skipped by the GOTO at line {s.line}", s.line)
+                all_targets[label] -= 1
+                for t, n in inside.items():
+                    all_targets[t] -= n
+                if cond is TRUE:
+                    if any(t.label is not None and t.label in all_targets and all_targets[t.label] > 0 for t in ir.walk(between)):
+                        raise Refusal("unstructured-goto", "unreachable statements are jump targets", s.line)
+                    new = []
+                else:
+                    new = [ir.If(branches=[(negate(cond), between)], line=s.line, label=s.label)]
+                    for t, n in inside.items():
+                        all_targets[t] += n
+                body[i:j] = new
+                changed = True
+                break
+            if j <= i and cond is not TRUE and all_targets[label] == 1:  # backward, conditional
+                loop_body = body[j:i]
+                exit_if = ir.If(branches=[(negate(cond), [ir.Exit(line=s.line)])], line=s.line)
+                loop = ir.DoWhile(TRUE, body=loop_body + [exit_if], line=body[j].line)
+                all_targets[label] -= 1
+                body[j:i + 1] = [loop]
+                changed = True
+                break
+    # recurse into nested statements
+    out = []
+    for s in body:
+        s = copy.copy(s)
+        if isinstance(s, ir.Do):
+            ends = loop_end + [(s.end_label, s)]
+            s.body = _rewrite_list(s.body, all_targets, ends)
+            s.body = _gotos_to_cycle(s.body, s, all_targets)
+        elif isinstance(s, ir.DoWhile):
+            s.body = _rewrite_list(s.body, all_targets, loop_end + [(None, s)])
+        elif isinstance(s, ir.If):
+            s.branches = [(c, _rewrite_list(b, all_targets, loop_end)) for c, b in s.branches]
+            s.else_body = _rewrite_list(s.else_body, all_targets, loop_end)
+        elif isinstance(s, ir.Where):
+            pass
+        out.append(s)
+    return out
+
+
+def _gotos_to_cycle(body: list[ir.Stmt], loop: ir.Do, all_targets: Counter) -> list[ir.Stmt]:
+    """``go to L`` nested in IF blocks of a DO whose last statement is ``L continue``:
+    CYCLE (only where no inner loop lies between the GOTO and the DO)."""
+    if loop.end_label is None or not body or body[-1].label != loop.end_label or not isinstance(body[-1], ir.Continue):
+        return body
+
+    def fix(stmts):
+        res = []
+        for s in stmts:
+            if isinstance(s, ir.Goto) and s.target == loop.end_label:
+                all_targets[s.target] -= 1
+                res.append(ir.Cycle(line=s.line, label=s.label))
+                continue
+            if isinstance(s, ir.If):
+                s = copy.copy(s)
+                s.branches = [(c, fix(b)) for c, b in s.branches]
+                s.else_body = fix(s.else_body)
+            res.append(s)
+        return res
+
+    return fix(body[:-1]) + [body[-1]]
+
+
+def restructure(body: list[ir.Stmt]) -> list[ir.Stmt]:
+    """Return an equivalent statement list without GOTO / arithmetic IF / SELECT CASE, or
+    raise :class:`Refusal` naming the first jump that cannot be structured."""
+    targets = goto_targets(body)
+    out = _rewrite_list(body, targets, [])
+    for s in ir.walk(out):
+        if isinstance(s, (ir.Goto, ir.ComputedGoto, ir.ArithmeticIf)):
+            raise Refusal("unstructured-goto", "a GO TO that the rules cannot turn into structured code", s.line)
+    # drop a trailing RETURN (the routine ends there anyway)
+    while out and isinstance(out[-1], ir.Return) and out[-1].label is None:
+        out = out[:-1]
+    return out

@@ -1,0 +1,58 @@
+! Features: parallel_for (RangePolicy), reductions with the value before the loop,
+! early RETURN, a serial recurrence, integer/real mixing and intrinsics.
+subroutine axpy(n, a, x, y)
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(in) :: a
+  real(8), intent(in) :: x(n)
+  real(8), intent(inout) :: y(n)
+  integer :: i
+  if (n <= 0) return
+  do i = 1, n
+    y(i) = y(i) + a * x(i)
+  end do
+end subroutine axpy
+
+subroutine stats(n, x, s, smax, p)
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(in) :: x(n)
+  real(8), intent(inout) :: s
+  real(8), intent(out) :: smax
+  real(8), intent(out) :: p
+  integer :: i
+  smax = -huge(1.0d0)
+  p = 1.0d0
+  do i = 1, n
+    s = s + x(i)**2
+    smax = max(smax, x(i))
+    p = p * (1.0d0 + 1.0d-3 * x(i))
+  end do
+end subroutine stats
+
+subroutine prefix(n, x, y)
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(in) :: x(n)
+  real(8), intent(out) :: y(n)
+  integer :: i
+  real(8) :: acc
+  acc = 0.0d0
+  do i = 1, n
+    acc = acc + x(i)
+    y(i) = acc
+  end do
+end subroutine prefix
+
+subroutine mixed(n, x, y, k)
+  implicit none
+  integer, intent(in) :: n, k
+  real(8), intent(in) :: x(0:n-1)
+  real(8), intent(out) :: y(0:n-1)
+  integer :: i
+  real(8) :: t
+  do i = 0, n - 1
+    t = abs(x(i)) + real(mod(i, 7), 8) / 2 + sign(1.5d0, x(i)) * 0.1
+    y(i) = sqrt(t) + min(x(i), 0.5d0, t) + modulo(i - 3, 5) + nint(x(i) * 3.0d0) + k**2 + 2.0d0**(-k)
+  end do
+end subroutine mixed
