@@ -1,0 +1,101 @@
+"""``port-fortran list``: kernels of files and trees, errors with file/line, exit codes."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from port_fortran.cli import main
+from port_fortran.fortran import discover, parse_file
+
+SAMPLES = Path(__file__).resolve().parent.parent / "fortran_kernels"
+
+
+@pytest.fixture(autouse=True)
+def _no_disk_cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
+def test_syntax_error_exit_2_and_other_files_listed(tmp_path, capsys):
+    (tmp_path / "good.f90").write_text("subroutine good(n, x)\n  integer n\n  real x(n)\n  x(1) = n\nend subroutine\n")
+    (tmp_path / "bad.f").write_text("      SUBROUTINE BAD(X)\n      X = (1 + \n      END\n")
+    (tmp_path / "zz.f90").write_text("subroutine later(y)\n  real y\n  y = 2\nend subroutine\n")
+    rc = main(["list", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert rc == 2
+    assert f"{tmp_path / 'bad.f'}:2: error: syntax error" in err and "X = (1 +" in err
+    assert "subroutine good(n:integer(4)(0)/in, x:real(4)(1)/out)" in out
+    assert "subroutine later(" in out
+
+
+def test_list_line_shows_loops_and_unsupported(tmp_path, capsys):
+    (tmp_path / "k.f").write_text(
+        "      SUBROUTINE K(N, A, S)\n"
+        "      DOUBLE PRECISION A(N), S\n"
+        "      EQUIVALENCE (Q, R)\n"
+        "      S = 0\n"
+        "      DO 10 I = 1, N\n"
+        "         S = S + A(I)\n"
+        "   10 CONTINUE\n"
+        "      DO 20 I = 2, N\n"
+        "         A(I) = A(I-1)\n"
+        "   20 CONTINUE\n"
+        "      END\n")
+    rc = main(["list", str(tmp_path / "k.f")])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "L5:i=parallel[sum:s]" in out and "L8:i=serial[loop-carried-dependence]" in out
+    assert "unsupported: L3:equivalence" in out
+
+
+def test_list_json(tmp_path, capsys):
+    (tmp_path / "k.f90").write_text("subroutine k(n, a)\n  integer n, i\n  real a(n)\n  do i = 1, n\n"
+                                    "    a(i) = i\n  end do\nend subroutine\n")
+    assert main(["list", "--json", str(tmp_path)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    k = data[0]["kernels"][0]
+    assert k["name"] == "k" and k["args"][1] == {"name": "a", "type": "real(4)", "rank": 1, "intent": "out",
+                                                 "intent_declared": False}
+    assert k["loops"][0]["parallel"] and k["loops"][0]["line"] == 4
+
+
+@pytest.mark.skipif(not SAMPLES.is_dir(), reason="fortran_kernels/ not present")
+def test_list_covers_every_sample_file(capsys):
+    rc = main(["list", str(SAMPLES)])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    files = discover([SAMPLES])
+    assert len(files) >= 20
+    for f in files:
+        assert str(f) in out, f"{f} not listed"
+
+
+@pytest.mark.skipif(not (SAMPLES / "EXPECTED.yaml").is_file(), reason="no EXPECTED.yaml")
+def test_samples_expected_verdicts():
+    """The front end finds every kernel of the oracle, and the refusals carry their code."""
+    import yaml
+
+    expected = yaml.safe_load((SAMPLES / "EXPECTED.yaml").read_text())
+    include = [SAMPLES / "include"]
+    parsed = {}
+    for e in expected:
+        f = e["file"]
+        if f not in parsed:
+            parsed[f] = parse_file(SAMPLES / f, include_dirs=include)
+            assert not parsed[f].errors, parsed[f].errors
+        ks = {k.name: k for k in parsed[f].kernels}
+        assert e["kernel"] in ks, (f, e["kernel"])
+        k = ks[e["kernel"]]
+        if e["outcome"] == "refuse" and e.get("reason_code") in ("io-in-kernel", "equivalence", "entry"):
+            assert e["reason_code"] in {u.construct for u in k.unsupported}
+        if e["outcome"] == "port":
+            loops = k.loops()
+            pats = set(e.get("patterns") or [])
+            if "reduce" in pats:
+                assert any(d.info.reductions or any(r.code == "loc-reduction" for r in d.info.reasons)
+                           for d in loops), e["kernel"]
+            if "atomic" in pats:
+                assert any(d.info.scattered for d in loops), e["kernel"]
+            if "mdrange" in pats:
+                assert any(d.info.tightly_nested_parallel >= 2 for d in loops), e["kernel"]
