@@ -133,6 +133,12 @@ class FakeStages(Stages):
                  "CMakeLists.txt": f"add_library({k}_kokkos {k}.kokkos.cpp)\n"}
         return Port(k, f"{k}_kokkos", files, patterns=["serial"] if serial else ["parallel_for"], options=o)
 
+    def scaffold(self, kernel, source):
+        k = kernel.name
+        return Port(k, f"{k}_kokkos", {
+            f"{k}.kokkos.hpp": f'#pragma once\nextern "C" void {k}_kokkos(const int* n, const double* x, double* y);\n',
+            "CMakeLists.txt": f"add_library({k}_kokkos {k}.kokkos.cpp)\n"})
+
     def write_port(self, port, port_dir):
         Path(port_dir).mkdir(parents=True, exist_ok=True)
         for name, text in port.files.items():

@@ -17,6 +17,7 @@ from port_fortran.reports.db import RunDB  # noqa: E402
 
 
 def make_job(tmp_path: Path, name: str, directives: list[str], **cfg) -> tuple[KernelJob, str]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     src = tmp_path / f"{name}.f"
     src.write_text(fake_source({name: directives}))
     out = tmp_path / "out"

@@ -80,13 +80,15 @@ def candidates(kernel: ir.Kernel, current: Optional[TranslateOptions], failure: 
         add(f"serial-L{line}", serial_loops=set(base.serial_loops) | {line})
     if any(d.info.scattered for d in loops) and not base.atomic_scatter:
         add("atomics", atomic_scatter=True)
+    all_lines = {d.line for d in kernel.loops()}
     acc = set(base.serial_loops)
     for d in loops:
         if d.line in acc:
             continue
         acc = acc | {d.line}
+        if acc >= all_lines:
+            break  # that is the all-serial variant, added last under its own name
         add(f"serial-upto-L{d.line}" if len(acc) > 1 else f"serial-L{d.line}", serial_loops=set(acc), mdrange=False)
-    all_lines = {d.line for d in kernel.loops()}
     add("all-serial", serial_loops=all_lines, mdrange=False, team_reductions=False)
     # de-duplicate identical option sets (keep the first name)
     seen, uniq = set(), []

@@ -69,7 +69,8 @@ def extract_code(text: str, entry: str | None = None) -> str:
             return ""
         cpp = [b for b in cpp if "#pragma once" not in b] or cpp
         if entry:
-            defining = [i for i, b in enumerate(cpp) if re.search(rf"\b{re.escape(entry)}\s*\(", b)]
+            defn = re.compile(rf"\b{re.escape(entry)}\s*\([^;{{}}]*\)\s*(noexcept\s*)?\{{")
+            defining = [i for i, b in enumerate(cpp) if defn.search(b)]
             if defining:
                 cpp = cpp[: defining[-1] + 1]
         return "\n\n".join(b.strip("\n") for b in cpp).strip() + "\n"

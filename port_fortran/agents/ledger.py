@@ -107,9 +107,10 @@ class Ledger:
 
     def record(self, model: str, usage: Usage, *, stage: str = "", provider: str = "",
                base_url: Optional[str] = None, seconds: float = 0.0, ok: bool = True, error: str = "") -> dict:
-        cost, source = price(model, usage, provider=provider, base_url=base_url, overrides=self.overrides)
-        if not ok and usage.input_tokens == 0 and usage.output_tokens == 0:
-            source = source if source != "unknown" else ""
+        if usage.input_tokens == 0 and usage.output_tokens == 0:
+            cost, source = 0.0, ""  # nothing billed (a failed call): no price needed
+        else:
+            cost, source = price(model, usage, provider=provider, base_url=base_url, overrides=self.overrides)
         row = dict(model=model, kernel_id=self.kernel_id, stage=stage, provider=provider,
                    input_tokens=usage.input_tokens, cached_tokens=usage.cached_tokens,
                    output_tokens=usage.output_tokens, cost_usd=cost, price_source=source,

@@ -77,11 +77,11 @@ def check_patterns(code: str, kernel: str, entry: Optional[str] = None, file: st
     entry = entry or f"{kernel}_kokkos"
     src = strip_comments_and_strings(code)
     diags: list[Diagnostic] = []
-    for rx, what in _FILE_IO:
-        for m in re.finditer(rx, src):
-            diags.append(Diagnostic("file-io", f"{what} is not allowed in a port: a kernel must not read or write "
-                                               "files or run programs", _line_of(src, m.start()), file))
-            break
+    io = sorted(((m.start(), what) for rx, what in _FILE_IO for m in [re.search(rx, src)] if m))
+    if io:
+        pos, what = io[0]
+        diags.append(Diagnostic("file-io", f"{what} is not allowed in a port: a kernel must not read or write "
+                                           "files or run programs", _line_of(src, pos), file))
     k = re.escape(kernel)
     m = re.search(rf"(?<![\w:.>])({k}_|{k.upper()}_?)\s*\(", src)
     if m:
@@ -112,17 +112,22 @@ def check_patterns(code: str, kernel: str, entry: Optional[str] = None, file: st
     return diags
 
 
-def _kokkos_include(backend: str) -> Optional[str]:
+def _kokkos_host(backend: str):
+    """(include dir, extra flags) of a host Kokkos install, or None."""
     try:
         from ..build_runner.kokkos import find_install
     except ImportError:
         return None
-    for b in (backend, "serial", "openmp"):
+    for b in dict.fromkeys((backend, "serial", "openmp")):
+        if b not in ("serial", "openmp"):
+            continue
         inst = find_install(b)
-        if inst is not None:
+        if inst is not None and not inst.device_backend:
             inc = Path(inst.prefix) / "include"
             if inc.is_dir():
-                return str(inc)
+                flags = ["-fopenmp"] if "openmp" in inst.backends else []
+                flags += [f for f in (inst.cxx_flags or "").split() if f.startswith(("-D", "-f", "-m"))]
+                return str(inc), flags, b
     return None
 
 
@@ -130,15 +135,13 @@ def syntax_check(cpp_path: Path, port_dir: Path, backend: str = "serial", timeou
                  include_dirs: tuple[str, ...] = ()) -> list[Diagnostic]:
     """``g++ -fsyntax-only`` on the port source; [] when it passes or when no Kokkos
     install is found (then the build stage reports it)."""
-    cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
-    inc = _kokkos_include(backend)
-    if cxx is None or inc is None:
+    cxx = shutil.which("g++") or shutil.which("c++")
+    host = _kokkos_host(backend)
+    if cxx is None or host is None:
         return []
-    host_backend = backend if backend in ("serial", "openmp") else "serial"
-    cmd = [cxx, "-fsyntax-only", "-std=c++17", f"-I{inc}", f"-I{port_dir}", *[f"-I{d}" for d in include_dirs],
-           f"-DPF_BACKEND_{host_backend.upper()}", str(cpp_path)]
-    if host_backend == "openmp":
-        cmd.insert(1, "-fopenmp")
+    inc, flags, host_backend = host
+    cmd = [cxx, "-fsyntax-only", "-std=c++17", *flags, f"-I{inc}", f"-I{port_dir}",
+           *[f"-I{d}" for d in include_dirs], f"-DPF_BACKEND_{host_backend.upper()}", str(cpp_path)]
     from ..build_runner.sandbox import Limits, run_limited
     from ..build_runner.diagnostics import parse_diagnostics
 

@@ -1,0 +1,43 @@
+"""The rules debugger's variant order and the optimizer's variant list."""
+from port_fortran.agents import debugger, optimizer
+from port_fortran.fortran import ir
+from port_fortran.records import TranslateOptions
+
+
+def kernel(nested=False, scattered=False):
+    inner = ir.Do(var="i", start=ir.Literal(1), end=ir.Name("n"), line=12,
+                  info=ir.LoopInfo(parallel=True, reductions=[ir.Reduction("s", "sum", 13)]))
+    outer = ir.Do(var="j", start=ir.Literal(1), end=ir.Name("m"), line=10, body=[inner],
+                  info=ir.LoopInfo(parallel=True, tightly_nested_parallel=2 if nested else 1,
+                                   scattered=["y"] if scattered else []))
+    return ir.Kernel("k", "subroutine", "k.f", 1, 20, body=[outer])
+
+
+def test_offending_loop_first_then_one_by_one_then_all_serial():
+    k = kernel()
+    names = [n for n, _ in debugger.candidates(k, None, {"stage": "run", "line": 12, "file": "k.f"})]
+    assert names[0] == "serial-L12"
+    assert names[-1] == "all-serial"
+    c = dict(debugger.candidates(k, None, {"stage": "run"}))
+    assert c["serial-L10"].serial_loops == {10} and c["all-serial"].serial_loops == {10, 12}
+
+
+def test_atomics_when_scattered_updates_and_atomics_off():
+    k = kernel(scattered=True)
+    names = [n for n, _ in debugger.candidates(k, TranslateOptions(atomic_scatter=False), {"stage": "run"})]
+    assert names[0] == "atomics"
+
+
+def test_last_round_goes_straight_to_all_serial_and_nothing_left_after_it():
+    k = kernel()
+    name, o = debugger.next_rules_variant(k, None, {"stage": "run"}, [], rounds_left=1)
+    assert name == "all-serial"
+    assert debugger.next_rules_variant(k, o, {"stage": "run"}, ["all-serial"], rounds_left=2) is None
+
+
+def test_optimizer_variants_apply_only_where_they_matter():
+    assert optimizer.variants(kernel(nested=False), None, 5) == [("team-reductions", optimizer.variants(
+        kernel(), None, 5)[0][1])]
+    names = [n for n, _ in optimizer.variants(kernel(nested=True), None, 10)]
+    assert names[:2] == ["tile-32x8", "tile-64x4"] and "iterate-right" in names and "no-mdrange" in names
+    assert len(optimizer.variants(kernel(nested=True), None, 2)) == 2
