@@ -97,7 +97,7 @@ def parse_diagnostics(log: str, root: Optional[str] = None) -> list[Diagnostic]:
             pending_loc = None
             continue
         m = _GFORTRAN_LOC.match(line)
-        if m and not line.startswith(("make", "CMake")):
+        if m and not line.startswith(("make", "CMake", "In file included", "                 from")):
             pending_loc = (_rel(m["file"], root), int(m["line"]))
             continue
         m = _GFORTRAN_MSG.match(line.strip())
