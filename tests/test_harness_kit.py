@@ -33,7 +33,7 @@ def arg(name, pos, t=I4, dims=(), intent="in", **kw):
 
 def write_source(tmp: Path, name: str, text: str) -> Path:
     p = tmp / name
-    p.write_text(textwrap.dedent(text).lstrip())
+    p.write_text(text if name.endswith(".f") else textwrap.dedent(text).lstrip())
     return p
 
 
@@ -170,6 +170,66 @@ extern "C" void psum_kokkos(const int* n, double* x) {
   U1<double> X(x, N);
   Kokkos::parallel_for(Kokkos::RangePolicy<Exec, Kokkos::Schedule<Kokkos::Static>>(1, N > 1 ? N : 1),
                        KOKKOS_LAMBDA(int i) { X(i) += X(i - 1); });
+  Kokkos::fence();
+}
+"""
+
+
+# ------------------------------------------------------------------ CSR and gemv (front end IR)
+
+
+CSR_F = """\
+      SUBROUTINE CSRMV(N, ROWPTR, COLIND, VAL, X, Y)
+*     Y := A*X for A in compressed sparse row form.
+      INTEGER N, ROWPTR(N+1), COLIND(*)
+      DOUBLE PRECISION VAL(*), X(*), Y(N)
+      INTEGER I, K
+      DOUBLE PRECISION S
+      DO 20 I = 1, N
+         S = 0.0D0
+         DO 10 K = ROWPTR(I), ROWPTR(I+1) - 1
+            S = S + VAL(K) * X(COLIND(K))
+   10    CONTINUE
+         Y(I) = S
+   20 CONTINUE
+      END
+"""
+
+CSR_PORT = r"""
+extern "C" void csrmv_kokkos(const int* n, const int* rowptr, const int* colind, const double* val,
+                             const double* x, double* y) {
+  pf_init();
+  const int N = *n;
+  Kokkos::parallel_for(Kokkos::RangePolicy<Exec>(0, N), KOKKOS_LAMBDA(int i) {
+    double s = 0.0;
+    for (int k = rowptr[i]; k <= rowptr[i + 1] - 1; ++k) s += val[k - 1] * x[colind[k - 1] - 1];
+    y[i] = s;
+  });
+  Kokkos::fence();
+}
+"""
+
+GEMV_PORT = r"""
+extern "C" void dgemv_kokkos(const char* trans, const int* m, const int* n, const double* alpha,
+                             const double* a, const int* lda, const double* x, const double* beta, double* y) {
+  pf_init();
+  const int M = *m, N = *n, LDA = *lda;
+  const double al = *alpha, be = *beta;
+  if (M <= 0 || N <= 0) return;
+  const bool notran = *trans == 'N' || *trans == 'n';
+  if (notran) {
+    Kokkos::parallel_for(Kokkos::RangePolicy<Exec>(0, M), KOKKOS_LAMBDA(int i) {
+      double t = be * y[i];
+      for (int j = 0; j < N; ++j) t = t + (al * x[j]) * a[i + (long)j * LDA];
+      y[i] = t;
+    });
+  } else {
+    Kokkos::parallel_for(Kokkos::RangePolicy<Exec>(0, N), KOKKOS_LAMBDA(int j) {
+      double t = 0.0;
+      for (int i = 0; i < M; ++i) t = t + a[i + (long)j * LDA] * x[i];
+      y[j] = be * y[j] + al * t;
+    });
+  }
   Kokkos::fence();
 }
 """

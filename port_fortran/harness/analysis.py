@@ -218,9 +218,27 @@ def stride_args(kernel: ir.Kernel) -> set[str]:
 
 
 def size_candidates(kernel: ir.Kernel) -> set[str]:
+    """Integer scalar arguments that bound loops or arrays, directly or through a local
+    (``nincx = n*incx`` ... ``do i = 1, nincx``)."""
     ints = {a.name for a in scalars_of(kernel) if a.ftype.base == "integer"}
     marked = {a.name for a in scalars_of(kernel) if a.used_as_size}
-    return ints & (marked | loop_bound_names(kernel) | dim_bound_names(kernel))
+    bounds = loop_bound_names(kernel) | dim_bound_names(kernel)
+    defs: dict[str, set[str]] = {}
+    for s in ir.walk(kernel.body):
+        if isinstance(s, ir.Assign) and isinstance(s.target, ir.Name) and s.target.name in kernel.locals:
+            defs.setdefault(s.target.name, set()).update(names_in(s.value))
+    seen: set[str] = set()
+    todo = [n for n in bounds if n in defs]
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        for m in defs.get(n, ()):
+            bounds.add(m)
+            if m in defs:
+                todo.append(m)
+    return ints & (marked | bounds)
 
 
 @dataclass
@@ -328,12 +346,15 @@ def has_reduction(kernel: ir.Kernel) -> bool:
     for d in kernel.loops():
         if d.info.reductions:
             return True
+        varying = {d.var} | {s.target.name for s in ir.walk(d.body)
+                             if isinstance(s, ir.Assign) and isinstance(s.target, ir.Name)}
+        varying |= {x.var for x in ir.walk(d.body) if isinstance(x, ir.Do)}
         for s in ir.walk(d.body):
             if isinstance(s, ir.Assign) and isinstance(s.value, ir.BinOp) and s.value.op in "+-*":
                 t = s.target
                 if isinstance(t, ir.Name) and t.name in names_in(s.value) and t.name != d.var:
                     return True
-                if isinstance(t, ir.ArrayRef) and d.var not in names_in(t) and any(
+                if isinstance(t, ir.ArrayRef) and not (names_in(t) - {t.name}) & varying and any(
                         isinstance(x, ir.ArrayRef) and x.name == t.name for x in ir.walk_expr(s.value)):
                     return True
     return False

@@ -71,8 +71,8 @@ def fortran_driver(kernel: ir.Kernel) -> str:
             decl.append(f"  {_f_type(a.ftype)}, allocatable :: {v}({colons}), s_{a.name}({colons})")
             read.append(f"  call pf_rhdr(u, '{a.name}', {a.rank}, nd, lb, ub, tc, nb)\n"
                         f"  allocate({v}({bounds}))\n  read(u) {v}")
-            write.append(f"  call pf_whdr(u, {a.rank}_8, int(lbound({v}), 8), int(ubound({v}), 8), {tc}_8, "
-                         f"int(storage_size({v}) / 8, 8) * size({v}, kind=8))\n  write(u) {v}")
+            write.append(f"  call pf_whdr(u, {a.rank}_8, int(lbound({v}), 8), int(ubound({v}), 8), {tc}_8, &\n"
+                         f"    int(storage_size({v}) / 8, 8) * size({v}, kind=8))\n  write(u) {v}")
         if a.intent != "in":
             save.append(f"  s_{a.name} = {v}")
             restore.append(f"    {v} = s_{a.name}")
