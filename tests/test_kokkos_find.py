@@ -64,12 +64,14 @@ def test_search_order_and_dedup(clean_env, monkeypatch):
     assert K.find_install("cuda") is None
 
 
-def test_host_backends_prefer_an_install_without_a_device(clean_env, monkeypatch):
+def test_host_backends_use_an_install_without_a_device(clean_env, monkeypatch):
     gpu = fake_install(clean_env / "gpu", defines=("SERIAL", "CUDA"), arch=("AMPERE80",))
     host = fake_install(clean_env / "host", defines=("SERIAL", "OPENMP"))
     monkeypatch.setenv("CMAKE_PREFIX_PATH", f"{gpu}:{host}")
     assert K.find_install("serial").prefix == str(host)
     assert K.find_install("cuda").prefix == str(gpu)
+    monkeypatch.setenv("CMAKE_PREFIX_PATH", str(gpu))
+    assert K.find_install("serial") is None  # a CUDA Kokkos needs nvcc_wrapper: not a host install
 
 
 def test_registry_round_trip(clean_env):

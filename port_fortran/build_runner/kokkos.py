@@ -270,12 +270,13 @@ def find_installs() -> list[KokkosInstall]:
 
 
 def find_install(backend: str, installs: Optional[list[KokkosInstall]] = None) -> Optional[KokkosInstall]:
-    """The install to build ``backend`` with, or None. For a host backend an install without
-    a device backend is preferred (it builds with the plain host compiler)."""
+    """The install to build ``backend`` with, or None. Host backends (serial, openmp) use
+    an install without a device backend: a CUDA/HIP-enabled Kokkos must be compiled with
+    the device compiler wrapper, so it serves only its device backend."""
     installs = find_installs() if installs is None else installs
     cands = [i for i in installs if i.has(backend)]
-    if backend in HOST_BACKENDS:
-        cands.sort(key=lambda i: i.device_backend is not None)  # stable: search order kept
+    if backend not in DEVICE_BACKENDS:
+        cands = [i for i in cands if i.device_backend is None]
     return cands[0] if cands else None
 
 
