@@ -174,7 +174,10 @@ def _wait(pid: int, deadline: Optional[float]) -> Optional[tuple[int, object]]:
     """Wait for ``pid`` until ``deadline``; (status, rusage) or None on time-out."""
     delay = 0.001
     while True:
-        wpid, status, usage = os.wait4(pid, os.WNOHANG)
+        try:
+            wpid, status, usage = os.wait4(pid, os.WNOHANG)
+        except ChildProcessError:  # reaped elsewhere (SIGCHLD ignored, a waitpid(-1) in another thread)
+            return -1, None
         if wpid == pid:
             return status, usage
         if deadline is not None and time.monotonic() >= deadline:
@@ -252,16 +255,18 @@ def run_limited(
             waited = _wait(proc.pid, None)
     status, usage = waited
     wall = time.monotonic() - start
+    if usage is None:  # the exit status was lost; never report success we did not see
+        usage = resource.struct_rusage((0.0,) * 16)
     # stragglers left in the group (daemons, background jobs): the sandbox owns them
     if _group_alive(pgid):
         _killpg(pgid, signal.SIGKILL)
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    proc.returncode = os.waitstatus_to_exitcode(status) if status >= 0 else None
     out.thread.join(timeout=5)
     err.thread.join(timeout=5)
     stdout, stderr = out.text(), err.text()
 
     rc = proc.returncode
-    reason = ""
+    reason = "" if rc is not None or timed_out else "exit status lost"
     memory = False
     if timed_out:
         reason = "wall-time"
