@@ -1,0 +1,196 @@
+"""Spec inference, spec files (edited / invalid), input generation, the record format and
+the comparison rules. No compiler needed: IR from the front end or built by hand."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from port_fortran.errors import UserError
+from port_fortran.fortran import ir, parse_file
+from port_fortran.harness import analysis as A
+from port_fortran.harness.compare import compare
+from port_fortran.harness.inputs import (INT_POISON, Case, Record, cases, layout, make_inputs, read_records,
+                                         write_records)
+from port_fortran.harness.spec import TIMING_BYTES, Tolerance, eval_expr, infer, load_or_infer
+from test_harness_kit import CSR_F, B, L, N, R, R8, arg, axpy_kernel, write_source
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def blas():
+    k = {x.name: x for x in parse_file(str(ROOT / "fortran_kernels" / "blas1.f")).kernels}
+    k.update({x.name: x for x in parse_file(str(ROOT / "fortran_kernels" / "blas2.f")).kernels})
+    return k
+
+
+@pytest.fixture(scope="module")
+def csr(tmp_path_factory):
+    src = write_source(tmp_path_factory.mktemp("csr"), "csr.f", CSR_F)
+    return parse_file(str(src)).kernels[0]
+
+
+def test_gemv_roles_flags_and_leading_dimension(blas):
+    k = blas["dgemv"]
+    s = infer(k)
+    assert s.args["trans"].role == "flag" and s.args["trans"].values == ["N", "T"]  # 'N'/'n' merged, + other
+    assert [n for n, a in s.args.items() if a.role == "size"] == ["m", "n"]
+    assert s.args["lda"].role == "leading-dim" and s.args["lda"].rows == "m" and s.args["lda"].pad > 0
+    assert s.args["a"].dims == ["1:lda", "1:auto"]
+    assert {tuple(sorted(c)) for c in s.correctness} == {("m", "n")}
+    assert {c["m"] for c in s.correctness} == {1, 7, 33}
+    # 'N' and 'T' each get their own input sets
+    cs = cases(s, 5)
+    assert len(cs) == 6 and {c.choices["trans"] for c in cs} == {"N", "T"}
+    lay = layout(k, s, {"m": 7, "n": 5}, {"trans": "T"})
+    assert lay.scalars["lda"] == 7 + s.args["lda"].pad
+    assert lay.arrays["a"].lbound == (1, 1) and lay.arrays["a"].ubound == (lay.scalars["lda"], 5)
+    # x and y are indexed up to m or n depending on the flag: both covered
+    assert lay.arrays["x"].ubound[0] >= 7 and lay.arrays["y"].ubound[0] >= 7
+
+
+def test_strides_and_extents_of_strided_arrays(blas):
+    k = blas["daxpy"]
+    s = infer(k)
+    assert s.args["incx"].role == "stride" and s.args["incx"].values == [1, 2]
+    assert s.args["n"].role == "size" and s.args["dx"].dims == ["1:auto"]
+    lay = layout(k, s, {"n": 7}, {"incx": 2, "incy": 1})
+    assert lay.arrays["dx"].ubound[0] >= 1 + 6 * 2  # ix = ix + incx, n times
+    assert lay.arrays["dy"].ubound[0] >= 7
+    assert {c.choices["incx"] for c in cases(s, 0)} == {1, 2}
+    # a size reached only through a local (nincx = n*incx; do i = 1, nincx, incx)
+    assert infer(blas["dscal"]).args["n"].role == "size"
+
+
+def test_function_result_and_tolerances(blas):
+    s = infer(blas["ddot"])
+    assert s.tolerance["result"].rel == pytest.approx(1e-12) and s.tolerance["result"].reduction
+    assert s.tolerance["dx"].rel == 0.0  # inputs are compared exactly
+    recs, _ = make_inputs(blas["ddot"], s, cases(s, 3)[0])
+    assert recs[-1].name == "result" and np.isnan(recs[-1].data)
+
+
+def test_csr_pointer_and_index_arrays(csr):
+    s = infer(csr)
+    assert s.args["rowptr"].role == "pointer" and s.args["rowptr"].rows == "n"
+    assert s.args["colind"].role == "index" and s.args["colind"].range == ["1", "n"]
+    for c in cases(s, 11):
+        recs, lay = make_inputs(csr, s, c)
+        by = {r.name: r.data for r in recs}
+        n = int(by["n"])
+        p = by["rowptr"]
+        assert p[0] == 1 and np.all(np.diff(p[: n + 1]) >= 0)
+        nnz = int(p[n]) - 1
+        assert by["val"].size >= nnz and by["colind"].size >= nnz
+        if by["colind"].size:
+            assert by["colind"].min() >= 1 and by["colind"].max() <= n
+        assert by["x"].size >= n
+        assert np.all(np.isnan(by["y"]))  # intent(out): poisoned
+
+
+def test_halo_bounds_positive_values_and_flops(tmp_path):
+    # subroutine smooth(n, u, v): v(i) = sqrt(u(i-1) + u(i+1)) with u(0:n+1)
+    u_dims = [(L(0), B("+", N("n"), L(1)))]
+    loop = ir.Do(var="i", start=L(1), end=N("n"), body=[ir.Assign(
+        R("v", N("i")), ir.FuncCall("sqrt", [B("+", R("u", B("-", N("i"), L(1))), R("u", B("+", N("i"), L(1))), R8)],
+                                    intrinsic=True, ftype=R8))])
+    k = ir.Kernel("smooth", "subroutine", str(tmp_path / "s.f90"), 1, 9,
+                  args=[arg("n", 0, used_as_size=True), arg("u", 1, R8, u_dims),
+                        arg("v", 2, R8, [(None, N("n"))], intent="out")],
+                  locals={"i": ir.Variable("i", ir.INTEGER)}, body=[loop])
+    s = infer(k)
+    assert s.args["u"].dims == ["0:n + 1"]
+    assert s.args["u"].range[0] > 0  # sqrt of it: positive inputs
+    recs, _ = make_inputs(k, s, Case(1, {"n": 7}, {}))
+    assert recs[1].lbound == (0,) and recs[1].ubound == (8,)
+    assert A.count_flops(axpy_kernel(tmp_path / "a.f90"), {"n": 100}) == 200
+
+
+def test_timing_sizes_leave_the_caches(blas):
+    s = infer(blas["daxpy"])
+    lay = layout(blas["daxpy"], s, s.timing)
+    total = sum(a.nbytes for a in lay.arrays.values())
+    assert TIMING_BYTES / 2 <= total <= TIMING_BYTES * 1.1
+
+
+def test_spec_file_round_trip_edit_and_errors(tmp_path, blas):
+    k = blas["daxpy"]
+    p = tmp_path / "daxpy.spec.yaml"
+    s = load_or_infer(k, p)
+    text = p.read_text()
+    assert text.startswith("# port-fortran harness spec") and not s.edited
+    assert not load_or_infer(k, p).edited  # unchanged file: still the inferred one
+    data = yaml.safe_load(text)
+    data["sizes"]["correctness"] = [{"n": 5}]
+    data["args"]["incx"]["values"] = [3]
+    p.write_text(yaml.safe_dump(data))
+    s2 = load_or_infer(k, p)
+    assert s2.edited and s2.correctness == [{"n": 5}] and s2.args["incx"].values == [3]
+    assert yaml.safe_load(p.read_text())["args"]["incx"]["values"] == [3]  # the user's file is kept
+    data["args"]["incx"]["values"] = [0, 1]
+    p.write_text(yaml.safe_dump(data))
+    with pytest.raises(UserError, match=r"daxpy.spec.yaml: args.incx.values: expected a list of non-zero integers"):
+        load_or_infer(k, p)
+    data["args"]["incx"]["values"] = [1]
+    data["sizes"]["correctness"] = [{"m": 5}]
+    p.write_text(yaml.safe_dump(data))
+    with pytest.raises(UserError, match=r"sizes.correctness\[0\].n: missing"):
+        load_or_infer(k, p)
+    data["sizes"]["correctness"] = [{"n": 5}]
+    data["args"]["bogus"] = {"role": "size"}
+    p.write_text(yaml.safe_dump(data))
+    with pytest.raises(UserError, match=r"args.bogus: daxpy has no argument"):
+        load_or_infer(k, p)
+    p.write_text("args: [unclosed\n")
+    with pytest.raises(UserError, match=r"daxpy.spec.yaml.*not valid YAML"):
+        load_or_infer(k, p)
+
+
+def test_spec_expressions():
+    assert eval_expr("max(m, 1) + 3", {"m": 5}) == 8
+    assert eval_expr("(n - 1) // 2", {"n": 8}) == 3
+    with pytest.raises(ValueError, match="unknown name"):
+        eval_expr("q + 1", {"n": 1})
+    with pytest.raises(ValueError):
+        eval_expr("__import__('os')", {})
+
+
+def test_record_file_round_trip(tmp_path):
+    recs = [Record("n", 1, (), np.array(5, dtype="<i4")),
+            Record("a", 4, (0, 1), np.asfortranarray(np.arange(12.0).reshape(3, 4))),
+            Record("t", 8, (), np.array(b"T", dtype="S1")),
+            Record("c", 6, (1,), np.array([1 + 2j, 3 - 1j]))]
+    write_records(tmp_path / "r.bin", recs)
+    back = read_records(tmp_path / "r.bin", ["n", "a", "t", "c"])
+    for r, b in zip(recs, back):
+        assert r.lbound == b.lbound and r.code == b.code and np.array_equal(r.data, b.data)
+    assert back[1].ubound == (2, 4)
+    (tmp_path / "short.bin").write_bytes((tmp_path / "r.bin").read_bytes()[:-4])
+    with pytest.raises(ValueError, match="truncated"):
+        read_records(tmp_path / "short.bin", ["n", "a", "t", "c"])
+
+
+def test_compare_rules():
+    tol = Tolerance(rel=1e-12)
+    ref = Record("y", 4, (0,), np.array([1.0, np.nan, 3.0, 4.0]))
+    same = Record("y", 4, (0,), np.array([1.0, np.nan, 3.0 * (1 + 1e-15), 4.0]))
+    ok = compare(ref, same, tol)
+    assert ok.passed and ok.elements == 4  # NaN in both: the original did not write it either
+    unwritten = Record("y", 4, (0,), np.array([1.0, np.nan, np.nan, 4.0]))
+    bad = compare(ref, unwritten, tol)
+    assert not bad.passed and bad.worst_index == [2] and "never written" in bad.message
+    off = Record("y", 4, (0,), np.array([1.0, np.nan, 3.0, 4.5]))
+    bad = compare(ref, off, tol)
+    assert not bad.passed and bad.worst_index == [3] and bad.max_abs_err == pytest.approx(0.5)
+    # reductions: allowed error scales with the sum of magnitudes
+    r = Record("s", 4, (), np.array(1e-6))
+    p = Record("s", 4, (), np.array(1e-6 + 1e-12))
+    assert not compare(r, p, Tolerance(1e-12)).passed
+    assert compare(r, p, Tolerance(1e-12, reduction=True), scale=100.0).passed
+    ir_ = Record("k", 1, (1,), np.array([1, 2, 3], dtype="<i4"))
+    ip = Record("k", 1, (1,), np.array([1, INT_POISON, 3], dtype="<i4"))
+    c = compare(ir_, ip, Tolerance(0.0))
+    assert not c.passed and c.worst_index == [2] and "never written" in c.message
