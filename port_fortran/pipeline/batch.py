@@ -43,6 +43,7 @@ import importlib
 import json
 import re
 import socket
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -197,67 +198,33 @@ def load_manifest(path: str | Path, *, executor: Optional[str] = None, workers: 
 
 # --------------------------------------------------------------------------- planning
 
-def _rel(path: str | Path, base: Path) -> str:
-    p = Path(path).resolve()
-    try:
-        return str(p.relative_to(base))
-    except ValueError:
-        return str(p)
-
-
-def plan_jobs(db: RunDB, run_id: str, sources: list[str], config: Config, out_dir: Path, base_dir: Path,
+def plan_jobs(db: RunDB, run_id: str, sources: list[str], config: Config, out_dir: Path,
               port_root: Optional[Path] = None) -> tuple[list, list[str]]:
-    """Find the kernels (through the pipeline's stages: the real front end unless the
-    configuration names another), record each in the database, and return
-    ``(jobs, skipped_kernel_ids)``. Kernels already verified or refused in this run are
-    skipped; files that do not parse are recorded with their error, not dropped."""
+    """The pipeline's own planning (``pipeline.commands.plan_jobs``: discover, parse, one
+    job per kernel, files that do not parse recorded with file:line), then what a re-run
+    needs: kernels already verified or refused in this run are skipped (returned as the
+    second item), the others are reset to pending and run again. ``port_root`` puts the
+    port directories somewhere else than ``out_dir`` (one tree per model in compare)."""
+    from .commands import plan_jobs as pipeline_plan
     from .graph import port_dir_for
     from .stages import make_stages
-    from .state import KernelJob
 
-    stages = make_stages(config)
-    files = stages.discover(sources)
-    if not files:
-        raise UserError(f"no Fortran files in {', '.join(sources)} (looked for .f .for .f77 .F .f90 .F90 ...)")
-    wanted = {k.lower() for k in config.kernels}
-    seen: set[str] = set()
-    jobs, skipped = [], []
-    cfg = config.to_dict()
-    for f in files:
-        rel = _rel(f, base_dir)
-        try:
-            sf = stages.parse(Path(f), config.include_dirs, config.defines)
-            kernels, errors = list(sf.kernels), list(sf.errors)
-        except UserError as exc:
-            kernels, errors = [], [str(exc)]
-        if not kernels and errors:
-            e = errors[0]
-            line = getattr(e, "line", None)
-            reason = f"{rel}:{line}: {getattr(e, 'message', e)}" if line else f"{rel}: {getattr(e, 'message', e)}"
-            kid = f"{rel}:*"
-            db.upsert_kernel(run_id, kid, rel, "*", line or None, None)
-            db.set_kernel(run_id, kid, status="error", reason=reason[:1000], reason_code="parse-error")
+    jobs, errors = pipeline_plan(list(sources), config, run_id, Path(out_dir), db, make_stages(config))
+    for e in errors:
+        print(f"port-fortran: {e}", file=sys.stderr)
+    todo, skipped = [], []
+    for job in jobs:
+        if port_root is not None:
+            job.port_dir = str(port_dir_for(port_root, job.rel_file, job.kernel))
+        row = db.kernel(run_id, job.kernel_id)
+        if row and row["status"] in SKIP_ON_RERUN:
+            skipped.append(job.kernel_id)
             continue
-        for k in kernels:
-            if wanted and k.name.lower() not in wanted:
-                continue
-            seen.add(k.name.lower())
-            job = KernelJob(run_id=run_id, out_dir=str(out_dir), file=str(f), rel_file=rel, kernel=k.name,
-                            config=cfg)
-            job.port_dir = str(port_dir_for(port_root or out_dir, rel, k.name))
-            db.upsert_kernel(run_id, job.kernel_id, rel, k.name, k.line_start, k.line_end)
-            row = db.kernel(run_id, job.kernel_id)
-            if row and row["status"] in SKIP_ON_RERUN:
-                skipped.append(job.kernel_id)
-                continue
-            if row and row["status"] not in ("pending", "running"):
-                # failed, error or budget-reached before: try it again
-                db.set_kernel(run_id, job.kernel_id, status="pending", reason="", reason_code="")
-            jobs.append(job)
-    missing = sorted(wanted - seen)
-    if missing:
-        raise UserError(f"kernel(s) {', '.join(missing)} not found in {', '.join(sources)}")
-    return jobs, skipped
+        if row and row["status"] not in ("pending", "running"):
+            # failed, error or budget-reached before: try it again
+            db.set_kernel(run_id, job.kernel_id, status="pending", reason="", reason_code="")
+        todo.append(job)
+    return todo, skipped
 
 
 def load_kernel_fn(spec: str = KERNEL_FN) -> Callable:
@@ -321,7 +288,7 @@ def run_batch(manifest: Manifest, *, kernel_fn: Optional[Callable] = None, quiet
                                       "workers": manifest.workers, "site": manifest.site,
                                       **manifest.config.to_dict()},
                               host=socket.gethostname())
-        jobs, skipped = plan_jobs(db, run_id, manifest.sources, manifest.config, out, manifest.base_dir)
+        jobs, skipped = plan_jobs(db, run_id, manifest.sources, manifest.config, out)
         if not quiet:
             print(f"run {run_id}: {len(jobs)} kernel(s) to port through {manifest.executor}"
                   + (f", {len(skipped)} already verified or refused (skipped)" if skipped else ""), flush=True)
@@ -486,7 +453,7 @@ def run_compare(models: list[str], sources: list[str], base: Config, out_dir: Pa
             run_id = db.start_run(compare_run_id(m, sources), command=f"port-fortran compare --models {m}",
                                   config={"compare": models, **cfg.to_dict()}, host=socket.gethostname())
             runs[m] = run_id
-            jobs, _ = plan_jobs(db, run_id, sources, cfg, out_dir, Path.cwd(), port_root=out_dir / _safe(m))
+            jobs, _ = plan_jobs(db, run_id, sources, cfg, out_dir, port_root=out_dir / _safe(m))
             all_jobs.extend(jobs)
         status = "interrupted"
         try:
