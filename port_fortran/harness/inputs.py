@@ -208,7 +208,16 @@ def _auto_upper(kernel, a: ir.Argument, k: int, ranges: Ranges, ints: dict, lay:
         steps = max([abs(v) for n, v in ints.items() if n.startswith("inc")] + [1])
         lay.notes.append(f"{a.name}: could not bound dim {k + 1}; allocated {big * steps + 1} (set dims in the spec)")
         return big * steps + 1
-    return max(x for x in (mine, theirs) if x is not None)
+    # at least one element: a port may wrap (and copy) the array even when no element is used
+    return max([x for x in (mine, theirs) if x is not None] + [a_lower(a, k, ints)])
+
+
+def a_lower(a: ir.Argument, k: int, ints: dict) -> int:
+    d = a.dims[k]
+    try:
+        return int(ir.evaluate(d.lower, ints)) if d.lower is not None else 1
+    except (KeyError, ValueError, TypeError):
+        return 1
 
 
 def _scalar_value(arg: ir.Argument, s, rng):
