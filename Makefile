@@ -48,8 +48,12 @@ kokkos: system venv
 doctor: venv
 	$(BIN)/port-fortran doctor --backends $(KOKKOS_BACKENDS)
 
+# exit 1 from port-fortran means "ran, some kernels not ported/verified" (the report says
+# which and why): the demo still succeeded; usage errors (2), missing tools (3) and crashes fail it
 demo: system venv kokkos
-	$(BIN)/port-fortran fortran_kernels/ --backends serial,openmp --out $(DEMO_OUT) -j 2
+	@rc=0; $(BIN)/port-fortran fortran_kernels/ --backends serial,openmp --out $(DEMO_OUT) -j 2 || rc=$$?; \
+	if [ $$rc = 1 ]; then echo "demo: some kernels were not ported or not verified; see $(DEMO_OUT)/report.md"; \
+	elif [ $$rc != 0 ]; then exit $$rc; fi
 
 test: system venv kokkos
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
