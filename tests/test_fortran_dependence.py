@@ -310,3 +310,43 @@ def test_flags_compared_with(tmp_path):
         end if
     """, decls="character trans\n  logical lsame", args="n, a, b, c, trans")
     assert k.arg("trans").compared_with == ["N", "t", "T"]
+
+
+def test_induction_variables_blas_strided_loop(tmp_path):
+    src = """
+      SUBROUTINE AXPY(N, DA, DX, INCX, DY, INCY)
+      INTEGER N, INCX, INCY, I, IX, IY
+      DOUBLE PRECISION DA, DX(*), DY(*)
+      IX = 1
+      IY = 1
+      DO 20 I = 1, N
+         DY(IY) = DY(IY) + DA*DX(IX)
+         IX = IX + INCX
+         IY = IY + INCY
+   20 CONTINUE
+      END
+"""
+    from port_fortran.fortran.dependence import closed_form
+
+    p = tmp_path / "axpy.f"
+    p.write_text(src.lstrip("\n"))
+    k = parse_file(p, use_cache=False).kernels[0]
+    d = k.loops()[0]
+    assert codes(d) == ["induction-variable"]  # the only obstacle: rewrite ix, iy from i
+    assert [(i.var, expr_str(i.step), i.line) for i in d.info.inductions] == [("ix", "incx", 8), ("iy", "incy", 9)]
+    assert not d.info.inductions[0].live_after
+    e = closed_form(d, d.info.inductions[1])
+    assert ir.evaluate(e, {"i": 4, "iy": 1, "incy": 3}) == 1 + 3 * 3
+    assert any(x.code == "assumed-nonzero-stride" for x in k.diagnostics)
+
+
+def test_induction_with_carried_array_dependence_stays_carried(tmp_path):
+    k = kernel(tmp_path, """
+        k = 2
+        do i = 1, n
+          a(k) = a(k-1) + 1
+          k = k + 1
+        end do
+    """, decls="integer k")
+    d = loop(k)
+    assert set(codes(d)) == {"induction-variable", "loop-carried-dependence"}

@@ -19,6 +19,7 @@ from typing import Optional
 
 from . import affine, ir
 from .build import stmt_exprs
+from .render import expr_str
 
 # --------------------------------------------------------------------------- accesses
 
@@ -312,12 +313,24 @@ def _subscript_text(subs: Optional[list[ir.Expr]]) -> str:
 _NEVER, _SAME_ITER, _ANY = "never", "same-iteration", "any"
 
 
-def _dim_relation(sw: ir.Expr, sa: ir.Expr, v: str, inner: set[str], variant: set[str], env) -> tuple[str, bool]:
+def _subst(p, subst: dict):
+    if p is None or not subst:
+        return p
+    for name, q in subst.items():
+        if name in affine.names(p):
+            if q is None:
+                return None
+            p = affine.substitute(p, name, q)
+    return p
+
+
+def _dim_relation(sw: ir.Expr, sa: ir.Expr, v: str, inner: set[str], variant: set[str], env,
+                  subst_w: dict | None = None, subst_a: dict | None = None) -> tuple[str, bool]:
     """How two subscripts in one dimension can coincide for iterations i1, i2 of ``v``.
-    Returns (relation, exact)."""
+    ``subst_*`` replace induction variables by their closed form. Returns (relation, exact)."""
     if isinstance(sw, ir.Slice) or isinstance(sa, ir.Slice):
         return _ANY, False
-    pw, pa = affine.poly_of(sw, env), affine.poly_of(sa, env)
+    pw, pa = _subst(affine.poly_of(sw, env), subst_w), _subst(affine.poly_of(sa, env), subst_a)
     if pw is None or pa is None:
         return _ANY, False
     nw, na = affine.names(pw), affine.names(pa)
@@ -342,7 +355,8 @@ def _dim_relation(sw: ir.Expr, sa: ir.Expr, v: str, inner: set[str], variant: se
                 return _NEVER, True
             return _ANY, False
         if not diff:
-            return _SAME_ITER, True
+            # a symbolic coefficient (a stride such as incx) is taken as nonzero
+            return _SAME_ITER, affine.is_const(cw)
         if affine.is_const(cw) and affine.is_const(diff):
             c, d = affine.constant(cw), affine.constant(diff)
             if d % c != 0:
@@ -357,14 +371,20 @@ def _dim_relation(sw: ir.Expr, sa: ir.Expr, v: str, inner: set[str], variant: se
     return _ANY, False
 
 
-def pair_carried(w: Access, a: Access, v: str, inner: set[str], variant: set[str], env) -> tuple[bool, bool]:
-    """(carried, exact) for a write and another access of the same array w.r.t. loop ``v``."""
+def pair_carried(w: Access, a: Access, v: str, inner: set[str], variant: set[str], env,
+                 subst_of=None, assumptions: list | None = None) -> tuple[bool, bool]:
+    """(carried, exact) for a write and another access of the same array w.r.t. loop ``v``.
+    Independence that assumes a symbolic stride is nonzero adds the subscript to ``assumptions``."""
     if w.subs is None or a.subs is None or len(w.subs) != len(a.subs):
         return True, False
     exact = True
+    sw_map = subst_of(w) if subst_of else None
+    sa_map = subst_of(a) if subst_of else None
     for sw, sa in zip(w.subs, a.subs):
-        rel, ex = _dim_relation(sw, sa, v, inner, variant, env)
+        rel, ex = _dim_relation(sw, sa, v, inner, variant, env, sw_map, sa_map)
         if rel in (_NEVER, _SAME_ITER):
+            if not ex and assumptions is not None:
+                assumptions.append(sw)
             return False, True
         exact = exact and ex
     return True, exact
@@ -479,6 +499,19 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
     variant = set(writes) - {v} - inner_vars
     handled: set[str] = set()
 
+    # induction variables: ix = ix + incx, once per iteration
+    inductions = find_inductions(loop, writes, variant | inner_vars | {v}, ctx)
+    for ind in inductions:
+        ind.live_after = live_after(kernel.body, loop, ind.var, ctx)
+        handled.add(ind.var)
+    info.inductions = inductions
+    if inductions:
+        names = ", ".join(f"{ind.var} (+{expr_str(ind.step)}, line {ind.line})" for ind in inductions)
+        reasons.append(ir.Diagnostic("induction-variable", f"induction variable{'s' if len(inductions) > 1 else ''} "
+                                     f"{names} in the loop over {v}: parallel once computed from {v}",
+                                     inductions[0].line))
+    subst_of = _induction_substitution(loop, inductions, ctx)
+
     # min/max idioms and loc-reductions
     for s in ir.walk(loop.body):
         mm = minmax_idiom(s)
@@ -546,6 +579,7 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
             if a.name not in indirect:
                 indirect.append(a.name)
     info.indirect = indirect
+    assumed: list = []
     for name, accs in by_name.items():
         ws = [a for a in accs if a.write]
         if not ws:
@@ -574,7 +608,8 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
         carried = None
         for w in ws:
             for a in accs:
-                c, exact = pair_carried(w, a, v, inner_vars, variant, ctx.env)
+                c, exact = pair_carried(w, a, v, inner_vars, variant - {i.var for i in inductions}, ctx.env,
+                                        subst_of, assumed)
                 if c:
                     carried = (w, a, exact)
                     break
@@ -592,9 +627,107 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
             reasons.append(ir.Diagnostic("loop-carried-dependence" if exact else "possible-dependence",
                                          msg if exact else msg + "; the subscripts could not be analysed exactly",
                                          w.line))
+    if assumed:
+        sub = assumed[0]
+        kernel.diagnostics.append(ir.Diagnostic(
+            "assumed-nonzero-stride", f"the loop over {v} (line {loop.line}) is independent only if the stride in "
+            f"{expr_str(sub)} is nonzero", loop.line))
     info.reasons = reasons
     info.parallel = not reasons
     return info
+
+
+def find_inductions(loop: ir.Do, writes: dict[str, int], variant: set[str], ctx: Context) -> list[ir.Induction]:
+    """Scalars updated exactly once per iteration by a direct ``t = t + e`` / ``t = t - e``
+    statement of the loop body, ``e`` invariant in the loop."""
+    out = []
+    for name in sorted(writes, key=lambda n: writes[n]):
+        if name == loop.var or name in ctx.arrays:
+            continue
+        stmts = [s for s in ir.walk(loop.body) if _writes_scalar(s, name)]
+        if len(stmts) != 1 or not any(s is stmts[0] for s in loop.body):
+            continue
+        s = stmts[0]
+        if not isinstance(s, ir.Assign) or not isinstance(s.target, ir.Name):
+            continue
+        val = s.value
+        if not isinstance(val, ir.BinOp) or val.op not in ("+", "-"):
+            continue
+        if isinstance(val.left, ir.Name) and val.left.name == name:
+            step = val.right if val.op == "+" else ir.UnaryOp("-", val.right, ftype=val.right.ftype)
+            step_e = val.right
+        elif val.op == "+" and isinstance(val.right, ir.Name) and val.right.name == name:
+            step = step_e = val.left
+        else:
+            continue
+        if any(isinstance(x, ir.FuncCall) and not x.intrinsic for x in ir.walk_expr(step_e)):
+            continue
+        if {x.name for x in ir.walk_expr(step_e) if isinstance(x, (ir.Name, ir.ArrayRef))} & (variant | set(writes)):
+            continue
+        if step_e.ftype is not None and step_e.ftype.base != "integer":
+            continue
+        out.append(ir.Induction(name, step, s.line))
+    return out
+
+
+def _writes_scalar(s: ir.Stmt, name: str) -> bool:
+    if isinstance(s, ir.Assign) and isinstance(s.target, ir.Name) and s.target.name == name:
+        return True
+    if isinstance(s, ir.Do) and s.var == name:
+        return True
+    if isinstance(s, ir.CallStmt) and any(isinstance(a, ir.Name) and a.name == name for a in s.args):
+        return True
+    return False
+
+
+def _induction_substitution(loop: ir.Do, inductions: list[ir.Induction], ctx: Context):
+    """Access -> {induction var: closed-form polynomial} (None when not expressible)."""
+    if not inductions:
+        return None
+    step = affine.poly_of(loop.step, ctx.env) if loop.step is not None else affine.const(1)
+    start = affine.poly_of(loop.start, ctx.env)
+    k = None  # iteration number as a polynomial in the loop variable
+    if step is not None and start is not None and affine.is_const(step) and affine.constant(step) in (1, -1):
+        k = affine.add(affine.var(loop.var), start, -1)
+        if affine.constant(step) == -1:
+            k = affine.mul(affine.const(-1), k)
+    order = {id(s): i for i, s in enumerate(ir.walk(loop.body))}
+    base = {}
+    for ind in inductions:
+        ps = affine.poly_of(ind.step, ctx.env)
+        if k is None or ps is None:
+            base[ind.var] = None
+        else:
+            base[ind.var] = (affine.add(affine.var(ind.var + "@0"), affine.mul(k, ps)), ps)
+    upd = {ind.var: order.get(id(next(s for s in loop.body if _writes_scalar(s, ind.var))), 0) for ind in inductions}
+
+    def subst_of(acc: Access):
+        out = {}
+        pos = order.get(id(acc.stmt), 0)
+        for ind in inductions:
+            b = base[ind.var]
+            if b is None:
+                out[ind.var] = None
+                continue
+            p, ps = b
+            out[ind.var] = affine.add(p, ps) if pos > upd[ind.var] else p
+        return out
+
+    return subst_of
+
+
+def closed_form(loop: ir.Do, ind: ir.Induction, after_update: bool = False) -> ir.Expr:
+    """The value of an induction variable in an iteration, as an expression of the loop
+    variable and the variable's value before the loop (``ind.var`` itself):
+    ``var + ((v - start)/step)*ind.step`` (+ ``ind.step`` after the update)."""
+    it = ir.INTEGER
+    k: ir.Expr = ir.BinOp("-", ir.Name(loop.var, ftype=it), loop.start, ftype=it)
+    if loop.step is not None and not (isinstance(loop.step, ir.Literal) and loop.step.value == 1):
+        k = ir.BinOp("/", k, loop.step, ftype=it)
+    e: ir.Expr = ir.BinOp("+", ir.Name(ind.var, ftype=it), ir.BinOp("*", k, ind.step, ftype=it), ftype=it)
+    if after_update:
+        e = ir.BinOp("+", e, ind.step, ftype=it)
+    return e
 
 
 def _touches(s: ir.Stmt, name: str) -> bool:

@@ -178,6 +178,19 @@ class Reduction:
 
 
 @dataclass
+class Induction:
+    """A scalar stepped by a loop-invariant amount once per iteration (``ix = ix + incx``
+    as a direct statement of the loop body). At the start of iteration k (k = 0, 1, ...
+    counted from the loop start) it holds ``v0 + k*step``, ``v0`` being its value before
+    the loop; statements after the update see one more ``step``."""
+
+    var: str
+    step: Expr
+    line: int  # the update statement
+    live_after: bool = False  # its value after the loop is read later
+
+
+@dataclass
 class LoopInfo:
     """What the dependence analysis concluded about one loop."""
 
@@ -191,6 +204,9 @@ class LoopInfo:
     early_exit: bool = False  # EXIT, GOTO out of the loop or RETURN inside
     reasons: list[Diagnostic] = field(default_factory=list)  # why not parallel (empty when parallel)
     tightly_nested_parallel: int = 1  # depth of the perfectly nested parallel band starting here
+    # induction variables (code 'induction-variable' in reasons): when they are the only
+    # reason, the loop is parallel once each is rewritten from the loop index
+    inductions: list[Induction] = field(default_factory=list)
 
 
 @dataclass
