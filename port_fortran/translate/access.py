@@ -90,6 +90,14 @@ def scan(name: str, stmts: list[ir.Stmt]) -> Optional[str]:
             continue
         if isinstance(s, ir.Do) and s.var == name:
             return "killed"
+        if isinstance(s, (ir.Do, ir.DoWhile)):
+            if scan(name, s.body) == "read":
+                return "read"
+            continue  # the body may run zero times: no certain assignment
+        if isinstance(s, ir.If):
+            if any(scan(name, b) == "read" for _, b in s.branches) or scan(name, s.else_body) == "read":
+                return "read"
+            continue
         if name in reads_deep(ir.children(s)):
             return "read"
         if isinstance(s, ir.CallStmt) and any(isinstance(a, ir.Name) and a.name == name for a in s.args):
@@ -115,6 +123,6 @@ class Continuation:
                 return True
             if r == "killed":
                 return False
-            if loop_body is not None and name in reads_deep(loop_body):
-                return True
+            if loop_body is not None and scan(name, loop_body) == "read":
+                return True  # read by the next iteration before being assigned
         return name in self.live_at_end

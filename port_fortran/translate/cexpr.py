@@ -88,6 +88,12 @@ class ExprPrinter:
 
     # ------------------------------------------------------------------ public
     def expr(self, e: ir.Expr, want: Optional[ir.FType] = None) -> str:
+        if (want is not None and isinstance(e, ir.Literal) and isinstance(e.value, int)
+                and not isinstance(e.value, bool) and literal_type(e).base == "integer"):
+            if want.base == "real":
+                return real_text(float(e.value), want.kind)
+            if want.base == "integer":
+                return str(e.value) + ("LL" if want.kind == 8 else "")
         text, prec, t = self._p(e)
         if want is not None:
             return self.convert(text, prec, t, want)[0]
@@ -268,6 +274,8 @@ class ExprPrinter:
             return text, prec
         if isinstance(e, ir.Literal) and have.base == "integer" and want.base == "real":
             return real_text(float(e.value), want.kind), (ATOM if e.value >= 0 else UNARY)
+        if isinstance(e, ir.Literal) and have.base == "integer" and want.base == "integer":
+            return str(e.value) + ("LL" if want.kind == 8 else ""), (ATOM if e.value >= 0 else UNARY)
         if have.base == "real" and want.base == "real":
             return text, prec  # float widens exactly
         if want.base == "complex" and have.base in ("real", "integer"):
@@ -317,7 +325,14 @@ class ExprPrinter:
             return self.renames[e.name], ATOM, sym_t
         if not e.intrinsic and e.name != "lsame":
             return self._user_call(e)
-        args = [self._p(a) for a in e.args]
+        shown = e.args
+        if name in ("int", "nint", "floor", "ceiling", "real", "huge", "tiny", "epsilon"):
+            shown = e.args[:1]  # the kind argument is not printed
+        elif name in ("cmplx",):
+            shown = e.args[:2]
+        elif name == "size":
+            shown = []
+        args = [self._p(a) for a in shown]
         types = [a[2] for a in args]
         if name in ARRAY_REDUCTIONS:
             self.refuse("array-expression", f"{name} left in an expression (not hoisted)")

@@ -293,17 +293,21 @@ class Emitter:
         return policy, "const long pf_k", first
 
     def loopvar_final(self, n: PKernel, ind: int) -> list[str]:
-        if not n.loopvar_live:
-            return []
-        do = n.band[0]
-        t = self.tab[do.var].ftype
-        lo = self.ex(do.start, t, do.line)
-        hi = self.ex(do.end, t, do.line)
-        k = const_int(do.step, self.tab)
-        st = str(k) if k is not None else self.ex(do.step, t, do.line)
-        self.use(do.var)
-        return [IND * ind + f"{cname(do.var)} = static_cast<{cxx_type(t)}>({lo} + pf::trip({lo}, {hi}, {st}) * ({st}));"
-                "  // the DO variable after the loop"]
+        """Fortran defines the DO variable after the loop (first value past the end): set it
+        on the host where later code reads it."""
+        out = []
+        for do in n.band:
+            if do.var not in n.live_band_vars:
+                continue
+            t = self.tab[do.var].ftype
+            lo = self.ex(do.start, t, do.line)
+            hi = self.ex(do.end, t, do.line)
+            k = const_int(do.step, self.tab)
+            st = str(k) if k is not None else self.ex(do.step, t, do.line)
+            self.use(do.var)
+            out.append(IND * ind + f"{cname(do.var)} = static_cast<{cxx_type(t)}>({lo} + pf::trip({lo}, {hi}, {st}) * ({st}));"
+                       "  // the DO variable after the loop")
+        return out
 
     def parallel_for(self, n: PKernel, ind: int) -> list[str]:
         pad = IND * ind

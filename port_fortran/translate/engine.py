@@ -162,7 +162,9 @@ def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Tran
     result = kernel.result.name if kernel.kind == "function" and kernel.result is not None else None
     if result:
         live_end.add(result)
-    planner = Planner(kernel, tab, options, out_args)
+    pure = {fn.name for fn in callees if fn.kind == "function"
+            and all(a.intent == "in" and not a.dims for a in fn.args)}
+    planner = Planner(kernel, tab, options, out_args, pure)
     plan = planner.plan(body, live_end)
 
     em = Emitter(kernel, tab, options, {fn.name: fn for fn in callees})

@@ -63,6 +63,7 @@ class PKernel:
     copy_out: list[str] = field(default_factory=list)  # serial: scalars copied back
     locals: list[str] = field(default_factory=list)  # serial: scalars declared in the kernel
     loopvar_live: bool = False  # parallel: the DO variable is read after the loop
+    live_band_vars: list[str] = field(default_factory=list)  # DO variables read after the loop
     note: str = ""
 
 
@@ -75,13 +76,14 @@ def fortran_do(do: ir.Do) -> str:
 
 class Planner:
     def __init__(self, kernel: ir.Kernel, tab: SymbolTable, options: TranslateOptions,
-                 out_args: Optional[dict] = None):
+                 out_args: Optional[dict] = None, pure_functions: Optional[set] = None):
         self.kernel = kernel
         self.tab = tab
         self.options = options
         self.notes: list[str] = []
         self.patterns: list[str] = []
         self.out_args = out_args or {}
+        self.pure_functions = pure_functions or set()  # same-source functions inlined, no side effects
         self._par_cache: dict[int, tuple] = {}
 
     # ------------------------------------------------------------------ helpers
@@ -140,7 +142,10 @@ class Planner:
                 return None, "the step changes inside the loop"
         inner_vars = {s.var for s in ir.walk(do.body) if isinstance(s, ir.Do)}
         written = scalars_written(do.body, self.out_args) - inner_vars - {do.var}
-        if info.parallel:
+        pure_call_only = (not info.parallel and info.reasons and info.calls
+                          and all(d.code == "call-in-loop" for d in info.reasons)
+                          and all(c in self.pure_functions for c in info.calls))
+        if info.parallel or pure_call_only:
             red = [r for r in info.reductions]
             if any(r.target is not None for r in red):
                 return None, "accumulates into an array element (kept serial)"
@@ -155,9 +160,10 @@ class Planner:
                 if sym.ftype.base not in ("integer", "real", "complex") or (
                         sym.ftype.base == "complex" and (r.op in ("min", "max") or len(red) > 1)):
                     return None, f"reduction on {r.var} of type {sym.ftype} not supported"
+            why = "; calls only pure functions of this file" if pure_call_only else ""
             if red:
-                return "reduce", "reduction " + ", ".join(f"{r.op} of {r.var}" for r in red)
-            return "range", "iterations are independent"
+                return "reduce", "reduction " + ", ".join(f"{r.op} of {r.var}" for r in red) + why
+            return "range", "iterations are independent" + why
         # atomics for scattered updates
         if info.scattered and self.options.atomic_scatter:
             others = [d for d in info.reasons if d.code not in SCATTER_CODES]
@@ -242,16 +248,13 @@ class Planner:
             return PHost(s) if self.host_expr_ok(s.args) else "device"
         if isinstance(s, ir.If):
             conds = [c for c, _ in s.branches]
-            if self.host_expr_ok(conds) and self.would_launch([s]):
+            if self.host_expr_ok(conds) and (self.would_launch([s]) or self._has_return(s)):
                 # the branch bodies continue with what follows the IF
                 branches = [self.plan_list(b, cont, in_host_loop) for _, b in s.branches]
                 els = self.plan_list(s.else_body, cont, in_host_loop)
                 return PIf(s, branches, els)
             if not self.stmt_touches_arrays(s) and not self._has_return(s):
                 return PHost(s)
-            if self._has_return(s) and not self.stmt_touches_arrays(s):
-                branches = [self.plan_list(b, cont, in_host_loop) for _, b in s.branches]
-                return PIf(s, branches, self.plan_list(s.else_body, cont, in_host_loop))
             return "device"
         if isinstance(s, ir.Do):
             kind, why = self.parallel_kind(s)
@@ -289,13 +292,14 @@ class Planner:
         info = do.info
         private = list(dict.fromkeys(list(info.private) +
                                      [s.var for s in ir.walk(do.body) if isinstance(s, ir.Do)]))
-        live_private = [p for p in private if p not in {s.var for s in ir.walk(do.body) if isinstance(s, ir.Do)}
-                        and cont.live(p)]
+        live_private = [p for p in private if cont.live(p)]
         if live_private:
             # last values are needed after the loop: keep it serial
             return self._as_serial_fallback(do, f"private {', '.join(live_private)} is used after the loop", cont)
         node = PKernel(kind, [do], do.line, band=[do], private=private)
         node.loopvar_live = cont.live(do.var)
+        node.live_band_vars = [d.var for d in (self.band(do) if kind == "range" and self.options.mdrange else [do])
+                               if cont.live(d.var)]
         if kind == "reduce":
             node.reductions = list(info.reductions)
             self.add_pattern("reduce")

@@ -119,12 +119,23 @@ def _rewrite_list(stmts: list[ir.Stmt], all_targets: Counter, loop_end: list) ->
         if isinstance(s, ir.ArithmeticIf):
             nxt = body[i + 1].label if i + 1 < len(body) else None
             body[i] = _arith_if(s, nxt)
+            for lab in set(s.labels):
+                all_targets[lab] -= 1
+            all_targets[body[i].branches[0][1][0].target] += 1
         elif isinstance(s, ir.SelectCase):
             body[i] = _select_to_if(s)
     changed = True
     while changed:
         changed = False
         for i, s in enumerate(body):
+            # L: if (c) then ... go to L end if  ->  do while (c) ... end do
+            if (isinstance(s, ir.If) and s.label is not None and len(s.branches) == 1 and not s.else_body
+                    and s.branches[0][1] and isinstance(s.branches[0][1][-1], ir.Goto)
+                    and s.branches[0][1][-1].target == s.label and all_targets[s.label] == 1):
+                all_targets[s.label] -= 1
+                body[i] = ir.DoWhile(s.branches[0][0], body=list(s.branches[0][1][:-1]), line=s.line)
+                changed = True
+                break
             cg = _cond_goto(s)
             if cg is None:
                 continue
@@ -142,6 +153,23 @@ def _rewrite_list(stmts: list[ir.Stmt], all_targets: Counter, loop_end: list) ->
                 all_targets[label] -= 1
                 for t, n in inside.items():
                     all_targets[t] -= n
+                # if (c) go to A; S1; go to B; A: S2; B: ...  ->  if (.not. c) S1 else S2
+                tail = between[-1] if between else None
+                if cond is not TRUE and isinstance(tail, ir.Goto):
+                    k = pos.get(tail.target)
+                    if k is not None and k > j:
+                        inner2 = goto_targets(body[j:k])
+                        ok = (all(all_targets[lab] <= inner2[lab] for lab in _labels_in(body[j:k]) - {label})
+                              and all_targets[label] == 0 and inside[label] == 0)
+                        if ok:
+                            all_targets[tail.target] -= 1
+                            new = [ir.If(branches=[(negate(cond), between[:-1])], else_body=body[j:k],
+                                         line=s.line, label=s.label)]
+                            for t, n in inside.items():
+                                all_targets[t] += n
+                            body[i:k] = new
+                            changed = True
+                            break
                 if cond is TRUE:
                     if any(t.label is not None and t.label in all_targets and all_targets[t.label] > 0 for t in ir.walk(between)):
                         raise Refusal("unstructured-goto", "unreachable statements are jump targets", s.line)

@@ -1,0 +1,53 @@
+"""``port-fortran translate FILE [--kernel NAME] -o DIR``: write ports without building them.
+
+Prints one line per kernel, ``<kernel>: ported (patterns)`` or
+``<kernel>: not ported: file:line [code] reason``; exits 0 when every kernel attempted was
+ported, 1 otherwise, 2 on bad input (unreadable file, syntax errors, unknown kernel)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import UserError
+from ..records import TranslationRefused
+from .engine import translate_kernel, write_port
+
+
+def _parse(path: str, include, define):
+    from ..fortran import parse_file
+    from ..fortran.commands import parse_defines
+
+    p = Path(path)
+    if not p.is_file():
+        raise UserError(f"{path}: no such file (give a Fortran source file)")
+    sf = parse_file(str(p), include_dirs=tuple(include or ()), defines=parse_defines(define))
+    return sf
+
+
+def cmd_translate(args) -> int:
+    sf = _parse(args.source, getattr(args, "include", []), getattr(args, "define", []))
+    if sf.errors and not sf.kernels:
+        e = sf.errors[0]
+        raise UserError(f"{e.file or args.source}:{e.line}: {e.message} (fix the source, or pass -I/-D for "
+                        "includes and macros)")
+    kernels = sf.kernels
+    if args.kernel:
+        kernels = [k for k in sf.kernels if k.name == args.kernel.lower()]
+        if not kernels:
+            names = ", ".join(k.name for k in sf.kernels) or "none"
+            raise UserError(f"{args.source}: no kernel named '{args.kernel}' (kernels found: {names})")
+    if not kernels:
+        raise UserError(f"{args.source}: no subroutines or functions found")
+    out = Path(args.output)
+    failed = 0
+    for k in kernels:
+        try:
+            port = translate_kernel(k, sf)
+        except TranslationRefused as exc:
+            failed += 1
+            d = exc.diagnostics[0]
+            more = f" (+{len(exc.diagnostics) - 1} more)" if len(exc.diagnostics) > 1 else ""
+            print(f"{k.name}: not ported: {d.file or k.file or args.source}:{d.line} [{d.code}] {d.message}{more}")
+            continue
+        write_port(port, out / k.name)
+        print(f"{k.name}: ported ({', '.join(port.patterns) or 'host only'}) -> {out / k.name}")
+    return 1 if failed else 0

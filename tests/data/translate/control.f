@@ -1,0 +1,38 @@
+*     Features: forward GOTOs (early RETURN, IF/ELSE made of GOTOs, GOTO
+*     to the end of a labelled DO), an arithmetic IF with a backward GOTO
+*     loop, a call to a function of the same file (inlined), a DO with
+*     a step, integer powers and mixed-kind arithmetic.
+      DOUBLE PRECISION FUNCTION FPOLY(X, C0, C1)
+      DOUBLE PRECISION X, C0, C1
+      FPOLY = C0 + C1*X + X**3
+      RETURN
+      END
+*
+      SUBROUTINE CTRL(N, X, Y, MODE, NSTEPS)
+      INTEGER N, MODE, NSTEPS
+      DOUBLE PRECISION X(N), Y(N)
+      DOUBLE PRECISION FPOLY
+      INTEGER I, IT
+      IF (N .LE. 0) RETURN
+      IF (MODE .EQ. 1) GO TO 20
+      DO 10 I = 1, N
+         Y(I) = FPOLY(X(I), 1.0D0, 0.5D0)
+   10 CONTINUE
+      GO TO 40
+   20 CONTINUE
+      DO 30 I = 1, N
+         IF (X(I) .LT. 0.0D0) GO TO 30
+         Y(I) = SQRT(X(I)) + DBLE(MOD(I, 4))**2
+   30 CONTINUE
+   40 CONTINUE
+      DO 50 I = 2, N, 3
+         Y(I) = Y(I) * 0.5 + FLOAT(I / 2)
+   50 CONTINUE
+      IT = 0
+   60 IF (IT - NSTEPS) 70, 80, 80
+   70 IT = IT + 1
+      Y(1) = Y(1) + 1.0D0 / DBLE(IT)
+      GO TO 60
+   80 CONTINUE
+      RETURN
+      END

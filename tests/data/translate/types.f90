@@ -1,0 +1,41 @@
+! Features: complex(8) arithmetic (Kokkos::complex), conjg/aimag/cmplx/abs of complex,
+! LOGICAL arguments, SELECT CASE, single precision, scattered updates (atomics), a
+! several-scalar reduction with an integer count.
+subroutine cplx(n, z, w, flag)
+  implicit none
+  integer, intent(in) :: n
+  complex(8), intent(in) :: z(n)
+  complex(8), intent(inout) :: w(n)
+  logical, intent(in) :: flag
+  integer :: i
+  do i = 1, n
+    select case (mod(i, 3))
+    case (0)
+      w(i) = w(i) + conjg(z(i)) * z(i)
+    case (1:2)
+      w(i) = w(i) * (2.0d0, -1.0d0) + cmplx(real(z(i)), aimag(z(i))**2, 8)
+    end select
+    if (flag .and. i == 1) w(i) = w(i) + abs(z(i))
+  end do
+end subroutine cplx
+
+subroutine scatter(n, nb, idx, v, hist, cnt, vsum)
+  implicit none
+  integer, intent(in) :: n, nb
+  integer, intent(in) :: idx(n)
+  real(4), intent(in) :: v(n)
+  real(4), intent(inout) :: hist(nb)
+  integer, intent(out) :: cnt
+  real(4), intent(out) :: vsum
+  integer :: i, k
+  do i = 1, n
+    k = 1 + mod(abs(idx(i)), nb)
+    hist(k) = hist(k) + v(i)
+  end do
+  cnt = 0
+  vsum = 0.0
+  do i = 1, n
+    if (v(i) > 0.5) cnt = cnt + 1
+    vsum = vsum + 0.5 * v(i)
+  end do
+end subroutine scatter
