@@ -423,3 +423,21 @@ def test_cache_returns_equal_ir(tmp_path, monkeypatch):
     b = parse_file(p)
     assert ir.to_dict(a) == ir.to_dict(b) and a is not b
     assert list((tmp_path / "cache" / "port-fortran" / "parse").glob("*.pickle"))
+
+
+def test_syntax_error_in_one_routine_keeps_the_others(tmp_path):
+    src = """
+      SUBROUTINE GOOD1(X)
+      X = 1
+      END
+      SUBROUTINE BAD(Y)
+      Y = (2 +
+      END
+      REAL FUNCTION GOOD2(Z)
+      GOOD2 = Z
+      END
+"""
+    sf = parse(tmp_path, src, name="mix.f")
+    assert [k.name for k in sf.kernels] == ["good1", "good2"]
+    assert len(sf.errors) == 1 and sf.errors[0].code == "syntax-error" and sf.errors[0].line == 5
+    assert sf.kernels[1].line_start == 7

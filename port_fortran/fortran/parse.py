@@ -235,6 +235,56 @@ def parse_file(path, include_dirs=(), defines=None, *, timeout: float | None = N
     return sf
 
 
+_START_RE = re.compile(
+    r"^\s*(?:(?:recursive|pure|elemental|impure|module)\s+)*"
+    r"(?:(?:integer|real|double\s*precision|double\s*complex|complex|logical|character)(?:\s*\*\s*\d+|\s*\([^)]*\))?\s+)?"
+    r"(?:(?:recursive|pure|elemental)\s+)*(subroutine|function|program|module|block\s*data)\b\s*(\w*)",
+    re.IGNORECASE)
+_END_RE = re.compile(r"^\s*end\s*(subroutine|function|program|module|block\s*data)?\s*\w*\s*(!.*)?$", re.IGNORECASE)
+
+
+def _stmt_part(line: str, form: str) -> str | None:
+    if form == "fixed":
+        if not line or line[0] in "cC*!dD" or len(line) < 7 or line[5] not in " 0":
+            return None
+        return line[6:]
+    body = line.split("!")[0]
+    return re.sub(r"^\s*\d+\s", " ", body)
+
+
+def split_units(text: str, form: str) -> list[tuple[int, int]]:
+    """(first, last) 1-based line ranges of the top-level program units (a heuristic used
+    only to recover from a syntax error)."""
+    units = []
+    depth = 0
+    start = None
+    for i, line in enumerate(text.split("\n"), 1):
+        st = _stmt_part(line, form)
+        if st is None or not st.strip():
+            continue
+        m = _START_RE.match(st)
+        if m and not re.match(r"^\s*module\s+procedure\b", st, re.IGNORECASE) and m.group(2):
+            if depth == 0:
+                start = i
+            depth += 1
+            continue
+        if _END_RE.match(st) and not re.match(r"^\s*end\s*(if|do|select|where|forall|type|interface|associate|block\b)",
+                                              st, re.IGNORECASE):
+            if depth > 0:
+                depth -= 1
+                if depth == 0 and start is not None:
+                    units.append((start, i))
+                    start = None
+    return units
+
+
+def _blank_outside(src: SourceText, lo: int, hi: int) -> SourceText:
+    import dataclasses
+    lines = src.text.split("\n")
+    kept = [ln if lo <= i <= hi else "" for i, ln in enumerate(lines, 1)]
+    return dataclasses.replace(src, text="\n".join(kept))
+
+
 def _parse_uncached(src: SourceText, original_text: str, timeout: float) -> ir.SourceFile:
     from .analysis import analyse_file
     from .build import FileBuilder
@@ -242,12 +292,28 @@ def _parse_uncached(src: SourceText, original_text: str, timeout: float) -> ir.S
     def work():
         with _LOCK:  # fparser keeps global state (symbol tables): one parse at a time per process
             tree, diag = _fparse(src)
-        if diag is not None:
-            sf = ir.SourceFile(path=src.path, form=src.form, includes=list(src.includes), preprocessed=src.preprocessed)
-            sf.errors.append(diag)
-            return sf
-        old_limit = sys.getrecursionlimit()
-        sf = FileBuilder(src, original_text.split("\n")).build(tree)
+        fb = FileBuilder(src, original_text.split("\n"))
+        if diag is None:
+            sf = fb.build(tree)
+        else:
+            # one bad routine must not hide the others: parse each program unit alone
+            sf = fb.out
+            units = split_units(src.text, src.form)
+            if len(units) <= 1:
+                sf.errors.append(diag)
+            else:
+                for lo, hi in units:
+                    part = _blank_outside(src, lo, hi)
+                    with _LOCK:
+                        t, d = _fparse(part)
+                    if d is not None:
+                        sf.errors.append(d)
+                    elif t is not None:
+                        fb.src = part
+                        fb.build(t)
+                fb.src = src
+                if not sf.errors:
+                    sf.errors.append(diag)
         analyse_file(sf)
         return sf
 
