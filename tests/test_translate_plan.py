@@ -1,0 +1,318 @@
+"""The rules translator's decisions: which pattern each loop gets, the knobs of
+TranslateOptions, refusals with codes and lines, the structuring rewrites and the C++
+expression printer. Pure Python (no compiler)."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from port_fortran.fortran import ir, parse_file
+from port_fortran.records import TranslateOptions, TranslationRefused
+from port_fortran.translate import translate_kernel, write_port
+from port_fortran.translate.cexpr import ExprPrinter
+from port_fortran.translate.structure import restructure
+from port_fortran.translate.symbols import Refusal, build_symbols
+
+DATA = Path(__file__).parent / "data" / "translate"
+SAMPLES = Path(__file__).parent.parent / "fortran_kernels"
+
+
+def _kernel(file: str, name: str):
+    sf = parse_file(str(DATA / file))
+    return next(k for k in sf.kernels if k.name == name), sf
+
+
+def _port(file: str, name: str, options=None):
+    k, sf = _kernel(file, name)
+    return translate_kernel(k, sf, options)
+
+
+def _views_body(port, name):
+    cpp = port.files[f"{name}.kokkos.cpp"]
+    return cpp[cpp.index(f"{name}_kokkos_views("):cpp.index('extern "C"')]
+
+
+# ------------------------------------------------------------------ patterns
+
+
+def test_axpy_is_one_parallel_for_with_the_early_return_on_the_host():
+    port = _port("basics.f90", "axpy")
+    assert port.patterns == ["parallel_for"]
+    assert port.entry == "axpy_kokkos"
+    assert set(port.files) == {"axpy.kokkos.cpp", "axpy.kokkos.hpp", "axpy_kokkos_mod.f90",
+                               "pf_kokkos_compat.hpp", "CMakeLists.txt"}
+    body = _views_body(port, "axpy")
+    assert "return;" in body.split("parallel_for")[0]  # IF (n <= 0) RETURN before the kernel
+    assert "y(i - 1) = y(i - 1) + a * x(i - 1);" in body  # literal lower bound folded
+    assert len(port.notes) == 1 and port.notes[0].startswith("line 11:")
+
+
+def test_several_reductions_share_one_reducer_and_combine_with_the_values_before_the_loop():
+    port = _port("basics.f90", "stats")
+    assert port.patterns == ["reduce"]
+    cpp = port.files["stats.kokkos.cpp"]
+    assert "struct reducer_L26" in cpp and "PF_VOLATILE_JOIN(value_type)" in cpp
+    assert "s = s + pf_red.s;" in cpp
+    assert "smax = pf::max<double>(smax, pf_red.smax);" in cpp
+    assert "p = p * pf_red.p;" in cpp
+
+
+def test_recurrence_stays_serial_in_a_single_iteration_kernel():
+    port = _port("basics.f90", "prefix")
+    assert port.patterns == ["serial"]
+    assert "pf::single()" in port.files["prefix.kokkos.cpp"]
+    assert "scalar-dependence" in port.notes[0]
+
+
+def test_tight_nest_is_mdrange_with_the_contiguous_index_first_inside_a_host_time_loop():
+    port = _port("arrays.f90", "smooth")
+    assert port.patterns == ["mdrange"]
+    body = _views_body(port, "smooth")
+    assert "for (it = 1; it <= nsteps; ++it)" in body
+    assert body.count("KOKKOS_LAMBDA(const int i, const int j)") == 2
+    assert any("host loop" in n for n in port.notes)
+
+
+def test_array_syntax_where_and_array_reductions_become_loops():
+    port = _port("arrays.f90", "arrsyn")
+    assert set(port.patterns) == {"mdrange", "parallel_for", "reduce"}
+    body = _views_body(port, "arrsyn")
+    assert body.count("Kokkos::parallel_reduce") == 3  # sum, maxval, dot_product
+    assert "Kokkos::Max<double>" in body
+    assert "} else {" in body  # ELSEWHERE
+
+
+def test_scattered_updates_get_atomics_or_stay_serial_by_option():
+    port = _port("types.f90", "scatter")
+    assert "atomic" in port.patterns and "reduce" in port.patterns
+    assert "Kokkos::atomic_add(&hist(k - 1), v(i - 1));" in port.files["scatter.kokkos.cpp"]
+    port2 = _port("types.f90", "scatter", TranslateOptions(atomic_scatter=False))
+    assert "atomic" not in port2.patterns and "serial" in port2.patterns
+    assert "atomic_add" not in port2.files["scatter.kokkos.cpp"]
+
+
+def test_options_force_serial_loops_and_turn_mdrange_off():
+    port = _port("basics.f90", "axpy", TranslateOptions(serial_loops={11}))
+    assert port.patterns == ["serial"]
+    assert "translate options" in port.notes[0]
+    port = _port("arrays.f90", "smooth", TranslateOptions(mdrange=False))
+    assert port.patterns == ["parallel_for"]
+    port = _port("arrays.f90", "smooth", TranslateOptions(tile=(8, 4)))
+    assert "{8, 4})" in port.files["smooth.kokkos.cpp"]
+    port = _port("arrays.f90", "smooth", TranslateOptions(iterate_left=False))
+    assert "KOKKOS_LAMBDA(const int j, const int i)" in port.files["smooth.kokkos.cpp"]
+
+
+def test_gotos_arithmetic_if_and_inlined_function():
+    port = _port("control.f", "ctrl")
+    body = _views_body(port, "ctrl")
+    cpp = port.files["ctrl.kokkos.cpp"]
+    assert "KOKKOS_INLINE_FUNCTION double fpoly_fn(" in cpp
+    assert "fpoly_fn(x(i - 1), 1.0, 0.5)" in body
+    assert "} else {" in body  # IF (MODE.EQ.1) GO TO 20 ... GO TO 40 -> if/else
+    assert "while (it - nsteps < 0)" in body  # arithmetic IF + backward GOTO -> while
+    assert "pf::trip(2, n, 3)" in body  # DO with a step: normalised index
+    assert "goto" not in body
+    lines = {int(m) for m in re.findall(r"ctrl:L(\d+)", body)}
+    assert {18, 23, 28} <= lines
+
+
+def test_complex_logical_select_case():
+    port = _port("types.f90", "cplx")
+    body = _views_body(port, "cplx")
+    assert port.patterns == ["parallel_for"]
+    assert "Kokkos::complex<double>(2.0, -1.0)" in body
+    assert "pf::conj(z(i - 1))" in body and ".imag()" in body and "pf::cabs(z(i - 1))" in body
+    assert "i % 3 == 0" in body
+    hpp = port.files["cplx.kokkos.hpp"]
+    assert "const Kokkos::complex<double>* z" in hpp and "const int* flag" in hpp
+
+
+def test_function_kernel_returns_its_value_through_entry_and_module():
+    port = _port("control.f", "fpoly")
+    hpp = port.files["fpoly.kokkos.hpp"]
+    assert 'extern "C" double fpoly_kokkos(const double* x' in hpp
+    mod = port.files["fpoly_kokkos_mod.f90"]
+    assert 'function fpoly_kokkos(x, c0, c1) bind(C, name="fpoly_kokkos") result(res)' in mod
+    assert "real(c_double) :: res" in mod
+
+
+def test_module_interface_keeps_shapes_and_lower_bounds():
+    port = _port("arrays.f90", "smooth")
+    mod = port.files["smooth_kokkos_mod.f90"]
+    assert "integer(c_int), intent(in) :: n" in mod
+    assert "real(c_double), intent(inout) :: u(0:(n + 1), 0:(m + 1))" in mod
+    assert mod.index(":: n") < mod.index(":: u(")  # sizes declared before the arrays using them
+
+
+def test_no_std_calls_in_generated_kernels():
+    """Nothing host-only inside lambdas: all math goes through the compat header."""
+    for file in ("basics.f90", "arrays.f90", "control.f", "types.f90"):
+        sf = parse_file(str(DATA / file))
+        for k in sf.kernels:
+            cpp = translate_kernel(k, sf).files[f"{k.name}.kokkos.cpp"]
+            assert "std::" not in cpp, k.name
+            assert "printf" not in cpp
+
+
+def test_every_loop_gets_a_note():
+    for file in ("basics.f90", "arrays.f90", "types.f90"):
+        sf = parse_file(str(DATA / file))
+        for k in sf.kernels:
+            port = translate_kernel(k, sf)
+            noted = {int(m) for n in port.notes for m in re.findall(r"^line (\d+):", n)}
+            assert {d.line for d in k.loops()} <= noted, (k.name, port.notes)
+
+
+# ------------------------------------------------------------------ refusals
+
+
+def _mini_kernel(body, args=None, **kw):
+    args = args if args is not None else [
+        ir.Argument("n", ir.INTEGER, intent="in", position=0),
+        ir.Argument("x", ir.REAL8, dims=[ir.Dim(None, ir.Name("n", ftype=ir.INTEGER))], intent="inout", position=1),
+    ]
+    locs = {"i": ir.Variable("i", ir.INTEGER)}
+    return ir.Kernel("mini", "subroutine", "mini.f90", 1, 20, args=args, locals=locs, body=body, **kw)
+
+
+def _loop(body, line=3, parallel=True, **info):
+    return ir.Do("i", ir.Literal(1, "1", ftype=ir.INTEGER), ir.Name("n", ftype=ir.INTEGER), body=body, line=line,
+                 info=ir.LoopInfo(parallel=parallel, **info))
+
+
+def _xi():
+    return ir.ArrayRef("x", [ir.Name("i", ftype=ir.INTEGER)], ftype=ir.REAL8)
+
+
+def test_hand_built_ir_translates():
+    k = _mini_kernel([_loop([ir.Assign(_xi(), ir.BinOp("*", _xi(), ir.Literal(2.0, "2.0d0"), ftype=ir.REAL8), line=4)])])
+    port = translate_kernel(k, None)
+    assert port.patterns == ["parallel_for"]
+    assert "x(i - 1) = x(i - 1) * 2.0;" in port.files["mini.kokkos.cpp"]
+
+
+def test_refusals_carry_code_and_line():
+    k = _mini_kernel([_loop([ir.CallStmt("other", [_xi()], line=4)], parallel=False)], calls=["other"])
+    with pytest.raises(TranslationRefused) as e:
+        translate_kernel(k, None)
+    assert e.value.diagnostics[0].code == "call-to-unknown" and e.value.diagnostics[0].line == 4
+
+    k = _mini_kernel([ir.Unsupported("io-in-kernel", "WRITE statement", line=7)],
+                     unsupported=[ir.Unsupported("io-in-kernel", "WRITE statement", line=7)])
+    with pytest.raises(TranslationRefused) as e:
+        translate_kernel(k, None)
+    assert (e.value.diagnostics[0].code, e.value.diagnostics[0].line) == ("io-in-kernel", 7)
+
+    k = _mini_kernel([], commons=[ir.CommonBlock("blk", ["a", "b"], line=5)])
+    with pytest.raises(TranslationRefused) as e:
+        translate_kernel(k, None)
+    assert e.value.diagnostics[0].code == "common-block" and "blk" in e.value.diagnostics[0].message
+
+    # backward unconditional GOTO: not structurable
+    body = [ir.Continue(line=3, label=10), ir.Assign(ir.Name("i", ftype=ir.INTEGER), ir.Literal(1, "1"), line=4),
+            ir.Goto(10, line=5)]
+    with pytest.raises(TranslationRefused) as e:
+        translate_kernel(_mini_kernel(body), None)
+    assert (e.value.diagnostics[0].code, e.value.diagnostics[0].line) == ("unstructured-goto", 5)
+
+
+def test_assumed_size_without_access_bounds_is_refused_with_unknown_extent():
+    args = [ir.Argument("n", ir.INTEGER, intent="in", position=0),
+            ir.Argument("x", ir.REAL8, dims=[ir.Dim(None, None)], intent="inout", position=1)]
+    k = _mini_kernel([_loop([ir.Assign(_xi(), ir.Literal(0.0, "0.0d0"), line=4)])], args=args)
+    with pytest.raises(TranslationRefused) as e:
+        translate_kernel(k, None)
+    assert e.value.diagnostics[0].code == "unknown-extent"
+    # with the bounds the analysis provides, the extent comes from them
+    args[1].access_bounds = [(ir.Literal(1, "1", ftype=ir.INTEGER), ir.Name("n", ftype=ir.INTEGER))]
+    port = translate_kernel(k, None)
+    assert "h_x(x, pf::extent(1, n))" in port.files["mini.kokkos.cpp"]
+
+
+# ------------------------------------------------------------------ structure
+
+
+def test_forward_goto_becomes_if_block():
+    c = ir.BinOp(">", ir.Name("n", ftype=ir.INTEGER), ir.Literal(3, "3", ftype=ir.INTEGER), ftype=ir.LOGICAL)
+    a1 = ir.Assign(ir.Name("i", ftype=ir.INTEGER), ir.Literal(1, "1"), line=3)
+    body = [ir.If(branches=[(c, [ir.Goto(20, line=2)])], line=2), a1, ir.Continue(line=4, label=20)]
+    out = restructure(body)
+    assert isinstance(out[0], ir.If) and out[0].branches[0][1] == [a1]
+    cond = out[0].branches[0][0]
+    assert isinstance(cond, ir.BinOp) and cond.op == "<="  # integer test flipped exactly
+    assert not any(isinstance(s, ir.Goto) for s in ir.walk(out))
+
+
+def test_goto_to_end_of_labelled_do_becomes_cycle():
+    c = ir.BinOp(">", ir.Name("n", ftype=ir.INTEGER), ir.Literal(3, "3", ftype=ir.INTEGER), ftype=ir.LOGICAL)
+    inner_if = ir.If(branches=[(c, [ir.Assign(ir.Name("n"), ir.Literal(1, "1"), line=4), ir.Goto(10, line=5)])], line=4)
+    do = ir.Do("i", ir.Literal(1, "1"), ir.Name("n"), body=[inner_if, ir.Continue(line=6, label=10)], end_label=10, line=3)
+    out = restructure([do])
+    assert any(isinstance(s, ir.Cycle) for s in ir.walk(out))
+    assert not any(isinstance(s, ir.Goto) for s in ir.walk(out))
+
+
+# ------------------------------------------------------------------ expressions
+
+
+def _printer():
+    k = _mini_kernel([])
+    k.locals.update({"r": ir.Variable("r", ir.REAL4), "d": ir.Variable("d", ir.REAL8),
+                     "j": ir.Variable("j", ir.INTEGER)})
+    return ExprPrinter(build_symbols(k))
+
+
+def N(name, t):
+    return ir.Name(name, ftype=t)
+
+
+def test_expression_typing_matches_fortran():
+    p = _printer()
+    i, j, r, d = N("i", ir.INTEGER), N("j", ir.INTEGER), N("r", ir.REAL4), N("d", ir.REAL8)
+    assert p.expr(ir.BinOp("/", i, j)) == "i / j"  # integer division truncates in both
+    assert p.expr(ir.BinOp("*", i, d)) == "static_cast<double>(i) * d"
+    assert p.expr(ir.BinOp("*", ir.Literal(2, "2"), d)) == "2.0 * d"
+    assert p.expr(ir.BinOp("+", r, ir.Literal(0.1, "0.1"))) == "r + 0.1f"  # real(4) literal stays float
+    assert p.expr(ir.BinOp("**", d, ir.Literal(2, "2"))) == "d * d"
+    assert p.expr(ir.BinOp("**", d, j)) == "pf::ipow(d, j)"
+    assert p.expr(ir.BinOp("**", d, r)) == "pf::pow(d, r)"
+    assert p.expr(ir.BinOp("-", i, ir.BinOp("-", j, i))) == "i - (j - i)"
+    assert p.expr(ir.FuncCall("mod", [i, j], intrinsic=True)) == "i % j"
+    assert p.expr(ir.FuncCall("mod", [d, d], intrinsic=True)) == "pf::fmod(d, d)"
+    assert p.expr(ir.FuncCall("max", [d, r, ir.Literal(1.0, "1.0d0")], intrinsic=True)) == \
+        "pf::max<double>(d, pf::max<double>(r, 1.0))"
+    assert p.expr(ir.FuncCall("nint", [d], intrinsic=True)) == "pf::nint(d)"
+    assert p.expr(ir.FuncCall("dble", [i], intrinsic=True)) == "static_cast<double>(i)"
+    assert p.expr(ir.BinOp("and", ir.UnaryOp("not", ir.BinOp("<", i, j)), ir.BinOp(">=", d, r))) == \
+        "!(i < j) && d >= r"
+    assert p.expr(ir.ArrayRef("x", [ir.BinOp("+", i, ir.Literal(1, "1"))])) == "x(i)"
+    with pytest.raises(Refusal) as e:
+        p.expr(ir.FuncCall("besj0", [d], intrinsic=True))
+    assert e.value.diagnostic.code == "unsupported-intrinsic"
+
+
+# ------------------------------------------------------------------ command
+
+
+def test_translate_command_exit_codes(tmp_path, capsys):
+    from port_fortran.cli import main
+
+    assert main(["translate", str(DATA / "basics.f90"), "-o", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "axpy: ported (parallel_for)" in out and (tmp_path / "axpy" / "axpy.kokkos.cpp").is_file()
+    assert main(["translate", str(DATA / "basics.f90"), "--kernel", "nosuch", "-o", str(tmp_path)]) == 2
+    assert main(["translate", str(tmp_path / "missing.f90"), "-o", str(tmp_path)]) == 2
+    bad = tmp_path / "io.f90"
+    bad.write_text("subroutine io(n, x)\n  integer n\n  real(8) x(n)\n  write(*,*) x(1)\nend subroutine\n")
+    assert main(["translate", str(bad), "-o", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert re.search(r"io: not ported: .*io\.f90:4 \[io-in-kernel\]", out)
+
+
+def test_write_port_writes_every_file(tmp_path):
+    port = _port("basics.f90", "axpy")
+    write_port(port, tmp_path / "p")
+    assert sorted(p.name for p in (tmp_path / "p").iterdir()) == sorted(port.files)
