@@ -146,6 +146,17 @@ def test_kernel_counts_and_times(built, tmp_path):
     names = {e.name: e.count for e in prof2.entries if e.is_kernel}
     assert names.get("pf_axpy") == 1 and "pf_scale" not in names
 
+    # warm-up launches are left out of the times, and counted
+    out4 = tmp_path / "run4.json"
+    _run(kokkos_program, profiling_env(lib, out4, warmup=2), "3", "5", "2", "finalize")
+    prof4 = load_profile(out4)
+    assert prof4.warmup == 2
+    by4 = {e.name: e for e in prof4.entries if e.is_kernel}
+    assert (by4["pf_axpy"].count, by4["pf_axpy"].skipped) == (1, 2)
+    assert (by4["pf_scale"].count, by4["pf_scale"].skipped) == (3, 2)
+    assert (by4["pf_dot:L42"].count, by4["pf_dot:L42"].skipped, by4["pf_dot:L42"].total_s) == (0, 2, 0.0)
+    assert "launched only during warm-up:" in summarize(prof4) and "pf_dot:L42" in summarize(prof4)
+
     # without the environment nothing is loaded and nothing is written
     out3 = tmp_path / "run3.json"
     _run(kokkos_program, {}, "1", "1", "1", "finalize")

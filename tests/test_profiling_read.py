@@ -136,3 +136,32 @@ def test_profiling_env(tmp_path, monkeypatch):
     env = profiling_env("lib/libpf_kokkosp.so", "out/kokkosp.json")
     assert env["KOKKOS_TOOLS_LIBS"] == env["KOKKOS_PROFILE_LIBRARY"] == str(tmp_path / "lib/libpf_kokkosp.so")
     assert env["PF_KOKKOSP_OUTPUT"] == str(tmp_path / "out/kokkosp.json")
+    assert env["PF_KOKKOSP_WARMUP"] == "0"
+    assert profiling_env("l.so", "o.json", warmup=3)["PF_KOKKOSP_WARMUP"] == "3"
+    with pytest.raises(ValueError):
+        profiling_env("l.so", "o.json", warmup=-1)
+
+
+def test_warmup_in_summary(tmp_path):
+    doc = dict(DOC, warmup=2, kernels=[
+        {"kind": "parallel_for", "name": "saxpy:L12", "count": 2, "skipped": 2, "total_s": 0.002,
+         "min_s": 0.001, "max_s": 0.001},
+        {"kind": "parallel_for", "name": "init:L3", "count": 0, "skipped": 1, "total_s": 0.0,
+         "min_s": 0.0, "max_s": 0.0}], deep_copies=[], regions=[])
+    prof = load_profile(write(tmp_path, doc))
+    assert prof.warmup == 2
+    init = next(e for e in prof.entries if e.name == "init:L3")
+    assert (init.count, init.skipped, init.mean_s) == (0, 1, 0.0)
+    lines = summarize(prof).splitlines()
+    assert lines[0] == ("Kokkos profile: 1 kernel, 2 launches, 2 ms in kernels "
+                        "(after warm-up: 3 launches not timed)")
+    assert lines[1].lstrip().startswith("saxpy:L12 (Fortran line 12) [parallel_for]: 100.0%")
+    assert lines[2].strip() == "launched only during warm-up: init:L3"
+    assert kernel_times(prof.entries) == {"saxpy:L12": pytest.approx(0.001)}
+    only_warm = dict(doc, kernels=[doc["kernels"][1]])
+    assert summarize(load_profile(write(tmp_path, only_warm, "w.json"))) == \
+        "Kokkos profile: no kernels were recorded after warm-up (warm-up only: init:L3)."
+    # merging a warm-up-only entry keeps the other run's minimum
+    m = merge([prof.entries, [KernelProfile("saxpy:L12", "parallel_for", 0, 0.0, 0.0, 0.0, 0.0, 0, 2)]])
+    sax = next(e for e in m if e.name == "saxpy:L12")
+    assert (sax.count, sax.skipped, sax.min_s) == (2, 4, pytest.approx(0.001))

@@ -17,6 +17,7 @@ from .hooks import (
     LIBRARY_ENVS,
     OUTPUT_ENV,
     SOURCE,
+    WARMUP_ENV,
     ProfileMissing,
     ProfilingError,
     build_hooks,
@@ -38,7 +39,7 @@ from .profile import (
 )
 
 __all__ = [
-    "CXX_FLAGS", "LIB_NAME", "LIBRARY_ENVS", "OUTPUT_ENV", "SOURCE",
+    "CXX_FLAGS", "LIB_NAME", "LIBRARY_ENVS", "OUTPUT_ENV", "SOURCE", "WARMUP_ENV",
     "ProfileMissing", "ProfilingError", "build_hooks", "find_host_cxx", "hooks_cache_dir",
     "profiling_env",
     "KERNEL_KINDS", "KernelProfile", "Profile", "fmt_bytes", "fmt_seconds", "kernel_times",

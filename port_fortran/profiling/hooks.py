@@ -24,6 +24,7 @@ SOURCE = Path(__file__).with_name("kokkosp_timer.cpp")
 LIB_NAME = "libpf_kokkosp.so"
 CXX_FLAGS = ("-O2", "-shared", "-fPIC", "-std=c++17")
 OUTPUT_ENV = "PF_KOKKOSP_OUTPUT"
+WARMUP_ENV = "PF_KOKKOSP_WARMUP"
 # Kokkos 3.x reads KOKKOS_PROFILE_LIBRARY; 4.x+ reads KOKKOS_TOOLS_LIBS (and still reads the
 # old name, aborting if both are set to different libraries).
 LIBRARY_ENVS = ("KOKKOS_TOOLS_LIBS", "KOKKOS_PROFILE_LIBRARY")
@@ -94,9 +95,11 @@ def build_hooks(cache_dir: Union[str, Path, None] = None, *, compiler: Optional[
     return lib
 
 
-def profiling_env(lib: Union[str, Path], output_path: Union[str, Path]) -> dict[str, str]:
+def profiling_env(lib: Union[str, Path], output_path: Union[str, Path], warmup: int = 0) -> dict[str, str]:
     """Environment variables that make a Kokkos program load ``lib`` and write its profile
-    to ``output_path`` (made absolute, as the program may run elsewhere). Merge them on top
+    to ``output_path`` (made absolute, as the program may run elsewhere). ``warmup``: the
+    first that many completions of each kernel label (and each deep-copy direction, region,
+    fence) are left out of the times and counted as ``skipped``. Merge them on top
     of the run's environment, e.g. ``run_limited(cmd, cwd, limits, env_extra={**env,
     **profiling_env(lib, out)})``. Both library variables get the same value: Kokkos 3.x
     reads only KOKKOS_PROFILE_LIBRARY, 4.x+ prefers KOKKOS_TOOLS_LIBS (and prints a
@@ -105,4 +108,7 @@ def profiling_env(lib: Union[str, Path], output_path: Union[str, Path]) -> dict[
     lib_s = str(Path(lib).resolve())
     env = {name: lib_s for name in LIBRARY_ENVS}
     env[OUTPUT_ENV] = str(Path(output_path).absolute())
+    if warmup < 0:
+        raise ValueError("warmup must be >= 0")
+    env[WARMUP_ENV] = str(int(warmup))
     return env

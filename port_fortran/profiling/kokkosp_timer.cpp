@@ -14,6 +14,11 @@
 // rename, so a reader never sees half a file. If the program exits without finalizing
 // Kokkos, a library destructor writes the same document with "finalized": false.
 //
+// PF_KOKKOSP_WARMUP=N (default 0) leaves the first N completions of every entry (kernel
+// label, fence, deep-copy direction, region) out of its times, counting them as "skipped":
+// a harness that warms up before timing gets steady-state numbers (the first launch on a
+// GPU also pays for loading the module).
+//
 // We do not answer kokkosp_request_tool_settings, so Kokkos keeps its default of a global
 // fence before each kernel begin/end callback: on asynchronous backends (CUDA, HIP) the
 // time between begin and end then covers the kernel's execution, not just its launch.
@@ -46,16 +51,24 @@ using Clock = std::chrono::steady_clock;
 constexpr int kFormatVersion = 1;
 constexpr std::size_t kMaxMetadata = 256;
 
+std::uint64_t g_warmup = 0;  // set at init from PF_KOKKOSP_WARMUP
+
 struct Stat {
   std::uint64_t count = 0;
+  std::uint64_t skipped = 0;
   double total = 0.0;
   double min = std::numeric_limits<double>::infinity();
   double max = 0.0;
   std::uint64_t bytes = 0;
 
-  void add(double s) {
+  void add(double s, std::uint64_t nbytes = 0) {
+    if (skipped < g_warmup) {
+      ++skipped;
+      return;
+    }
     ++count;
     total += s;
+    bytes += nbytes;
     if (s < min) min = s;
     if (s > max) max = s;
   }
@@ -69,6 +82,7 @@ struct Open {
 struct Pending {  // a deep copy or a region, waiting for its end on this thread
   Stat* stat;
   Clock::time_point start;
+  std::uint64_t bytes;
 };
 
 // Kinds of the events timed by a begin/end pair carrying an id.
@@ -170,6 +184,8 @@ void put_uint(std::string& out, std::uint64_t v) {
 void put_times(std::string& out, const Stat& s) {
   out += "\"count\": ";
   put_uint(out, s.count);
+  out += ", \"skipped\": ";
+  put_uint(out, s.skipped);
   out += ", \"total_s\": ";
   put_number(out, s.total);
   out += ", \"min_s\": ";
@@ -194,12 +210,14 @@ std::string render(State& st, bool finalized) {
   put_uint(out, st.open.size());
   out += ",\n  \"unmatched_ends\": ";
   put_uint(out, st.unmatched_ends);
+  out += ",\n  \"warmup\": ";
+  put_uint(out, g_warmup);
 
   bool first = true;
   out += ",\n  \"kernels\": [";
   for (int k = kFor; k <= kScan; ++k) {
     for (const auto& kv : st.by_kind[k]) {
-      if (kv.second.count == 0) continue;
+      if (kv.second.count == 0 && kv.second.skipped == 0) continue;
       out += first ? "\n    {" : ",\n    {";
       first = false;
       out += "\"kind\": ";
@@ -216,7 +234,7 @@ std::string render(State& st, bool finalized) {
   first = true;
   out += ",\n  \"fences\": [";
   for (const auto& kv : st.by_kind[kFence]) {
-    if (kv.second.count == 0) continue;
+    if (kv.second.count == 0 && kv.second.skipped == 0) continue;
     out += first ? "\n    {" : ",\n    {";
     first = false;
     out += "\"name\": ";
@@ -247,7 +265,7 @@ std::string render(State& st, bool finalized) {
   first = true;
   out += ",\n  \"regions\": [";
   for (const auto& kv : st.regions) {
-    if (kv.second.count == 0) continue;
+    if (kv.second.count == 0 && kv.second.skipped == 0) continue;
     out += first ? "\n    {" : ",\n    {";
     first = false;
     out += "\"name\": ";
@@ -317,6 +335,8 @@ void kokkosp_init_library(const int loadSeq, const uint64_t interfaceVer,
   st.written = false;
   st.load_seq = loadSeq;
   st.interface_version = interfaceVer;
+  const char* warm = std::getenv("PF_KOKKOSP_WARMUP");
+  g_warmup = (warm && *warm) ? std::strtoull(warm, nullptr, 10) : 0;
   st.t_init = Clock::now();
 }
 
@@ -352,9 +372,8 @@ void kokkosp_begin_deep_copy(Kokkos_Profiling_SpaceHandle dst_handle, const char
     const std::string dst(dst_handle.name, strnlen(dst_handle.name, sizeof dst_handle.name));
     const std::string src(src_handle.name, strnlen(src_handle.name, sizeof src_handle.name));
     stat = &st.deep_copies[std::make_pair(dst, src)];
-    stat->bytes += size;
   }
-  tl_deep_copies.push_back(Pending{stat, Clock::now()});
+  tl_deep_copies.push_back(Pending{stat, Clock::now(), size});
 }
 
 void kokkosp_end_deep_copy() {
@@ -367,7 +386,7 @@ void kokkosp_end_deep_copy() {
   }
   Pending p = tl_deep_copies.back();
   tl_deep_copies.pop_back();
-  p.stat->add(seconds(p.start, now));
+  p.stat->add(seconds(p.start, now), p.bytes);
 }
 
 void kokkosp_push_profile_region(const char* name) {
@@ -377,7 +396,7 @@ void kokkosp_push_profile_region(const char* name) {
     std::lock_guard<std::mutex> lock(st.mu);
     stat = &st.regions[text(name)];
   }
-  tl_regions.push_back(Pending{stat, Clock::now()});
+  tl_regions.push_back(Pending{stat, Clock::now(), 0});
 }
 
 void kokkosp_pop_profile_region() {

@@ -33,6 +33,7 @@ class KernelProfile:
     min_s: float
     max_s: float
     bytes: int = 0  # deep copies only
+    skipped: int = 0  # completions left out as warm-up (PF_KOKKOSP_WARMUP), not in the times
 
     @property
     def line(self) -> Optional[int]:
@@ -64,6 +65,7 @@ class Profile:
     finalized: bool = True  # False: the program exited without Kokkos::finalize()
     metadata: dict[str, str] = field(default_factory=dict)
     open_at_end: int = 0  # kernels begun and never ended (a crash or an exit mid-kernel)
+    warmup: int = 0  # completions of each entry left out of the times
 
     @property
     def kokkos_version(self) -> Optional[str]:
@@ -76,7 +78,7 @@ def _entry(d: dict, kind: str, name: str) -> KernelProfile:
     return KernelProfile(name=name, kind=kind, count=count, total_s=total,
                          mean_s=total / count if count else 0.0,
                          min_s=float(d.get("min_s", 0.0)), max_s=float(d.get("max_s", 0.0)),
-                         bytes=int(d.get("bytes", 0)))
+                         bytes=int(d.get("bytes", 0)), skipped=int(d.get("skipped", 0)))
 
 
 def _sorted(entries: Iterable[KernelProfile]) -> list[KernelProfile]:
@@ -112,7 +114,7 @@ def load_profile(path: Union[str, Path], include_fences: bool = False) -> Profil
     return Profile(entries=_sorted(entries), wall_s=float(doc.get("wall_s", 0.0)),
                    finalized=bool(doc.get("finalized", True)),
                    metadata={str(k): str(v) for k, v in meta.items()} if isinstance(meta, dict) else {},
-                   open_at_end=int(doc.get("open_at_end", 0)))
+                   open_at_end=int(doc.get("open_at_end", 0)), warmup=int(doc.get("warmup", 0)))
 
 
 def read_profile(path: Union[str, Path], include_fences: bool = False) -> list[KernelProfile]:
@@ -131,8 +133,10 @@ def merge(profiles: Iterable[Sequence[KernelProfile]]) -> list[KernelProfile]:
                 acc[k] = e
                 continue
             count, total = o.count + e.count, o.total_s + e.total_s
+            mins = [x.min_s for x in (o, e) if x.count]
             acc[k] = KernelProfile(e.name, e.kind, count, total, total / count if count else 0.0,
-                                   min(o.min_s, e.min_s), max(o.max_s, e.max_s), o.bytes + e.bytes)
+                                   min(mins) if mins else 0.0, max(o.max_s, e.max_s),
+                                   o.bytes + e.bytes, o.skipped + e.skipped)
     return _sorted(acc.values())
 
 
@@ -141,7 +145,7 @@ def kernel_times(profiles: Sequence[KernelProfile], top: int = 10, stat: str = "
     total_s, min_s or max_s), the shape the optimizer prompt's ``profile`` takes."""
     if stat not in ("mean_s", "total_s", "min_s", "max_s"):
         raise ValueError(f"unknown stat {stat!r}")
-    ks = _sorted(e for e in profiles if e.is_kernel)
+    ks = _sorted(e for e in profiles if e.is_kernel and e.count)
     return {e.name: getattr(e, stat) for e in (ks[:top] if top else ks)}
 
 
@@ -169,11 +173,15 @@ def summarize(profiles: Union[Profile, Sequence[KernelProfile]], top: int = 10) 
     ``top`` kernels by total time with their share, launches and per-launch times, then
     the deep copies and regions."""
     entries = profiles.entries if isinstance(profiles, Profile) else list(profiles)
+    warm_only = sorted(e.name for e in entries if e.is_kernel and not e.count and e.skipped)
+    skipped = sum(e.skipped for e in entries if e.is_kernel)
+    entries = [e for e in entries if e.count]
     kernels = _sorted(e for e in entries if e.is_kernel)
     copies = _sorted(e for e in entries if e.kind == "deep_copy")
     others = _sorted(e for e in entries if e.kind in ("region", "fence"))
     if not kernels and not copies and not others:
-        return "Kokkos profile: no kernels were recorded."
+        return "Kokkos profile: no kernels were recorded" + (
+            f" after warm-up (warm-up only: {', '.join(warm_only)})." if warm_only else ".")
     k_total = sum(e.total_s for e in kernels)
     launches = sum(e.count for e in kernels)
     head = (f"Kokkos profile: {len(kernels)} kernel{'s' if len(kernels) != 1 else ''}, "
@@ -181,6 +189,8 @@ def summarize(profiles: Union[Profile, Sequence[KernelProfile]], top: int = 10) 
     if copies:
         head += (f"; {sum(c.count for c in copies)} deep copies, "
                  f"{fmt_bytes(sum(c.bytes for c in copies))}, {fmt_seconds(sum(c.total_s for c in copies))}")
+    if skipped:
+        head += f" (after warm-up: {skipped} launch{'es' if skipped != 1 else ''} not timed)"
     lines = [head]
     shown = kernels[:top] if top else kernels
     for e in shown:
@@ -193,6 +203,8 @@ def summarize(profiles: Union[Profile, Sequence[KernelProfile]], top: int = 10) 
     if rest:
         lines.append(f"  ... {len(rest)} more kernel{'s' if len(rest) != 1 else ''}, "
                      f"{fmt_seconds(sum(e.total_s for e in rest))} in total")
+    if warm_only:
+        lines.append(f"  launched only during warm-up: {', '.join(warm_only)}")
     for c in copies:
         lines.append(f"  {c.name}: {c.count}x, {fmt_bytes(c.bytes)}, total {fmt_seconds(c.total_s)}")
     for r in others:
