@@ -360,10 +360,11 @@ def has_reduction(kernel: ir.Kernel) -> bool:
     return False
 
 
-def count_flops(kernel: ir.Kernel, env: dict) -> Optional[int]:
-    """Floating-point +,-,*,/ in loop bodies times trip counts, when every loop that holds
-    real arithmetic has a trip count computable from ``env``; None otherwise. Branches
-    count every arm (an upper bound), so kernels with IFs inside loops are skipped."""
+def count_flops(kernel: ir.Kernel, env: dict, branches: str = "exact") -> Optional[int]:
+    """Floating-point +,-,*,/ times trip counts, when every loop that holds real arithmetic
+    has a trip count computable from ``env``; None otherwise. With ``branches='exact'``
+    arithmetic under an IF makes the count unknown (None); with ``'max'`` the costliest arm
+    counts (an estimate of the work, used to cap timing sizes)."""
     total = 0
 
     def ops(e: ir.Expr) -> int:
@@ -390,6 +391,17 @@ def count_flops(kernel: ir.Kernel, env: dict) -> Optional[int]:
                 trips = max(0, (hi - lo + st) // st) if st else 0
                 if not rec(s.body, mult * trips):
                     return False
+            elif isinstance(s, (ir.If, ir.SelectCase)) and branches == "max":
+                arms = [b for _, b in s.branches] + [s.else_body] if isinstance(s, ir.If) \
+                    else [c.body for c in s.cases]
+                before, best = total, 0
+                for arm in arms:
+                    total = 0
+                    if not rec(arm, mult):
+                        total = before
+                        return False
+                    best = max(best, total)
+                total = before + best
             elif isinstance(s, (ir.If, ir.SelectCase, ir.Where, ir.DoWhile)):
                 if any(isinstance(x, ir.Assign) and ops(x.value) for x in ir.walk(ir.children(s))):
                     return False

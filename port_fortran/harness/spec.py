@@ -24,6 +24,7 @@ ROLES = ("size", "scalar", "stride", "flag", "leading-dim", "array", "pointer", 
 CORRECTNESS_SIZES = (1, 7, 33)
 TIMING_BYTES = 64 * 2**20  # array data for timing: well past the last-level cache
 TIMING_MAX_EXTENT = 1 << 28
+TIMING_FLOPS = 1e9  # cap on the estimated floating-point work of one timed call
 
 TOL = {  # (relative tolerance) by real kind
     8: 1e-12,
@@ -294,11 +295,18 @@ def timing_sizes(kernel: ir.Kernel, spec: Spec) -> dict[str, int]:
         return {n: env[n] for n in names}
 
     def total(s: int) -> int:
+        """Bytes of array data at scale s; past the cap (TIMING_BYTES) also when the
+        estimated work exceeds TIMING_FLOPS (an O(n^3) nest stays a few seconds)."""
         try:
             lay = layout(kernel, spec, sizes_for(s), choice_index=0, rng=None)
         except Exception:
             return -1
-        return sum(x.nbytes for n, x in lay.arrays.items())
+        nbytes = sum(x.nbytes for n, x in lay.arrays.items())
+        ints = {k: v for k, v in lay.scalars.items() if isinstance(v, int) and not isinstance(v, bool)}
+        work = A.count_flops(kernel, ints, branches="max")
+        if work is not None and work > TIMING_FLOPS:
+            return TIMING_BYTES
+        return nbytes
 
     lo, hi = 1, 2
     while hi < TIMING_MAX_EXTENT and 0 <= total(hi) < TIMING_BYTES:
