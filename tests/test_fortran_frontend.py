@@ -441,3 +441,41 @@ def test_syntax_error_in_one_routine_keeps_the_others(tmp_path):
     assert [k.name for k in sf.kernels] == ["good1", "good2"]
     assert len(sf.errors) == 1 and sf.errors[0].code == "syntax-error" and sf.errors[0].line == 5
     assert sf.kernels[1].line_start == 7
+
+
+def test_program_internal_procedures_are_listed_not_kernels(tmp_path):
+    sf = parse(tmp_path, """
+        program drv
+          real x(10)
+          call fill(x)
+        contains
+          subroutine fill(y)
+            real y(:)
+            y = 1
+          end subroutine
+        end program
+        subroutine ext(a, p)
+          real a, p(3)
+          integer, parameter :: tab(3) = (/ 1, 2, 3 /)
+          a = tab(2)
+        end subroutine
+    """)
+    assert sf.programs == ["drv"] and sf.internal_procedures == ["drv:fill"]
+    assert [k.name for k in sf.kernels] == ["ext"]
+    assert sf.kernels[0].locals["tab"].parameter == [1, 2, 3]
+
+
+def test_function_prefix_type_and_result(tmp_path):
+    src = """
+      DOUBLE PRECISION FUNCTION DSUM(N, X)
+      INTEGER N
+      DOUBLE PRECISION X(*)
+      DSUM = 0
+      DO 10 I = 1, N
+         DSUM = DSUM + X(I)
+   10 CONTINUE
+      END
+"""
+    k = one(parse(tmp_path, src, name="f.f"))
+    assert k.kind == "function" and k.result.name == "dsum" and k.result.ftype == ir.REAL8
+    assert [(r.var, r.op) for r in k.loops()[0].info.reductions] == [("dsum", "sum")]

@@ -425,6 +425,8 @@ def eval_const(e: ir.Expr, env: dict[str, Any]) -> Any:
             return 2.2250738585072014e-308 if t and t.kind == 8 else 1.1754944e-38
         if name == "cmplx" or name == "dcmplx":
             return complex(args[0], args[1] if len(args) > 1 else 0.0)
+    if isinstance(e, ir.ArrayConstructor):
+        return [eval_const(x, env) for x in e.items]
     if isinstance(e, ir.BinOp) and e.op == "/":
         a, b = eval_const(e.left, env), eval_const(e.right, env)
         if isinstance(a, int) and isinstance(b, int):
@@ -682,6 +684,9 @@ class DeclBuilder:
         except Exception:
             self.diagnostics.append(ir.Diagnostic("unresolved-parameter", f"PARAMETER {name} could not be evaluated", line))
             return None
+        if isinstance(v, list) and t is not None:
+            conv = {"integer": int, "real": float, "complex": complex}.get(t.base)
+            return [conv(x) for x in v] if conv else v
         if t is not None:
             if t.base == "integer" and isinstance(v, (int, float)):
                 v = int(v)
@@ -1296,9 +1301,10 @@ class FileBuilder:
                 DeclBuilder(scope, self.src, self.modules, self.user_functions).visit(c)
         for c in kids:
             if type(c).__name__ == "Internal_Subprogram_Part":
-                for p in children(c):
+                for p in stmt_children(c):
                     if type(p).__name__ in ("Subroutine_Subprogram", "Function_Subprogram"):
-                        k = self.kernel(p, Scope(scope), None, host=pname)
+                        head = stmt_children(p)[0]
+                        self.out.internal_procedures.append(f"{pname}:{lname(head.items[1])}")
 
     def kernel(self, u, scope: Scope, module: Optional[str], host: Optional[str] = None) -> ir.Kernel:
         kids = stmt_children(u)

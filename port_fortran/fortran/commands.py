@@ -121,6 +121,7 @@ def cmd_list(args) -> int:
             bad = True
         if args.json:
             out_json.append({"path": sf.path, "form": sf.form, "modules": sf.modules, "programs": sf.programs,
+                             "internal_procedures": sf.internal_procedures,
                              "errors": [{"code": e.code, "message": e.message, "file": e.file or sf.path, "line": e.line}
                                         for e in sf.errors],
                              "kernels": [kernel_json(k) for k in sf.kernels]})
@@ -130,7 +131,14 @@ def cmd_list(args) -> int:
         for k in sf.kernels:
             print(kernel_line(k))
         if not sf.kernels and not sf.errors:
-            print(f"{sf.path}: no kernels" + (f" (program {', '.join(sf.programs)})" if sf.programs else ""))
+            what = []
+            if sf.programs:
+                what.append(f"program {', '.join(sf.programs)}")
+            if sf.internal_procedures:
+                what.append("internal procedures " + ", ".join(x.split(":", 1)[1] for x in sf.internal_procedures))
+            if sf.modules:
+                what.append(f"module {', '.join(sf.modules)}")
+            print(f"{sf.path}: no kernels" + (f" ({'; '.join(what)})" if what else ""))
         sys.stdout.flush()
     if args.json:
         print(json.dumps(out_json, indent=1))

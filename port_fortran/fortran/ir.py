@@ -414,6 +414,8 @@ class SourceFile:
     errors: list[Diagnostic] = field(default_factory=list)  # parse errors etc.
     includes: list[str] = field(default_factory=list)
     preprocessed: bool = False
+    # internal procedures of main programs ("program:name"): listed, not kernels
+    internal_procedures: list[str] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- helpers

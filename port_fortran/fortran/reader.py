@@ -314,5 +314,6 @@ def read_source(path: str | Path, include_dirs=(), defines: dict | None = None,
     replaced = replace_unparsable(lines, form)
     # drop leftover preprocessor lines (e.g. #pragma) that fparser would reject
     lines = ["" if ln.startswith("#") else ln for ln in lines]
+    includes = list(dict.fromkeys(includes))
     return SourceText(path=path, form=form, text="\n".join(lines), origins=origins, includes=includes,
                       preprocessed=preprocessed, replaced=replaced, errors=errors)
