@@ -479,3 +479,23 @@ def test_function_prefix_type_and_result(tmp_path):
     k = one(parse(tmp_path, src, name="f.f"))
     assert k.kind == "function" and k.result.name == "dsum" and k.result.ftype == ir.REAL8
     assert [(r.var, r.op) for r in k.loops()[0].info.reductions] == [("dsum", "sum")]
+
+
+def test_parse_time_limit(tmp_path):
+    body = "".join(f"  x({i}) = x({i}) + {i}.0*sqrt(x({i}+1))\n" for i in range(1, 120))
+    p = tmp_path / "big.f90"
+    p.write_text(f"subroutine big(x)\n  real x(1000)\n{body}end subroutine\n")
+    sf = parse_file(p, use_cache=False, timeout=0.05)
+    assert [e.code for e in sf.errors] == ["parse-timeout"] and not sf.kernels
+    ok = parse_file(p, use_cache=False)  # fparser state is usable again afterwards
+    assert not ok.errors and ok.kernels[0].name == "big"
+
+
+def test_parse_from_a_worker_thread(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    p = tmp_path / "s.f90"
+    p.write_text("subroutine s(n, x)\n  integer n, i\n  real x(n)\n  do i = 1, n\n    x(i) = i\n  end do\nend subroutine\n")
+    with ThreadPoolExecutor(2) as ex:
+        results = list(ex.map(lambda _: parse_file(p, use_cache=False, timeout=30), range(2)))
+    assert all(r.kernels and r.kernels[0].loops()[0].info.parallel for r in results)

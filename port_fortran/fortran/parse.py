@@ -67,8 +67,8 @@ def discover(paths) -> list[Path]:
 # --------------------------------------------------------------------------- fparser
 
 
-class _Timeout(Exception):
-    pass
+class _Timeout(BaseException):
+    """Raised by the alarm; a BaseException so that fparser's broad handlers let it through."""
 
 
 def _parser():
