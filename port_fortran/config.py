@@ -50,7 +50,7 @@ class LLMSettings:
 @dataclass
 class Limits:
     build_s: float = 900.0
-    run_s: float = 300.0
+    run_s: float = 120.0  # each run of a driver (harness)
     memory_mb: Optional[int] = None
 
 

@@ -144,7 +144,7 @@ class FakeStages(Stages):
         for name, text in port.files.items():
             (Path(port_dir) / name).write_text(text)
 
-    def validate(self, code, kernel, port_dir, backend):
+    def validate(self, code, kernel, port_dir, backend, compile_check=True):
         from port_fortran.agents.validator import validate
 
         self._log("validate", kernel.name)

@@ -60,7 +60,7 @@ def test_wrong_result_is_debugged_by_serialising_the_loop(tmp_path):
     assert h[h.index("debug:run") + 1] == "validate"  # back through the validator, then the failing stage
     assert h[-2:] == ["run:openmp", "finalize"] and "optimize" not in h
     assert [c for c in st.calls if c[0] == "translate"] == [("translate", "scat", "default"),
-                                                          ("translate", "scat", "serial-L5")]
+                                                          ("translate", "scat", "all-serial")]
     attempts = db_of(job).attempts(job.run_id, job.kernel_id)
     assert [a["ok"] for a in attempts if a["stage"] == "debug"] == [1]
 

@@ -15,8 +15,9 @@ from ..fortran import ir
 
 PROMPT_DIR = Path(__file__).parent / "prompts"
 KOKKOS_VERSIONS = "3.4 to 5.x"
-COMPAT_API = ("pf::ExecSpace, pf::MemSpace, pf::HostSpace; use Kokkos::View with Kokkos::LayoutLeft and "
-              "Kokkos::MemoryTraits<Kokkos::Unmanaged> to wrap Fortran arrays")
+COMPAT_API = ("namespace pf: ExecSpace, MemSpace; View<T> (LayoutLeft in MemSpace), HostView<T> (unmanaged "
+              "LayoutLeft host view to wrap a caller's array); range(lo, hi) (RangePolicy with Fortran's inclusive "
+              "bounds); mdrange({lo...}, {hi...}); extent(lo, hi); ensure_initialized()")
 _SPLIT = "=== user ==="
 
 _env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(PROMPT_DIR)), undefined=jinja2.StrictUndefined,
@@ -100,13 +101,9 @@ def entry_signature(kernel: ir.Kernel, header: Optional[str] = None) -> str:
     """The required entry signature: from the port's header when there is one, else from
     the translator's own helper when it offers one, else derived from the IR."""
     if header:
-        m = re.search(rf"[^;{{}}]*\b{re.escape(kernel.name)}_kokkos\s*\([^;{{]*\)", header, re.S)
-        if m:
-            text = " ".join(m.group(0).split())
-            text = re.sub(r"^(#\s*\w+[^\n]*\s)+", "", text).strip()
-            if 'extern "C"' not in text:
-                text = 'extern "C" ' + text.replace("extern ", "")
-            return text
+        decls = header_declarations(header)
+        if any(f"{kernel.name}_kokkos(" in d.replace(" (", "(") for d in decls):
+            return ";\n".join(decls) + ";"
     try:
         from .. import translate as tr
 
@@ -116,6 +113,20 @@ def entry_signature(kernel: ir.Kernel, header: Optional[str] = None) -> str:
     except Exception:
         pass
     return derived_signature(kernel)
+
+
+def header_declarations(header: str) -> list[str]:
+    """The function declarations of a port header, comments and preprocessor lines removed,
+    each on one line."""
+    text = re.sub(r"/\*.*?\*/", " ", header, flags=re.S)
+    text = re.sub(r"//[^\n]*", " ", text)
+    text = "\n".join(ln for ln in text.splitlines() if not ln.strip().startswith("#"))
+    out = []
+    for part in text.split(";"):
+        d = " ".join(part.split())
+        if "(" in d and "{" not in d and "}" not in d:
+            out.append(d)
+    return out
 
 
 def render(template: str, **ctx: Any) -> list[tuple[str, str]]:

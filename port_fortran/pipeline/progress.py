@@ -26,6 +26,7 @@ def _rows(db: Any, run_id: str) -> list[dict]:
 
 
 def table(db: Any, run_id: str, title: str = ""):
+    from rich.markup import escape
     from rich.table import Table
 
     t = Table(title=title or f"port-fortran run {run_id}", expand=False)
@@ -33,8 +34,9 @@ def table(db: Any, run_id: str, title: str = ""):
         t.add_column(col, overflow="fold")
     for k in _rows(db, run_id):
         st = k["status"]
-        t.add_row(k["kernel_id"], f"[{STATUS_STYLE.get(st, '')}]{st}[/]", k["stage"], k["model"],
-                  (k["reason"] or "")[:120])
+        style = STATUS_STYLE.get(st, "")
+        t.add_row(escape(k["kernel_id"]), f"[{style}]{escape(st)}[/]" if style else escape(st), escape(k["stage"]),
+                  escape(k["model"]), escape((k["reason"] or "")[:160]))
     return t
 
 

@@ -37,7 +37,9 @@ class Stages:
     def write_port(self, port: Port, port_dir: Path) -> None:
         raise NotImplementedError
 
-    def validate(self, code: str, kernel: ir.Kernel, port_dir: Path, backend: str) -> tuple[str, list[ir.Diagnostic]]:
+    def validate(self, code: str, kernel: ir.Kernel, port_dir: Path, backend: str,
+                 compile_check: bool = True) -> tuple[str, list[ir.Diagnostic]]:
+        """(clean code, diagnostics); ``compile_check``: also the host compiler's syntax check."""
         raise NotImplementedError
 
     def build(self, kernel: ir.Kernel, source: ir.SourceFile, port_dir: Path, backend: str) -> BuildResult:
@@ -89,11 +91,11 @@ class RealStages(Stages):
         Path(port_dir).mkdir(parents=True, exist_ok=True)
         write_port(port, Path(port_dir))
 
-    def validate(self, code, kernel, port_dir, backend):
+    def validate(self, code, kernel, port_dir, backend, compile_check=True):
         from ..agents.validator import validate
 
         inc = tuple(getattr(self.config, "include_dirs", ()) or ())
-        return validate(code, kernel.name, port_dir, backend=backend, include_dirs=inc)
+        return validate(code, kernel.name, port_dir, backend=backend, include_dirs=inc, compile_check=compile_check)
 
     def harness(self, kernel, source, port_dir):
         key = str(Path(port_dir).resolve())
@@ -102,8 +104,15 @@ class RealStages(Stages):
             from ..harness import Harness
 
             cfg = self.config
+            kw: dict[str, Any] = {}
+            if cfg is not None:
+                from ..build_runner.sandbox import Limits
+
+                kw["limits"] = Limits(wall_s=cfg.limits.run_s, mem_mb=cfg.limits.memory_mb or 4096)
+                if cfg.threads:
+                    kw["threads"] = cfg.threads
             h = Harness(kernel, source, Path(port_dir), include_dirs=tuple(getattr(cfg, "include_dirs", ()) or ()),
-                        defines=dict(getattr(cfg, "defines", {}) or {}))
+                        defines=dict(getattr(cfg, "defines", {}) or {}), **kw)
             self._harness[key] = h
         return h
 
