@@ -99,3 +99,27 @@ def test_samples_expected_verdicts():
                 assert any(d.info.scattered for d in loops), e["kernel"]
             if "mdrange" in pats:
                 assert any(d.info.tightly_nested_parallel >= 2 for d in loops), e["kernel"]
+
+
+def test_list_with_include_dir_and_define(tmp_path, capsys):
+    inc = tmp_path / "hdr"
+    inc.mkdir()
+    (inc / "sizes.inc").write_text("      INTEGER NB\n      PARAMETER (NB = 4)\n")
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.F").write_text(
+        "      SUBROUTINE K(X)\n"
+        "      INCLUDE 'sizes.inc'\n"
+        "#ifdef USE_DP\n"
+        "      DOUBLE PRECISION X(NB)\n"
+        "#else\n"
+        "      REAL X(NB)\n"
+        "#endif\n"
+        "      X(1) = 0\n"
+        "      END\n")
+    assert main(["list", str(src)]) == 2  # the include is not found without -I
+    assert "sizes.inc' not found" in capsys.readouterr().err
+    assert main(["list", "-I", str(inc), "-D", "USE_DP", str(src)]) == 0
+    assert "x:real(8)(1)/out" in capsys.readouterr().out
+    assert main(["list", "-I", str(inc), str(src)]) == 0
+    assert "x:real(4)(1)/out" in capsys.readouterr().out

@@ -150,9 +150,10 @@ def preprocess(text: str, path: str, include_dirs=(), defines: dict | None = Non
         cur_line += 1
     # pcpp names files as given; map its names back to full paths where possible
     base = Path(path)
+    main_abs = os.path.abspath(path)
     fixed_origins = []
     for f, l in origins:
-        if f in (base.name, str(base)):
+        if f in (base.name, str(base)) or os.path.abspath(f) == main_abs:
             f = str(path)
         fixed_origins.append((f, l))
     return "\n".join(lines), fixed_origins, errors
