@@ -215,7 +215,7 @@ def _not_kokkos(path) -> UserError:
 def check_source(source) -> Path:
     """Validate a ``--source`` argument before any work: it exists and is a directory or a
     supported archive. Raises UserError (one line) otherwise."""
-    p = Path(source).expanduser()
+    p = Path(source).expanduser().resolve()  # the build runs in a temporary directory
     if not p.exists():
         raise UserError(f"--source {source}: no such file or directory")
     if p.is_dir():
