@@ -158,6 +158,7 @@ def leading_dims(kernel: ir.Kernel) -> dict[str, str]:
     """Integer scalars used as the extent of a non-last dimension of a 2-D+ array
     (``a(lda,*)``): name -> the expression of the rows it must hold (at least)."""
     out: dict[str, str] = {}
+    loop_names = loop_bound_names(kernel)
     for a in arrays_of(kernel):
         for k, d in enumerate(a.dims[:-1]):
             if isinstance(d.upper, ir.Name) and d.lower is None or (
@@ -167,9 +168,11 @@ def leading_dims(kernel: ir.Kernel) -> dict[str, str]:
                     arg = kernel.arg(name)
                 except KeyError:
                     continue
-                if arg.rank or arg.ftype.base != "integer":
-                    continue
+                if arg.rank or arg.ftype.base != "integer" or name in loop_names:
+                    continue  # a(n, n) with do i = 1, n: n is an extent, not a leading dimension
                 rows = _rows_of(kernel, a, k)
+                if name in names_in_text(rows):
+                    continue
                 if name not in out or (out[name].startswith("max(") and not rows.startswith("max(")):
                     out[name] = rows
     return out
@@ -197,6 +200,11 @@ def _rows_of(kernel: ir.Kernel, arr: ir.Argument, dim: int) -> str:
         return f"max({', '.join(ends)})"
     sizes = sorted(size_candidates(kernel) - {n for n in ()})
     return f"max({', '.join(sizes)}, 1)" if sizes else "1"
+
+
+def names_in_text(expr: str) -> set[str]:
+    import re
+    return set(re.findall(r"[a-z_][a-z0-9_]*", expr)) - {"max", "min", "abs", "mod"}
 
 
 def stride_args(kernel: ir.Kernel) -> set[str]:

@@ -259,17 +259,18 @@ class Harness:
 
     def run_case(self, backend: str, case: Case, ref_exe: str, port_exe: str, work: Path) -> CaseResult:
         names = [a.name for a in self.kernel.args] + (["result"] if self.kernel.result is not None else [])
+        cr = CaseResult(seed=case.seed, sizes={**case.sizes}, passed=False)
         try:
             recs, lay = make_inputs(self.kernel, self.spec, case)
         except (ValueError, KeyError) as exc:
-            raise UserError(f"{self.spec_path}: cannot make inputs for {case.label()}: {exc}") from None
+            cr.error = f"{self.spec_path.name}: cannot make inputs for {case.label()}: {exc} (edit the spec)"
+            return cr
         work.mkdir(parents=True, exist_ok=True)
         fin, fref, fport = work / "in.bin", work / "ref.bin", work / "port.bin"
         for f in (fref, fport):
             if f.exists():
                 f.unlink()
         write_records(fin, recs)
-        cr = CaseResult(seed=case.seed, sizes={**case.sizes}, passed=False)
         rres = self._run(ref_exe, ["run", str(fin), str(fref)], work, "serial")
         if not rres.ok:
             cr.error = (self._describe_failure("the original", rres) +

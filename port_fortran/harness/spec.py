@@ -24,7 +24,7 @@ ROLES = ("size", "scalar", "stride", "flag", "leading-dim", "array", "pointer", 
 CORRECTNESS_SIZES = (1, 7, 33)
 TIMING_BYTES = 64 * 2**20  # array data for timing: well past the last-level cache
 TIMING_MAX_EXTENT = 1 << 28
-TIMING_FLOPS = 1e9  # cap on the estimated floating-point work of one timed call
+TIMING_FLOPS = 2e8  # cap on the estimated floating-point work of one timed call (a naive nest: ~0.1-1 s)
 
 TOL = {  # (relative tolerance) by real kind
     8: 1e-12,
