@@ -133,3 +133,56 @@ def test_price_overrides_and_unknown_models(tmp_path):
         port_kernel(job2, stages=FakeStages(), chat_factory=factory([answer("// ok")]))
     c = db_of(job2).llm_calls(job2.run_id)[0]
     assert c["price_source"] == "unknown" and c["cost_usd"] == 0 and c["input_tokens"] == 1200
+
+
+def test_llm_optimizer_keeps_a_faster_verified_answer(tmp_path):
+    job, _ = make_job(tmp_path, "axpy", [], models=["openai:gpt-4o"], optimizer_variants=2)
+    make = factory([answer("// ok"), answer("// variant tile-32x8 (faster)"), answer("// WRONG")])
+    out = port_kernel(job, stages=FakeStages(), chat_factory=make)
+    assert out.status == "verified"
+    db = db_of(job)
+    assert [c["stage"] for c in db.llm_calls(job.run_id)] == ["translate", "optimize"]  # kept: search stops
+    opt = [a for a in db.attempts(job.run_id) if a["stage"] == "optimize" and "variant" in a["detail"]]
+    assert opt[0]["ok"] and "llm-1" in opt[0]["detail"]
+    assert "tile-32x8" in Path(job.port_dir, "axpy.kokkos.cpp").read_text()
+    assert out.stages[-3:] == ["run:serial", "run:openmp", "finalize"]
+
+
+def test_llm_optimizer_rejects_a_wrong_answer(tmp_path):
+    job, _ = make_job(tmp_path, "axpy", [], models=["openai:gpt-4o"], optimizer_variants=1)
+    make = factory([answer("// ok"), answer("// WRONG but fast")])
+    out = port_kernel(job, stages=FakeStages(), chat_factory=make)
+    assert out.status == "verified"
+    opt = [a for a in db_of(job).attempts(job.run_id) if a["stage"] == "optimize" and "variant" in a["detail"]]
+    assert not opt[0]["ok"] and "not verified" in opt[0]["detail"]
+    assert "WRONG" not in Path(job.port_dir, "axpy.kokkos.cpp").read_text()
+
+
+def test_report_cost_totals_equal_the_recorded_calls(tmp_path):
+    import json
+
+    from port_fortran.reports.render import render_reports
+
+    job, _ = make_job(tmp_path, "axpy", ["always-wrong"], models=["rules", "openai:gpt-4o"], debug_rounds=1,
+                      bench=False)
+    make = factory([answer("// WRONG"), answer("// ok")])
+    assert port_kernel(job, stages=FakeStages(), chat_factory=make).status == "verified"
+    db = db_of(job)
+    calls = db.llm_calls(job.run_id)
+    assert len(calls) == 2
+    paths = render_reports(db, job.run_id, Path(job.out_dir))
+    report = json.loads(Path(paths["json"]).read_text())
+
+    def find(d, key):
+        if isinstance(d, dict):
+            for k, v in d.items():
+                if k == key:
+                    yield v
+                yield from find(v, key)
+        elif isinstance(d, list):
+            for v in d:
+                yield from find(v, key)
+
+    totals = list(find(report, "total_cost_usd"))
+    assert totals and all(t == pytest.approx(sum(c["cost_usd"] for c in calls)) for t in totals)
+    assert list(find(report, "output_tokens"))[0] == sum(c["output_tokens"] for c in calls)

@@ -332,8 +332,11 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
                 ctx.attempt("optimize", True, f"baseline: {len(timings)} timings", model=model, seconds=secs)
             o.update(baseline=True, tried=[], baseline_timings=timings)
             n_var = cfg.optimizer_variants if cfg.optimize and timings else 0
-            o["plan"] = [n for n, _ in opt_agent.variants(ctx.kernel, options_from_dict(state.get("options")),
-                                                          n_var)] if model == "rules" else []
+            if model == "rules":
+                o["plan"] = [n for n, _ in opt_agent.variants(ctx.kernel, options_from_dict(state.get("options")),
+                                                              n_var)]
+            else:  # the LLM that wrote the port is asked for faster versions
+                o["plan"] = [f"llm-{i + 1}" for i in range(n_var)]
             route = "optimize" if o["plan"] else "finalize"
             if not o["plan"]:
                 o["done"] = True
@@ -344,10 +347,20 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
             return {"opt": o, "route": "finalize", "history": hist}
         name = plan[0]
         o["tried"] = list(o.get("tried", [])) + [name]
-        cand = dict(opt_agent.variants(ctx.kernel, options_from_dict(state.get("options")), 1000)).get(name)
         vdir = ctx.port_dir / "variants" / name
         t0 = time.monotonic()
-        keep, why, vtimings = _try_variant(ctx, cand, vdir, backends, o.get("baseline_timings") or [])
+        if model == "rules":
+            cand = dict(opt_agent.variants(ctx.kernel, options_from_dict(state.get("options")), 1000)).get(name)
+            keep, why, vtimings = _try_variant(ctx, cand, vdir, backends, o.get("baseline_timings") or [])
+        else:
+            cand = options_from_dict(state.get("options"))
+            spec = ctx.chain[state.get("model_index", 0)]
+            try:
+                keep, why, vtimings = _try_llm_variant(ctx, spec, vdir, backends, o.get("baseline_timings") or [])
+            except BudgetReached as exc:  # the port is verified already: only the optimization stops
+                ctx.attempt("optimize", False, f"variant {name}: {exc}", model=model)
+                o["done"] = True
+                return {"opt": o, "route": "finalize", "history": hist}
         ctx.attempt("optimize", keep, f"variant {name}: {why}", model=model, seconds=time.monotonic() - t0)
         if keep:
             for fname in os.listdir(vdir):
@@ -355,8 +368,8 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
                 if src.is_file() and not fname.endswith((".spec.yaml", ".json")):
                     shutil.copy2(src, ctx.port_dir / fname)
             o.update(done=True, kept=name)
-            return {"opt": o, "options": options_to_dict(cand), "timings": vtimings, "compiled": [], "verified": [],
-                    "route": "validate", "history": hist}
+            return {"opt": o, "options": options_to_dict(cand) if cand else {}, "timings": vtimings,
+                    "compiled": [], "verified": [], "route": "validate", "history": hist}
         if len(plan) == 1:
             o["done"] = True
         return {"opt": o, "route": "finalize" if o.get("done") else "optimize", "history": hist}
@@ -415,6 +428,56 @@ def _try_variant(ctx: KernelContext, opts, vdir: Path, backends: list[str],
         shutil.rmtree(vdir)
     copy_spec(ctx.port_dir, vdir, ctx.name)
     st.write_port(port, vdir)
+    for b in backends:
+        res = st.build(ctx.kernel, ctx.source, vdir, b)
+        if not res.ok:
+            return False, f"build failed on {b}", []
+        v = st.verify(ctx.kernel, ctx.source, vdir, b)
+        if not v.passed:
+            return False, f"not verified on {b}: {v.reason}", []
+    timings = [to_jsonable(t) for t in st.bench(ctx.kernel, ctx.source, vdir, backends)]
+    return (*opt_agent.is_better(timings, baseline), timings)
+
+
+def _port_files(src: Path, dst: Path) -> None:
+    dst.mkdir(parents=True, exist_ok=True)
+    for f in src.iterdir():
+        if f.is_file() and f.name not in ("outcome.json", "verdict.json", "timings.json"):
+            shutil.copy2(f, dst / f.name)
+
+
+def _profile(port_dir: Path) -> dict:
+    """Per-kernel times from the Kokkos profiling hooks, when a run left a profile."""
+    try:
+        from ..profiling import kernel_times, merge, read_profile
+    except ImportError:
+        return {}
+    files = sorted(port_dir.glob("build/**/kokkosp*.json"))
+    try:
+        return kernel_times(merge(read_profile(f) for f in files)) if files else {}
+    except Exception:
+        return {}
+
+
+def _try_llm_variant(ctx: KernelContext, spec: ModelSpec, vdir: Path, backends: list[str],
+                     baseline: list[dict]) -> tuple[bool, str, list[dict]]:
+    """Ask the LLM for a faster port; validate, build, verify and time it in its own directory."""
+    st = ctx.stages
+    if vdir.exists():
+        shutil.rmtree(vdir)
+    _port_files(ctx.port_dir, vdir)
+    header = ctx.header_text()
+    messages = render("optimize.j2", kernel=ctx.kernel, code=ctx.cpp_path.read_text(), timings=baseline,
+                      signature=entry_signature(ctx.kernel, header), profile=_profile(ctx.port_dir))
+    try:
+        code, answer = ctx.client(spec).ask_code(messages, "optimize", entry=f"{ctx.name}_kokkos")
+    except LLMCallFailed as exc:
+        return False, f"LLM call failed: {exc}", []
+    ctx.save_answer("optimize", answer)
+    clean, diags = st.validate(code, ctx.kernel, vdir, backends[0])
+    if diags:
+        return False, f"rejected by the validator: {diags[0]}", []
+    (vdir / f"{ctx.name}.kokkos.cpp").write_text(clean)
     for b in backends:
         res = st.build(ctx.kernel, ctx.source, vdir, b)
         if not res.ok:
