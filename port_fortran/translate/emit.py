@@ -102,6 +102,8 @@ class Emitter:
                 return self.serial(n, ind)
             if n.kind == "reduce":
                 return self.reduce(n, ind)
+            if n.kind == "locreduce":
+                return self.locreduce(n, ind)
             return self.parallel_for(n, ind)
         raise TypeError(n)
 
@@ -413,6 +415,67 @@ class Emitter:
             out.append(pad + IND + f"}}, {struct}(pf_red));")
             for r in reds:
                 out.append(pad + IND + self.combine(r, f"pf_red.{cname(r.var)}"))
+        out.append(pad + "}")
+        out += self.loopvar_final(n, ind)
+        return out
+
+    def locreduce(self, n: PKernel, ind: int) -> list[str]:
+        pad = IND * ind
+        do = n.band[0]
+        loc = n.loc
+        vsym, isym = self.tab[loc.value_var], self.tab[loc.index_var]
+        struct = f"locreducer_L{do.line}"
+        better = ">" if loc.op == "max" else "<"
+        ident = f"pf::lowest<{vsym.ctype}>()" if loc.op == "max" else f"pf::highest<{vsym.ctype}>()"
+        self.structs.append("\n".join([
+            f"// {loc.op}loc reducer of the loop at line {do.line}: the first index wins ties, as in the Fortran loop",
+            f"struct {struct} {{",
+            f"  struct value_type {{ {vsym.ctype} val; {isym.ctype} loc; }};",
+            f"  using reducer = {struct};",
+            "  using result_view_type = Kokkos::View<value_type, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;",
+            "  value_type* result;",
+            f"  KOKKOS_INLINE_FUNCTION explicit {struct}(value_type& r) : result(&r) {{}}",
+            "  template <class D, class S>",
+            "  KOKKOS_INLINE_FUNCTION static void join_values(D& dest, S& src) {",
+            f"    if (src.val {better} dest.val || (src.val == dest.val && src.loc < dest.loc)) {{",
+            "      dest.val = src.val;",
+            "      dest.loc = src.loc;",
+            "    }",
+            "  }",
+            "  KOKKOS_INLINE_FUNCTION void join(value_type& dest, const value_type& src) const { join_values(dest, src); }",
+            "  PF_VOLATILE_JOIN(value_type)",
+            "  KOKKOS_INLINE_FUNCTION void init(value_type& v) const {",
+            f"    v.val = {ident};",
+            f"    v.loc = pf::highest<{isym.ctype}>();",
+            "  }",
+            "  KOKKOS_INLINE_FUNCTION value_type& reference() const { return *result; }",
+            "  KOKKOS_INLINE_FUNCTION result_view_type view() const { return result_view_type(result); }",
+            "  KOKKOS_INLINE_FUNCTION bool references_scalar() const { return true; }",
+            "};"]))
+        policy, arg, first = self.policy_range(do)
+        self.lambda_scopes.append({do.var} | set(n.private))
+        lines = [IND * (ind + 2) + f for f in first]
+        lines += self.lambda_locals(n.private, ind + 2, skip={do.var, loc.value_var, loc.index_var})
+        val = self.ex(loc.value, vsym.ftype, loc.line)
+        iv = cname(do.var)
+        lines.append(IND * (ind + 2) + f"const {vsym.ctype} pf_v = {val};")
+        lines.append(IND * (ind + 2) + f"if (pf_v {better} pf_acc.val || (pf_v == pf_acc.val && {iv} < pf_acc.loc)) {{")
+        lines.append(IND * (ind + 3) + "pf_acc.val = pf_v;")
+        lines.append(IND * (ind + 3) + f"pf_acc.loc = {iv};")
+        lines.append(IND * (ind + 2) + "}")
+        self.lambda_scopes.pop()
+        self.use(loc.value_var, loc.index_var)
+        out = [pad + f"// line {do.line}: do {do.var} -> parallel_reduce ({loc.op}loc of {loc.value_var} with {loc.index_var})",
+               pad + "{",
+               pad + IND + f"{struct}::value_type pf_red;",
+               pad + IND + f"Kokkos::parallel_reduce({self.kernel_name(n)}, {policy}, "
+               f"KOKKOS_LAMBDA({arg}, {struct}::value_type& pf_acc) {{"]
+        out += lines
+        out.append(pad + IND + f"}}, {struct}(pf_red));")
+        out.append(pad + IND + f"if (pf_red.val {better} {vsym.c}) {{  // only a strictly better value replaces the one before the loop")
+        out.append(pad + IND * 2 + f"{vsym.c} = pf_red.val;")
+        out.append(pad + IND * 2 + f"{isym.c} = pf_red.loc;")
+        out.append(pad + IND + "}")
         out.append(pad + "}")
         out += self.loopvar_final(n, ind)
         return out

@@ -64,6 +64,49 @@ class PKernel:
     locals: list[str] = field(default_factory=list)  # serial: scalars declared in the kernel
     loopvar_live: bool = False  # parallel: the DO variable is read after the loop
     live_band_vars: list[str] = field(default_factory=list)  # DO variables read after the loop
+    loc: Optional["LocReduction"] = None  # kind 'locreduce'
+
+
+@dataclass
+class LocReduction:
+    """``if (v > m) then; m = v; idx = i; end if`` (first occurrence of the maximum; '<'
+    for the minimum): a (value, index) reduction, ties to the lowest index."""
+    value_var: str
+    index_var: str
+    op: str  # 'max' | 'min'
+    value: ir.Expr
+    line: int
+
+
+def match_loc_reduction(do: ir.Do) -> Optional[LocReduction]:
+    body = [s for s in do.body if not isinstance(s, ir.Continue)]
+    if len(body) != 1 or not isinstance(body[0], ir.If):
+        return None
+    s = body[0]
+    if len(s.branches) != 1 or s.else_body:
+        return None
+    cond, stmts = s.branches[0]
+    if not isinstance(cond, ir.BinOp) or cond.op not in (">", "<"):
+        return None
+    if isinstance(cond.right, ir.Name):
+        v, m, op = cond.left, cond.right.name, ("max" if cond.op == ">" else "min")
+    elif isinstance(cond.left, ir.Name):
+        v, m, op = cond.right, cond.left.name, ("max" if cond.op == "<" else "min")
+    else:
+        return None
+    if len(stmts) != 2 or not all(isinstance(t, ir.Assign) and isinstance(t.target, ir.Name) for t in stmts):
+        return None
+    same = lambda a, b: ir.to_dict(a) == ir.to_dict(b)  # noqa: E731
+    val = [t for t in stmts if t.target.name == m]
+    idx = [t for t in stmts if t.target.name != m]
+    if len(val) != 1 or len(idx) != 1 or not same(val[0].value, v):
+        return None
+    if not (isinstance(idx[0].value, ir.Name) and idx[0].value.name == do.var):
+        return None
+    ix = idx[0].target.name
+    if {m, ix} & names_in(v):
+        return None
+    return LocReduction(m, ix, op, v, s.line)
     note: str = ""
 
 
@@ -164,6 +207,13 @@ class Planner:
             if red:
                 return "reduce", "reduction " + ", ".join(f"{r.op} of {r.var}" for r in red) + why
             return "range", "iterations are independent" + why
+        # first-occurrence max/min location: a deterministic (value, index) reduction
+        if info.reasons and all(d.code == "loc-reduction" for d in info.reasons) and not info.reductions:
+            loc = match_loc_reduction(do)
+            if loc is not None:
+                extra = sorted(w for w in written if w not in set(info.private) | {loc.value_var, loc.index_var})
+                if not extra and self.tab.get(loc.value_var) and self.tab[loc.value_var].ftype.base in ("integer", "real"):
+                    return "locreduce", f"{loc.op}loc reduction on {loc.value_var} with {loc.index_var} (ties to the lowest index)"
         # atomics for scattered updates
         if info.scattered and self.options.atomic_scatter:
             others = [d for d in info.reasons if d.code not in SCATTER_CODES]
@@ -300,7 +350,11 @@ class Planner:
         node.loopvar_live = cont.live(do.var)
         node.live_band_vars = [d.var for d in (self.band(do) if kind == "range" and self.options.mdrange else [do])
                                if cont.live(d.var)]
-        if kind == "reduce":
+        if kind == "locreduce":
+            node.loc = match_loc_reduction(do)
+            self.add_pattern("reduce")
+            self.note_loop(do, f"parallel_reduce ({why})")
+        elif kind == "reduce":
             node.reductions = list(info.reductions)
             self.add_pattern("reduce")
             self.note_loop(do, f"parallel_reduce ({why})")
