@@ -85,6 +85,10 @@ def test_samples_expected_verdicts():
             parsed[f] = parse_file(SAMPLES / f, include_dirs=include)
             assert not parsed[f].errors, parsed[f].errors
         ks = {k.name: k for k in parsed[f].kernels}
+        for k in ks.values():
+            for d in k.loops():  # every serial loop says why, with a line
+                assert d.info.parallel == (not d.info.reasons)
+                assert all(r.code and r.message and r.line for r in d.info.reasons)
         assert e["kernel"] in ks, (f, e["kernel"])
         k = ks[e["kernel"]]
         if e["outcome"] == "refuse" and e.get("reason_code") in ("io-in-kernel", "equivalence", "entry"):
