@@ -350,3 +350,16 @@ def test_induction_with_carried_array_dependence_stays_carried(tmp_path):
     """, decls="integer k")
     d = loop(k)
     assert set(codes(d)) == {"induction-variable", "loop-carried-dependence"}
+
+
+def test_goto_inside_loop_can_skip_the_write(tmp_path):
+    k = kernel(tmp_path, """
+        t = 0
+        do i = 1, n
+          if (b(i) > 0) goto 5
+          t = b(i)
+    5     a(i) = t
+        end do
+    """, decls="real(8) t")
+    d = loop(k)
+    assert not d.info.parallel and codes(d) == ["scalar-dependence"]

@@ -128,7 +128,9 @@ def infer_intent(arg: ir.Argument, acc: list[tuple[str, str, bool]], cond_writes
 
 def scalar_out(body: list[ir.Stmt], name: str, arrays: set[str]) -> bool:
     """The scalar is surely assigned on the way through ``body`` before any read of it."""
-    from .dependence import exposed_reads
+    from .dependence import exposed_reads, has_jumps
+    if has_jumps(body):
+        return False
     exposed: set[str] = set()
     defined = exposed_reads(body, set(), arrays, exposed)
     return name in defined and name not in exposed

@@ -139,6 +139,10 @@ def exposed_reads(body: list[ir.Stmt], defined: set[str], arrays: set[str], expo
     return d
 
 
+def has_jumps(body: list[ir.Stmt]) -> bool:
+    return any(isinstance(s, (ir.Goto, ir.ComputedGoto, ir.ArithmeticIf)) for s in ir.walk(body))
+
+
 def scalar_writes(body: list[ir.Stmt], arrays: set[str]) -> dict[str, int]:
     """Scalars assigned in ``body`` (name -> first line); DO variables of inner loops too,
     and scalars passed to CALLs (they may be written)."""
@@ -441,7 +445,7 @@ def _path_to(body: list[ir.Stmt], target: ir.Stmt, path=None):
 def live_after(kbody: list[ir.Stmt], loop: ir.Do, name: str, ctx: Context) -> bool:
     """May the value ``name`` has when ``loop`` ends be read later?"""
     path = _path_to(kbody, loop)
-    if path is None:
+    if path is None or has_jumps(kbody):
         return True
     defined: set[str] = set()
     for level in range(len(path) - 1, -1, -1):
@@ -496,6 +500,12 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
                                      f"(line {writes[v]})", writes[v]))
     exposed: set[str] = set()
     exposed_reads(loop.body, {v}, ctx.arrays, exposed)
+    if has_jumps(loop.body):
+        # GOTOs inside the body can skip a write and reach a read: the must-define
+        # dataflow above does not follow them, so every scalar read counts as exposed
+        for s in ir.walk(loop.body):
+            for e in stmt_exprs(s):
+                exposed.update(x.name for x in ir.walk_expr(e) if isinstance(x, ir.Name) and x.name not in ctx.arrays)
     variant = set(writes) - {v} - inner_vars
     handled: set[str] = set()
 
