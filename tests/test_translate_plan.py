@@ -105,6 +105,28 @@ def test_options_force_serial_loops_and_turn_mdrange_off():
     assert "KOKKOS_LAMBDA(const int j, const int i)" in port.files["smooth.kokkos.cpp"]
 
 
+def test_team_policy_for_inner_reductions_by_option():
+    port = _port("arrays.f90", "matvt")
+    assert port.patterns == ["parallel_for"]  # default: inner dot product sequential
+    port = _port("arrays.f90", "matvt", TranslateOptions(team_reductions=True))
+    assert port.patterns == ["team"]
+    cpp = port.files["matvt.kokkos.cpp"]
+    assert "Kokkos::TeamPolicy<pf::ExecSpace>" in cpp and "Kokkos::TeamThreadRange(pf_team, 1, pf::upto(1, m))" in cpp
+    assert "Kokkos::single(Kokkos::PerTeam(pf_team)" in cpp
+    assert len(port.notes) == 2
+
+
+def test_first_occurrence_maxloc_is_a_deterministic_reduction():
+    sf = parse_file(str(SAMPLES / "reduce.f"))
+    k = next(k for k in sf.kernels if k.name == "idmaxl")
+    port = translate_kernel(k, sf)
+    assert "reduce" in port.patterns
+    cpp = port.files["idmaxl.kokkos.cpp"]
+    assert "struct locreducer_L33" in cpp
+    assert "(src.val == dest.val && src.loc < dest.loc)" in cpp  # ties: lowest index, as the loop
+    assert "if (pf_red.val > xmax)" in cpp
+
+
 def test_gotos_arithmetic_if_and_inlined_function():
     port = _port("control.f", "ctrl")
     body = _views_body(port, "ctrl")

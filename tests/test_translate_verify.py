@@ -12,6 +12,7 @@ OpenMP backends. Features are grouped into few kernels to keep the builds few:
                        arithmetic IF + backward GOTO, an inlined FUNCTION, a DO with a step
   types.f90   cplx     complex(8), conjg/aimag/cmplx/abs, SELECT CASE, LOGICAL argument
               scatter  atomics for scattered updates (real(4)), a reduction with an integer count
+  arrays.f90  matvt    TeamPolicy: a team per column, TeamThreadRange reduction (team_reductions)
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import pytest
 import yaml
 
 from port_fortran.fortran import parse_file
+from port_fortran.records import TranslateOptions
 from port_fortran.translate import translate_kernel, write_port
 
 DATA = Path(__file__).parent / "data" / "translate"
@@ -36,7 +38,9 @@ CASES = [
     ("control.f", "ctrl"),
     ("types.f90", "cplx"),
     ("types.f90", "scatter"),
+    ("arrays.f90", "matvt"),  # with TranslateOptions(team_reductions=True): TeamPolicy
 ]
+OPTIONS = {"matvt": TranslateOptions(team_reductions=True)}
 
 # spec refinements (what a user would write): sizes the inference cannot guess, and which
 # outputs are sums a parallel port may reorder
@@ -54,7 +58,7 @@ def _harness(tmp_path, file, name):
 
     sf = parse_file(str(DATA / file))
     k = next(k for k in sf.kernels if k.name == name)
-    port = translate_kernel(k, sf)
+    port = translate_kernel(k, sf, OPTIONS.get(name))
     d = tmp_path / name
     write_port(port, d)
     h = Harness(k, sf, d)

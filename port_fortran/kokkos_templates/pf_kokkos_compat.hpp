@@ -99,6 +99,9 @@ inline Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<R, It, It>> mdrange(const l
   return Policy(lower, upper, tiles);
 }
 
+// Exclusive end of the inclusive Fortran range lo..hi, never below lo (nested team ranges).
+KOKKOS_INLINE_FUNCTION int upto(int lo, int hi) { return hi >= lo ? hi + 1 : lo; }
+
 // Extent of a dimension lo:hi (0 when hi < lo).
 inline size_t extent(long lo, long hi) { return hi >= lo ? static_cast<size_t>(hi - lo + 1) : 0; }
 

@@ -104,6 +104,8 @@ class Emitter:
                 return self.reduce(n, ind)
             if n.kind == "locreduce":
                 return self.locreduce(n, ind)
+            if n.kind == "team":
+                return self.team(n, ind)
             return self.parallel_for(n, ind)
         raise TypeError(n)
 
@@ -416,6 +418,50 @@ class Emitter:
             for r in reds:
                 out.append(pad + IND + self.combine(r, f"pf_red.{cname(r.var)}"))
         out.append(pad + "}")
+        out += self.loopvar_final(n, ind)
+        return out
+
+    def team(self, n: PKernel, ind: int) -> list[str]:
+        """TeamPolicy: a team per outer iteration, the inner reduction over the team's
+        threads, the statements after it once per team (Kokkos::single PerTeam)."""
+        pad = IND * ind
+        do = n.band[0]
+        before, inner, after = n.team
+        r = inner.info.reductions[0]
+        sym = self.tab[r.var]
+        t = self.tab[do.var].ftype
+        it = cxx_type(t)
+        lo = self.ex(do.start, t, do.line)
+        hi = self.ex(do.end, t, do.line)
+        self.lambda_scopes.append({do.var} | set(n.private))
+        lines = [IND * (ind + 1) + f"const {it} {cname(do.var)} = static_cast<{it}>({lo} + pf_team.league_rank());"]
+        lines += self.lambda_locals(n.private, ind + 1, skip={do.var, inner.var})
+        ctx = {"device": True, "loops": []}
+        lines += self.body(before, ind + 1, ctx)
+        ti = self.tab[inner.var].ftype
+        ilo = self.ex(inner.start, ti, inner.line)
+        ihi = self.ex(inner.end, ti, inner.line)
+        kind = {"sum": "Sum", "prod": "Prod", "min": "Min", "max": "Max"}[r.op]
+        lines.append(IND * (ind + 1) + f"// line {inner.line}: do {inner.var} -> reduction over the team's threads")
+        lines.append(IND * (ind + 1) + "{")
+        lines.append(IND * (ind + 2) + f"{sym.ctype} pf_part = {zero_init(sym.ftype)};")
+        lines.append(IND * (ind + 2) + f"Kokkos::parallel_reduce(Kokkos::TeamThreadRange(pf_team, {ilo}, pf::upto({ilo}, {ihi})), "
+                     f"[&](const {cxx_type(ti)} {cname(inner.var)}, {sym.ctype}& {sym.c}) {{")
+        lines += self.body(inner.body, ind + 3, {"device": True, "loops": [("lambda", inner.construct_name)]})
+        lines.append(IND * (ind + 2) + f"}}, Kokkos::{kind}<{sym.ctype}>(pf_part));")
+        lines.append(IND * (ind + 2) + self.combine(r, "pf_part"))
+        lines.append(IND * (ind + 1) + "}")
+        if after:
+            lines.append(IND * (ind + 1) + "Kokkos::single(Kokkos::PerTeam(pf_team), [&]() {")
+            lines += self.body(after, ind + 2, ctx)
+            lines.append(IND * (ind + 1) + "});")
+        self.lambda_scopes.pop()
+        out = [pad + f"// line {do.line}: do {do.var} -> TeamPolicy (a team per {do.var}, team reduction over {inner.var})",
+               pad + f"Kokkos::parallel_for({self.kernel_name(n)}, Kokkos::TeamPolicy<pf::ExecSpace>("
+               f"static_cast<int>(pf::trip({lo}, {hi}, 1)), Kokkos::AUTO), "
+               "KOKKOS_LAMBDA(const Kokkos::TeamPolicy<pf::ExecSpace>::member_type& pf_team) {"]
+        out += lines
+        out.append(pad + "});")
         out += self.loopvar_final(n, ind)
         return out
 

@@ -65,6 +65,7 @@ class PKernel:
     loopvar_live: bool = False  # parallel: the DO variable is read after the loop
     live_band_vars: list[str] = field(default_factory=list)  # DO variables read after the loop
     loc: Optional["LocReduction"] = None  # kind 'locreduce'
+    team: Optional[tuple] = None  # kind 'team': (statements before, inner reduction loop, statements after)
 
 
 @dataclass
@@ -363,6 +364,18 @@ class Planner:
             self.add_pattern("atomic")
             self.add_pattern("parallel_for")
             self.note_loop(do, f"parallel_for with Kokkos::atomic_add ({why})")
+        elif self.options.team_reductions and self.team_split(do) is not None:
+            node.kind = "team"
+            node.team = self.team_split(do)
+            self.add_pattern("team")
+            inner = node.team[1]
+            self.note_loop(do, f"TeamPolicy: one team per {do.var} ({why}), team reduction over "
+                               f"{inner.var} at line {inner.line}")
+            self.note_loop(inner, f"TeamThreadRange parallel_reduce inside the team of line {do.line}")
+            for other in ir.walk(do.body):
+                if isinstance(other, ir.Do) and other is not inner:
+                    self.note_loop(other, f"sequential inside the team of line {do.line}")
+            return node
         else:
             band = self.band(do) if self.options.mdrange else [do]
             if len(band) > 1:
@@ -380,6 +393,37 @@ class Planner:
             if isinstance(inner, ir.Do) and inner not in node.band:
                 self.note_loop(inner, f"sequential inside the parallel loop of line {do.line}")
         return node
+
+    def team_split(self, do: ir.Do):
+        """(before, inner, after) when the loop body is: scalar assignments to privates, one
+        inner loop that is a single scalar reduction into a private, then statements without
+        loops (run once per team)."""
+        body = [s for s in do.body if not isinstance(s, ir.Continue)]
+        loops = [k for k, s in enumerate(body) if isinstance(s, (ir.Do, ir.DoWhile))]
+        if len(loops) != 1 or do.step is not None and const_step(do) != 1:
+            return None
+        k = loops[0]
+        inner = body[k]
+        if not isinstance(inner, ir.Do) or const_step(inner) != 1 or inner.line in self.options.serial_loops:
+            return None
+        info = inner.info
+        if not info.parallel or len(info.reductions) != 1 or info.reductions[0].target is not None:
+            return None
+        r = info.reductions[0]
+        if r.op not in ("sum", "prod", "min", "max") or r.var not in do.info.private:
+            return None
+        if any(isinstance(s, (ir.Do, ir.DoWhile)) for s in ir.walk(inner.body)):
+            return None
+        sym = self.tab.get(r.var)
+        if sym is None or sym.ftype.base not in ("integer", "real"):
+            return None
+        before, after = body[:k], body[k + 1:]
+        for s in before:
+            if not (isinstance(s, ir.Assign) and isinstance(s.target, ir.Name)):
+                return None
+        if any(isinstance(s, (ir.Do, ir.DoWhile, ir.Cycle, ir.Exit)) for s in ir.walk(after)):
+            return None
+        return before, inner, after
 
     def band(self, do: ir.Do) -> list[ir.Do]:
         band = [do]
@@ -436,6 +480,14 @@ class Planner:
                     kind, why = self.parallel_kind(s)
                     self.note_loop(s, f"serial in a single-iteration kernel ({why})")
         return node
+
+
+def const_step(do: ir.Do) -> Optional[int]:
+    if do.step is None:
+        return 1
+    if isinstance(do.step, ir.Literal) and isinstance(do.step.value, int):
+        return do.step.value
+    return None
 
 
 def _reason(info: ir.LoopInfo, default: str) -> str:

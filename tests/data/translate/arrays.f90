@@ -38,3 +38,21 @@ subroutine smooth(n, m, nsteps, u, w)
     end do
   end do
 end subroutine smooth
+
+! y := y + 2 A^T x: a parallel loop over columns with an inner dot product (TeamPolicy
+! when TranslateOptions.team_reductions, else the inner loop runs sequentially).
+subroutine matvt(m, n, a, x, y)
+  implicit none
+  integer, intent(in) :: m, n
+  real(8), intent(in) :: a(m, n), x(m)
+  real(8), intent(inout) :: y(n)
+  integer :: i, j
+  real(8) :: temp
+  do j = 1, n
+    temp = 0.0d0
+    do i = 1, m
+      temp = temp + a(i, j) * x(i)
+    end do
+    y(j) = y(j) + 2.0d0 * temp
+  end do
+end subroutine matvt

@@ -1,8 +1,9 @@
 ! Features: complex(8) arithmetic (Kokkos::complex), conjg/aimag/cmplx/abs of complex,
-! LOGICAL arguments, SELECT CASE, single precision, scattered updates (atomics), a
-! several-scalar reduction with an integer count.
-subroutine cplx(n, z, w, flag)
+! LOGICAL and CHARACTER*1 flag arguments, SELECT CASE, single precision, scattered updates
+! (atomics), a several-scalar reduction with an integer count.
+subroutine cplx(trans, n, z, w, flag)
   implicit none
+  character, intent(in) :: trans
   integer, intent(in) :: n
   complex(8), intent(in) :: z(n)
   complex(8), intent(inout) :: w(n)
@@ -16,6 +17,7 @@ subroutine cplx(n, z, w, flag)
       w(i) = w(i) * (2.0d0, -1.0d0) + cmplx(real(z(i)), aimag(z(i))**2, 8)
     end select
     if (flag .and. i == 1) w(i) = w(i) + abs(z(i))
+    if (trans == 'C' .or. trans == 'c') w(i) = conjg(w(i))
   end do
 end subroutine cplx
 
