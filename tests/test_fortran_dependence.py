@@ -363,3 +363,20 @@ def test_goto_inside_loop_can_skip_the_write(tmp_path):
     """, decls="real(8) t")
     d = loop(k)
     assert not d.info.parallel and codes(d) == ["scalar-dependence"]
+
+
+def test_loop_variable_used_after_the_loop(tmp_path):
+    k = kernel(tmp_path, """
+        do i = 1, n
+          a(i) = 0
+        end do
+        b(1) = i
+        do j = 1, n
+          a(j) = 1
+        end do
+        do j = 1, n
+          b(j) = 2
+        end do
+    """)
+    l1, l2, l3 = k.loops()
+    assert codes(l1) == ["last-value"] and l2.info.parallel and l3.info.parallel

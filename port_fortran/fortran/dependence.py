@@ -576,6 +576,11 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
     for iv in sorted(inner_vars):
         if iv not in info.private:
             info.private.append(iv)
+    for lv in [v] + sorted(inner_vars):
+        where = loop_var_read_outside(kernel.body, lv)
+        if where is not None or lv in ctx.globals_:
+            reasons.append(ir.Diagnostic("last-value", f"the value of the loop variable {lv} after the loop over {v} "
+                                         f"is used (line {where or loop.line})", where or loop.line))
 
     # arrays
     accesses = array_accesses(loop.body, ctx.arrays)
@@ -645,6 +650,31 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
     info.reasons = reasons
     info.parallel = not reasons
     return info
+
+
+def loop_var_read_outside(kbody: list[ir.Stmt], v: str) -> Optional[int]:
+    """Line of a read of ``v`` outside every DO over ``v`` (its value after a loop), or None."""
+    def visit(body, inside):
+        for s in body:
+            if isinstance(s, ir.Do):
+                for e in (s.start, s.end, s.step):
+                    if e is not None and not inside and _mentions(e, v):
+                        return s.line
+                r = visit(s.body, inside or s.var == v)
+                if r is not None:
+                    return r
+                continue
+            if not inside:
+                for e in stmt_exprs(s):
+                    if isinstance(s, ir.Assign) and e is s.target and isinstance(e, ir.Name):
+                        continue
+                    if _mentions(e, v):
+                        return s.line
+            r = visit(ir.children(s), inside)
+            if r is not None:
+                return r
+        return None
+    return visit(kbody, False)
 
 
 def find_inductions(loop: ir.Do, writes: dict[str, int], variant: set[str], ctx: Context) -> list[ir.Induction]:
