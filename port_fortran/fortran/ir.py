@@ -192,7 +192,15 @@ class Induction:
 
 @dataclass
 class LoopInfo:
-    """What the dependence analysis concluded about one loop."""
+    """What the dependence analysis concluded about one loop (``fortran/dependence.py``).
+
+    ``reasons`` codes: loop-carried-dependence (exact subscript test), possible-dependence
+    (subscripts not analysable), scalar-dependence, last-value (a value computed in the
+    loop, or the loop variable, is used after it), loc-reduction (maxloc/minloc style
+    ``if (x(i) > m) then; m = x(i); k = i``), scattered-update (``h(idx(i)) = h(idx(i)) + 1``:
+    atomics make it parallel), indirect-write, induction-variable (see ``inductions``),
+    early-exit, call-in-loop, io-in-loop, unsupported-in-loop, loop-variable-modified.
+    ``tightly_nested_parallel`` is 0 for a loop that is not parallel."""
 
     parallel: bool = False
     trip: Optional[Expr] = None  # number of iterations, when expressible
