@@ -74,10 +74,20 @@ class Config:
     defines: dict[str, str] = field(default_factory=dict)
     kernels: list[str] = field(default_factory=list)  # only these kernels (empty: all)
     seeds: Optional[int] = None  # random input sets for the differential test (harness default)
-    recursion_limit: int = 80
+    recursion_limit: Optional[int] = None  # graph steps per kernel; None: enough for the configured bounds
     quiet: bool = False
     # "module:function" returning a pipeline.stages.Stages; for alternative harnesses and tests
     stages_factory: Optional[str] = None
+
+    def graph_steps(self) -> int:
+        """The recursion limit of one kernel's graph: the explicit setting, or enough steps for
+        every bounded loop (debug rounds per stage and model, optimizer variants) plus slack."""
+        if self.recursion_limit:
+            return self.recursion_limit
+        cycle = 2 + 2 * len(self.backends)  # debug + validate + compile and run per backend
+        per_model = 1 + cycle + sum(self.debug_rounds.values()) * (cycle + 1)
+        optimizer = 2 + self.optimizer_variants + cycle
+        return 10 + len(self.models) * per_model + optimizer
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -182,8 +192,10 @@ def _build(d: dict, where: str, base: Optional[Config] = None) -> Config:
             if not isinstance(v, bool):
                 raise _err(where, key, f"expected true or false, got {v!r}")
             setattr(cfg, key, v)
-        elif key in ("optimizer_variants", "recursion_limit"):
-            setattr(cfg, key, _num(v, key, where, integer=True, minimum=0 if key != "recursion_limit" else 10))
+        elif key == "optimizer_variants":
+            cfg.optimizer_variants = _num(v, key, where, integer=True)
+        elif key == "recursion_limit":
+            cfg.recursion_limit = _num(v, key, where, integer=True, minimum=5, optional=True)
         elif key in ("threads", "seeds"):
             setattr(cfg, key, _num(v, key, where, integer=True, minimum=1, optional=True))
         elif key == "jobs":

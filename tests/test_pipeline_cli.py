@@ -139,3 +139,11 @@ def test_kill_midway_then_resume_repeats_no_finished_work(tmp_path, capsys):
     ref = rows(out2 / "port-fortran.db", "SELECT kernel_id, status, model, patterns FROM kernels ORDER BY kernel_id")
     got = rows(db, "SELECT kernel_id, status, model, patterns FROM kernels ORDER BY kernel_id")
     assert got == ref
+
+
+def test_missing_api_key_is_a_usage_error_before_any_work(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    src, cfg = setup_tree(tmp_path, {"aa": []})
+    r = run_here([str(src), "--out", str(tmp_path / "out"), "--config", str(cfg), "--model", "rules,openai:gpt-4o"],
+                 capsys)
+    assert r.returncode == 2 and "OPENAI_API_KEY" in r.stderr

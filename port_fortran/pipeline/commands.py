@@ -128,6 +128,15 @@ def _resume_config(db: Any, run_id: str, args: Any, out: Path) -> Config:
     return cfg
 
 
+def check_models(config: Config) -> None:
+    """Fail before any work when an LLM of the chain cannot be reached at all (no API key)."""
+    from ..agents.llm import make_chat_model, parse_chain
+
+    for spec in parse_chain(config.models, config.base_url):
+        if spec.is_llm:
+            make_chat_model(spec, config.llm)  # raises UserError naming the missing key
+
+
 def summary(db: Any, run_id: str, stream=None) -> None:
     from rich.console import Console
 
@@ -154,6 +163,7 @@ def cmd_run(args: Any) -> int:
         else:
             config = from_args(args)
             run_id = db.start_run(command=" ".join(sys.argv), config=config.to_dict(), host=socket.gethostname())
+        check_models(config)
         stages = make_stages(config)
         jobs, errors = plan_jobs(list(args.sources), config, run_id, out, db, stages)
         for e in errors:

@@ -37,6 +37,7 @@ from ..agents.ledger import BudgetReached, Ledger
 from ..agents.llm import LLMCallFailed, LLMClient, ModelSpec, TransientLLMError, make_chat_model, parse_chain
 from ..agents.prompts import entry_signature, ir_summary, render
 from ..config import Config
+from ..errors import UserError
 from ..records import TranslationRefused
 from .stages import Stages, copy_spec, make_stages
 from .state import FINISHED, KernelJob, KernelOutcome, KernelState, options_from_dict, options_to_dict, to_jsonable
@@ -578,7 +579,7 @@ def port_kernel(job: KernelJob, *, stages: Optional[Stages] = None,
         saver, conn = open_checkpointer(job.out_dir)
         try:
             graph = build_graph(ctx).compile(checkpointer=saver)
-            run_cfg = {"configurable": {"thread_id": job.thread_id}, "recursion_limit": config.recursion_limit}
+            run_cfg = {"configurable": {"thread_id": job.thread_id}, "recursion_limit": config.graph_steps()}
             snap = graph.get_state(run_cfg)
             resumed = bool(snap and snap.next)
             initial = None if resumed else {
@@ -608,13 +609,15 @@ def _invoke(graph, initial, run_cfg, ctx: KernelContext):
     try:
         return graph.invoke(initial, run_cfg) or {}
     except GraphRecursionError:
-        reason = (f"the graph hit its recursion limit ({ctx.config.recursion_limit} steps) without finishing; "
+        reason = (f"the graph hit its recursion limit ({ctx.config.graph_steps()} steps) without finishing; "
                   "raise recursion_limit or lower debug_rounds")
         return _record_error(ctx.db, ctx.job, reason, "recursion-limit", None, status="failed")
     except StageError as exc:
         return _record_error(ctx.db, ctx.job, str(exc), "stage-error", None)
     except (TransientLLMError, LLMCallFailed) as exc:
         return _record_error(ctx.db, ctx.job, f"LLM call failed after retries: {exc}", "llm-error", None)
+    except UserError as exc:  # e.g. a model that needs a key nobody set
+        return _record_error(ctx.db, ctx.job, str(exc), "config-error", None)
 
 
 def _record_error(db, job: KernelJob, reason: str, code: str, t_start: Optional[float],
