@@ -79,3 +79,21 @@ def test_run_compare_end_to_end_with_stand_in(tmp_path, capsys, monkeypatch):
     batch.print_compare(rows)
     out = capsys.readouterr().out
     assert "model comparison" in out and "openai:gpt-4o-mini" in out and "50% (2/4)" in out
+
+
+def test_compare_command_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    src = write_sources(tmp_path, {"a.f90": ["good1"]})
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(f"stages_factory: '{STAGES}'\n")
+    monkeypatch.setattr(batch, "load_kernel_fn", lambda spec=None: fake_port_kernel)
+    from port_fortran.cli import main
+
+    rc = main(["compare", "--models", "rules,openai:gpt-4o-mini", str(src), "--backends", "serial",
+               "--config", str(cfg), "--out", str(tmp_path / "o"), "-j", "1", "--quiet"])
+    assert rc == 0  # every model verified every kernel
+    out = capsys.readouterr().out
+    assert "openai:gpt-4o-mini" in out and "100% (1/1)" in out
+    rows = json.loads((tmp_path / "o" / "compare.json").read_text())["models"]
+    assert [r["success_rate"] for r in rows] == [1.0, 1.0]
+    assert main(["compare", "--models", " , ", str(src), "--out", str(tmp_path / "o2")]) == 2

@@ -314,8 +314,14 @@ def _exit_code(counts: dict[str, int]) -> int:
     return 0 if attempted and set(attempted) == {"verified"} else 1
 
 
-def _print_counts(run_id: str, counts: dict[str, int]) -> None:
+def _console():
+    """A terminal's own width; 160 columns in logs (rich would assume 80)."""
     from rich.console import Console
+
+    return Console() if sys.stdout.isatty() else Console(width=160)
+
+
+def _print_counts(run_id: str, counts: dict[str, int]) -> None:
     from rich.table import Table
 
     t = Table(title=f"run {run_id}")
@@ -323,7 +329,7 @@ def _print_counts(run_id: str, counts: dict[str, int]) -> None:
     t.add_column("kernels", justify="right")
     for s, n in sorted(counts.items(), key=lambda kv: -kv[1]):
         t.add_row(s, str(n))
-    Console().print(t)
+    _console().print(t)
 
 
 def cmd_batch(args) -> int:
@@ -409,16 +415,15 @@ def compare_markdown(rows: list[dict]) -> str:
 
 
 def print_compare(rows: list[dict]) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     backends = _backends_of(rows)
     t = Table(title="model comparison")
     for i, h in enumerate(_headers(backends)):
-        t.add_column(h, justify="left" if i == 0 else "right")
+        t.add_column(h, justify="left" if i == 0 else "right", no_wrap=(i == 0))
     for r in rows:
         t.add_row(*_cells(r, backends))
-    Console().print(t)
+    _console().print(t)
 
 
 def write_compare(db: RunDB, runs: dict[str, str], out_dir: Path) -> list[dict]:
