@@ -552,6 +552,8 @@ class DeclBuilder:
                     self.unsup(c, "unsupported-construct", f"{cls.replace('_', ' ')} is not modelled")
             except Unsup as u:
                 self.unsup(c, u.construct, u.reason)
+            except Exception as exc:
+                self.unsup(c, "unsupported-construct", f"{cls.replace('_', ' ')} not modelled ({type(exc).__name__}: {exc})")
 
     def s_Implicit_Stmt(self, n):
         spec = n.items[0]
@@ -878,6 +880,9 @@ class StmtBuilder:
             res = meth(n)
         except Unsup as u:
             return [self.unsup(n, u.construct, u.reason)]
+        except Exception as exc:  # a form this visitor does not know: kept, explained
+            return [self.unsup(n, "unsupported-construct",
+                               f"{cls.replace('_', ' ')} not modelled ({type(exc).__name__}: {exc})")]
         self.started = True
         res = res if isinstance(res, list) else [res]
         line = self.line(n)
@@ -1142,6 +1147,9 @@ class StmtBuilder:
                 node = ir.DoWhile(ir.Literal(True, ".true.", ftype=ir.LOGICAL), body, cname)
             elif ctl.items[0] is not None:
                 node = ir.DoWhile(self.e(ctl.items[0]), body, cname)
+            elif ctl.items[1] is None:
+                return ir.Unsupported("unsupported-construct", "DO CONCURRENT is not modelled", str(head).strip(),
+                                      line=line, label=label)
             else:
                 var, bounds = ctl.items[1]
                 start, end_ = self.e(bounds[0]), self.e(bounds[1])
