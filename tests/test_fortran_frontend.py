@@ -499,3 +499,31 @@ def test_parse_from_a_worker_thread(tmp_path):
     with ThreadPoolExecutor(2) as ex:
         results = list(ex.map(lambda _: parse_file(p, use_cache=False, timeout=30), range(2)))
     assert all(r.kernels and r.kernels[0].loops()[0].info.parallel for r in results)
+
+
+def test_f90_features_unsupported_and_kinds(tmp_path):
+    sf = parse(tmp_path, """
+        module c
+          integer, parameter :: wp = selected_real_kind(p=15, r=307)
+          real(wp), parameter :: pi = 4.0_wp*atan(1.0_wp)
+        contains
+          subroutine s(n, b)
+            integer, intent(in) :: n
+            real(wp), intent(out) :: b(n)
+            real(wp), allocatable :: work(:)
+            integer :: i
+            allocate(work(n))
+            do concurrent (i = 1:n)
+              b(i) = 0
+            end do
+            b(1) = pi + 1.0_wp
+            deallocate(work)
+          end subroutine
+        end module
+    """)
+    k = one(sf)
+    assert k.arg("b").ftype == ir.REAL8 and abs(k.locals["pi"].parameter - 3.141592653589793) < 1e-15
+    lit = [e for s in stmts(k, ir.Assign) for e in ir.walk_expr(s.value) if isinstance(e, ir.Literal)]
+    assert lit and lit[0].ftype == ir.REAL8
+    got = [(u.construct, u.line) for u in k.unsupported]
+    assert got == [("unsupported-construct", 10), ("unsupported-construct", 11), ("unsupported-construct", 15)]
