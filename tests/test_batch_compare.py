@@ -87,6 +87,7 @@ def test_compare_command_line(tmp_path, monkeypatch, capsys):
     cfg = tmp_path / "cfg.yaml"
     cfg.write_text(f"stages_factory: '{STAGES}'\n")
     monkeypatch.setattr(batch, "load_kernel_fn", lambda spec=None: fake_port_kernel)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")  # the stand-in makes no calls
     from port_fortran.cli import main
 
     rc = main(["compare", "--models", "rules,openai:gpt-4o-mini", str(src), "--backends", "serial",
@@ -97,3 +98,6 @@ def test_compare_command_line(tmp_path, monkeypatch, capsys):
     rows = json.loads((tmp_path / "o" / "compare.json").read_text())["models"]
     assert [r["success_rate"] for r in rows] == [1.0, 1.0]
     assert main(["compare", "--models", " , ", str(src), "--out", str(tmp_path / "o2")]) == 2
+    monkeypatch.delenv("OPENAI_API_KEY")
+    assert main(["compare", "--models", "rules,openai:gpt-4o-mini", str(src), "--out", str(tmp_path / "o3")]) == 2
+    assert "OPENAI_API_KEY" in capsys.readouterr().err and not (tmp_path / "o3").exists()

@@ -333,7 +333,10 @@ def _print_counts(run_id: str, counts: dict[str, int]) -> None:
 
 
 def cmd_batch(args) -> int:
+    from .commands import check_models
+
     manifest = load_manifest(args.manifest, executor=args.executor, workers=args.workers, out=args.out)
+    check_models(manifest.config)  # a missing API key stops the batch before any work
     run_id, counts = run_batch(manifest, quiet=bool(getattr(args, "quiet", False)))
     _print_counts(run_id, counts)
     return _exit_code(counts)
@@ -477,14 +480,17 @@ def run_compare(models: list[str], sources: list[str], base: Config, out_dir: Pa
 
 
 def cmd_compare(args) -> int:
+    import dataclasses
+
     from ..config import from_args
+    from .commands import check_models
 
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     if len(models) < 1:
         raise UserError("--models: give at least one model, e.g. --models rules,openai:gpt-4o-mini")
     base = from_args(args)
-    for m in models:  # each one must be usable on its own (validated before anything runs)
-        Config.from_dict({**{k: v for k, v in {"base_url": base.base_url}.items() if v}, "models": [m]})
+    for m in models:  # each one must be usable on its own (checked before anything runs)
+        check_models(dataclasses.replace(base, models=[m]))
     runs, rows = run_compare(models, list(args.sources), base, Path(args.out), kind=base.executor,
                              workers=base.jobs or 1, quiet=bool(args.quiet))
     print_compare(rows)
