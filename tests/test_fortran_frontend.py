@@ -527,3 +527,14 @@ def test_f90_features_unsupported_and_kinds(tmp_path):
     assert lit and lit[0].ftype == ir.REAL8
     got = [(u.construct, u.line) for u in k.unsupported]
     assert got == [("unsupported-construct", 10), ("unsupported-construct", 11), ("unsupported-construct", 15)]
+
+
+def test_fparser_sys_exit_is_contained(tmp_path):
+    sf = parse(tmp_path, """
+        subroutine s(x)
+          real x
+          foo:
+        end subroutine
+    """)
+    e = sf.errors[0]
+    assert e.code == "syntax-error" and e.line == 3 and "foo:" in e.message

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import logging
 import os
 import pickle
 import re
@@ -91,25 +92,44 @@ def _fparse(src: SourceText):
     reader = FortranStringReader(src.text, ignore_comments=False)
     reader.set_format(FortranFormat(src.form == "free", False))
     sink = io.StringIO()
+    log = logging.getLogger("fparser")
+    messages: list[str] = []
+
+    class _Collect(logging.Handler):
+        def emit(self, record):
+            messages.append(record.getMessage())
+
+    handler = _Collect(level=logging.ERROR)
+    log.addHandler(handler)
+    propagate, log.propagate = log.propagate, False
     try:
         with contextlib.redirect_stderr(sink), contextlib.redirect_stdout(sink):
             tree = parser(reader)
     except FortranSyntaxError as exc:
         return None, _syntax_diag(src, str(exc))
     except SystemExit:
-        return None, _syntax_diag(src, sink.getvalue() or "fparser gave up reading the file")
+        msg = messages[-1] if messages else (sink.getvalue() or "fparser gave up reading the file")
+        return None, _syntax_diag(src, msg)
     except RecursionError:
         return None, ir.Diagnostic("parse-error", "expression nesting too deep for the parser", 1, src.path)
-    except _Timeout:
-        raise
     except Exception as exc:  # fparser internal errors on odd input
         return None, _syntax_diag(src, f"{type(exc).__name__}: {exc}")
+    finally:
+        log.removeHandler(handler)
+        log.propagate = propagate
     if tree is None:
         return None, ir.Diagnostic("syntax-error", "no Fortran program units found", 1, src.path)
     return tree, None
 
 
 def _syntax_diag(src: SourceText, msg: str) -> ir.Diagnostic:
+    # readfortran's own format: "    3:  foo: <== No construct following construct-name."
+    m = re.search(r"^\s*(\d+):(.*?)<==\s*(.*)$", msg, re.MULTILINE)
+    if m:
+        raw = int(m.group(1))
+        org = src.origin(raw)
+        return ir.Diagnostic("syntax-error", f"syntax error: {m.group(2).strip()} ({m.group(3).strip()})",
+                             org.line, org.file)
     m = re.search(r"at line (\d+)", msg)
     raw = int(m.group(1)) if m else 0
     if not raw:
