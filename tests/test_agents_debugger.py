@@ -41,3 +41,14 @@ def test_optimizer_variants_apply_only_where_they_matter():
     names = [n for n, _ in optimizer.variants(kernel(nested=True), None, 10)]
     assert names[:2] == ["tile-32x8", "tile-64x4"] and "iterate-right" in names and "no-mdrange" in names
     assert len(optimizer.variants(kernel(nested=True), None, 2)) == 2
+
+
+def test_compile_error_line_maps_to_the_fortran_loop():
+    cpp = ('#include "k.kokkos.hpp"\nvoid k_views() {\n  // line 10: do j -> mdrange\n'
+           '  Kokkos::parallel_for("k:L10", p, KOKKOS_LAMBDA(int j) {\n    bad;\n  });\n'
+           '  // line 12: do i -> parallel_for\n  x;\n}\n')
+    assert debugger.fortran_loop_line(cpp, 5) == 10
+    assert debugger.fortran_loop_line(cpp, 8) == 12
+    assert debugger.fortran_loop_line(cpp, 1) is None
+    names = [n for n, _ in debugger.candidates(kernel(), None, {"stage": "compile", "fortran_line": 12})]
+    assert names[0] == "serial-L12"

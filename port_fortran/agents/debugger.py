@@ -13,6 +13,7 @@ LLM model: the debugger prompt with the condensed diagnostics or the verdict.
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Optional
 
 from ..fortran import ir
@@ -52,6 +53,23 @@ def failure_from_diagnostics(diags: list[ir.Diagnostic], stage: str = "validate"
     d = diags[0]
     return {"stage": stage, "backend": "", "code": d.code, "message": str(d), "line": d.line, "file": d.file,
             "detail": "\n".join(str(x) for x in diags[:20])}
+
+
+_LOOP_COMMENT = re.compile(r"//\s*line\s+(\d+):\s*do\b", re.I)
+_LOOP_LABEL = re.compile(r"\"\w+:L(\d+)\"")
+
+
+def fortran_loop_line(cpp: str, cpp_line: int) -> Optional[int]:
+    """The Fortran DO line of the loop a C++ line belongs to, from the translator's
+    ``// line N: do ...`` comments and ``"<k>:L<N>"`` kernel labels above it."""
+    if not cpp or cpp_line <= 0:
+        return None
+    found = None
+    for ln in cpp.splitlines()[:cpp_line]:
+        m = _LOOP_COMMENT.search(ln) or _LOOP_LABEL.search(ln)
+        if m:
+            found = int(m.group(1))
+    return found
 
 
 def _parallel_loops(kernel: ir.Kernel) -> list[ir.Do]:

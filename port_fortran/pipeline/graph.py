@@ -279,6 +279,8 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
         t0 = time.monotonic()
         if not spec.is_llm:
             tried = list(state.get("debug_tried") or [])
+            if f.get("line") and str(f.get("file", "")).endswith(".cpp") and ctx.cpp_path.is_file():
+                f["fortran_line"] = dbg.fortran_loop_line(ctx.cpp_path.read_text(), int(f["line"]))
             nxt = dbg.next_rules_variant(ctx.kernel, options_from_dict(state.get("options")), f, tried,
                                          rounds_left=limit - used)
             if nxt is None:
