@@ -82,11 +82,22 @@ def test_cmake_project_builds_library_and_fortran_module(tmp_path):
         "program p\n  use axpy_kokkos_mod\n  implicit none\n  double precision :: x(5), y(5)\n"
         "  x = 1.0d0\n  y = 2.0d0\n  call axpy_kokkos(5, 3.0d0, x, y)\n"
         "  if (any(y /= 5.0d0)) stop 1\n  print *, 'OK'\nend program p\n")
+    # and a C++ program on the views-level function (what the harness times)
+    (tmp_path / "views.cpp").write_text(
+        '#include "axpy.kokkos.hpp"\n#include <cstdio>\n'
+        "int main() {\n  Kokkos::initialize();\n  int bad = 0;\n  {\n"
+        '    pf::View<double*> x("x", 7), y("y", 7);\n'
+        "    Kokkos::deep_copy(x, 1.0);\n    Kokkos::deep_copy(y, 2.0);\n"
+        "    axpy_kokkos_views(7, 3.0, x, y);\n"
+        "    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);\n"
+        "    for (int i = 0; i < 7; ++i) bad += h(i) != 5.0;\n  }\n"
+        '  Kokkos::finalize();\n  std::printf(bad ? "BAD\\n" : "OK\\n");\n  return bad;\n}\n')
     (tmp_path / "CMakeLists.txt").write_text(
         "cmake_minimum_required(VERSION 3.16)\nproject(user LANGUAGES Fortran CXX)\n"
         "add_subdirectory(axpy)\nadd_executable(p main.f90)\n"
         "target_link_libraries(p PRIVATE axpy_kokkos)\nset_target_properties(p PROPERTIES LINKER_LANGUAGE CXX)\n"
-        "if(CMAKE_Fortran_COMPILER_ID STREQUAL GNU)\n  target_link_libraries(p PRIVATE gfortran)\nendif()\n")
+        "if(CMAKE_Fortran_COMPILER_ID STREQUAL GNU)\n  target_link_libraries(p PRIVATE gfortran)\nendif()\n"
+        "add_executable(v views.cpp)\ntarget_link_libraries(v PRIVATE axpy_kokkos)\n")
     b = tmp_path / "build"
     res = subprocess.run(["cmake", "-S", str(tmp_path), "-B", str(b), f"-DKokkos_ROOT={prefix}",
                           "-DPF_BACKEND=serial", "-DCMAKE_BUILD_TYPE=Release"],
@@ -95,5 +106,7 @@ def test_cmake_project_builds_library_and_fortran_module(tmp_path):
     res = subprocess.run(["cmake", "--build", str(b), "-j2"], capture_output=True, text=True, timeout=900)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     run = subprocess.run([str(b / "p")], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and "OK" in run.stdout, run.stdout + run.stderr
+    run = subprocess.run([str(b / "v")], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and "OK" in run.stdout, run.stdout + run.stderr
     assert re.search(r"-DPF_BACKEND_SERIAL", (b / "axpy" / "CMakeFiles" / "axpy_kokkos.dir" / "flags.make").read_text())
