@@ -147,3 +147,28 @@ def test_missing_api_key_is_a_usage_error_before_any_work(tmp_path, capsys, monk
     r = run_here([str(src), "--out", str(tmp_path / "out"), "--config", str(cfg), "--model", "rules,openai:gpt-4o"],
                  capsys)
     assert r.returncode == 2 and "OPENAI_API_KEY" in r.stderr
+
+
+def test_sigterm_marks_the_run_interrupted_with_exit_4(tmp_path):
+    src, cfg = setup_tree(tmp_path, {"k1": ["sleep-compile=30"]})
+    out = tmp_path / "out"
+    db = out / "port-fortran.db"
+    proc = subprocess.Popen(EXE + [str(src), "--out", str(out), "--config", str(cfg), "--quiet"], env=env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            try:
+                if db.exists() and rows(db, "SELECT 1 FROM attempts WHERE stage='validate'"):
+                    break
+            except sqlite3.OperationalError:
+                pass
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 4, err
+    assert "--resume" in err
+    assert rows(db, "SELECT status FROM runs")[0]["status"] == "interrupted"

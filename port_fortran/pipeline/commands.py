@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import os
+import signal
 import socket
 import sys
 import time
@@ -128,6 +129,19 @@ def _resume_config(db: Any, run_id: str, args: Any, out: Path) -> Config:
     return cfg
 
 
+def _term_as_interrupt():
+    """SIGTERM (batch schedulers, `kill`) ends the run like Ctrl-C: marked interrupted, resumable."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt()
+
+    return signal.signal(signal.SIGTERM, handler)
+
+
 def check_models(config: Config) -> None:
     """Fail before any work when an LLM of the chain cannot be reached at all (no API key)."""
     from ..agents.llm import make_chat_model, parse_chain
@@ -177,6 +191,7 @@ def cmd_run(args: Any) -> int:
         if not config.quiet:
             print(f"run {run_id}: {len(jobs)} kernel(s), {len(todo)} to do, backends {','.join(config.backends)}, "
                   f"model {','.join(config.models)}", file=sys.stderr)
+        old_term = _term_as_interrupt()
         try:
             run_jobs(todo, config, db, run_id, config.quiet)
         except KeyboardInterrupt:
@@ -184,6 +199,9 @@ def cmd_run(args: Any) -> int:
             print(f"port-fortran: interrupted; continue with: port-fortran {' '.join(args.sources)} "
                   f"--out {out} --resume {run_id}", file=sys.stderr)
             return 4
+        finally:
+            if old_term is not None:
+                signal.signal(signal.SIGTERM, old_term)
         db.finish_run(run_id, "finished")
         summary(db, run_id)
         _render(db, run_id, out)

@@ -154,7 +154,7 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
                 port = _guard(ctx, "translate", ctx.stages.translate, ctx.kernel, ctx.source, opts)
             except TranslationRefused as exc:
                 d = exc.diagnostics[0] if exc.diagnostics else None
-                reason = str(d) if d else str(exc)
+                reason = (str(d) if d.file else f"{ctx.job.file}:{d.line}: [{d.code}] {d.message}") if d else str(exc)
                 ctx.attempt("translate", False, reason, model=spec.name, seconds=time.monotonic() - t0)
                 return {**_next_model_or(ctx, state, "refused", reason, d.code if d else "refused"), "history": hist}
             _guard(ctx, "translate", ctx.stages.write_port, port, ctx.port_dir)
