@@ -142,6 +142,22 @@ def _term_as_interrupt():
     return signal.signal(signal.SIGTERM, handler)
 
 
+def check_tools(config: Config) -> None:
+    """Fail before any work (exit 3) when a tool every kernel needs is missing."""
+    import shutil
+
+    from ..build_runner.kokkos import find_install
+    from ..errors import ToolMissing
+
+    for tool in ("gfortran", "cmake"):
+        if shutil.which(tool) is None:
+            raise ToolMissing(f"{tool} not found on PATH; `port-fortran doctor` says how to install it")
+    missing = [b for b in config.backends if find_install(b) is None]
+    if missing:
+        raise ToolMissing(f"no Kokkos install with the {', '.join(missing)} backend(s): run `port-fortran kokkos "
+                          f"install --backends {','.join(missing)}` or set Kokkos_ROOT (see `port-fortran doctor`)")
+
+
 def check_models(config: Config) -> None:
     """Fail before any work when an LLM of the chain cannot be reached at all (no API key)."""
     from ..agents.llm import make_chat_model, parse_chain
@@ -178,6 +194,8 @@ def cmd_run(args: Any) -> int:
             config = from_args(args)
             run_id = db.start_run(command=" ".join(sys.argv), config=config.to_dict(), host=socket.gethostname())
         check_models(config)
+        if not config.stages_factory:
+            check_tools(config)
         stages = make_stages(config)
         jobs, errors = plan_jobs(list(args.sources), config, run_id, out, db, stages)
         for e in errors:
