@@ -157,3 +157,26 @@ def test_a_cuda_install_is_read_as_such(tmp_path):
     assert inst.has("cuda") and inst.has("serial")
     assert inst.arch == ("HOPPER90",)
     assert inst.cxx_standard == 17
+
+
+def test_cuda_timings_are_measured_against_the_gpus_bandwidth(monkeypatch, tmp_path):
+    """A CUDA row's roofline fraction is of the GPU's memory bandwidth, never the host's."""
+    from port_fortran.harness import timing
+
+    monkeypatch.setattr(timing, "gpu_bandwidth", lambda refresh=False: 4300.0)
+    monkeypatch.setattr(timing, "bandwidth", lambda threads, refresh=False: 10.0 * threads)
+    assert timing.bandwidth_for("cuda", 16) == 4300.0
+    assert timing.bandwidth_for("openmp", 16) == 160.0
+    assert timing.bandwidth_for("serial", 1) == 10.0
+
+
+def test_gpu_bandwidth_is_read_from_the_cache_without_a_gpu(monkeypatch, tmp_path):
+    import json
+    import socket
+
+    from port_fortran.harness import timing
+
+    monkeypatch.setenv("PORT_FORTRAN_CACHE", str(tmp_path))
+    (tmp_path / "bandwidth.json").write_text(json.dumps({socket.gethostname(): {"16": 150.0, "cuda": 4321.5}}))
+    assert timing.gpu_bandwidth() == 4321.5
+    assert timing.bandwidth(16) == 150.0  # the host entries are untouched by the 'cuda' key

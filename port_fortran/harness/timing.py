@@ -25,6 +25,7 @@ WARMUP = 2
 REPEATS = 10
 TIMING_LIMITS = Limits(wall_s=300.0, cpu_s=None, mem_mb=None)
 PROBE_SOURCE = Path(__file__).parent / "fortran_support" / "stream_probe.cpp"
+PROBE_SOURCE_CUDA = Path(__file__).parent / "fortran_support" / "stream_probe_cuda.cu"
 
 
 def moved_bytes(kernel, spec, lay: Layout) -> int:
@@ -91,7 +92,7 @@ def bench(h, backends: list[str], threads: int, repeats: Optional[int] = None,
         if not res.ok or not times:
             h.bench_notes.append(f"{variant}: " + h._describe_failure(variant, res))
             return
-        tm = _timing(variant, t, sizes, times, kernel_only, nbytes, flops, bandwidth(t))
+        tm = _timing(variant, t, sizes, times, kernel_only, nbytes, flops, bandwidth_for(backend, t))
         if tm:
             out.append(tm)
 
@@ -149,6 +150,52 @@ def bandwidth(threads: int, refresh: bool = False) -> Optional[float]:
     if gbs is None:
         return None
     data.setdefault(host, {})[key] = gbs
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1) + "\n")
+    os.replace(tmp, path)
+    return gbs
+
+
+def bandwidth_for(backend: str, threads: int) -> Optional[float]:
+    """The bandwidth a run on ``backend`` is measured against: the GPU's own memory for
+    ``cuda`` (a device triad), the host's at ``threads`` threads otherwise."""
+    if backend == "cuda":
+        return gpu_bandwidth()
+    return bandwidth(threads)
+
+
+def gpu_bandwidth(refresh: bool = False) -> Optional[float]:
+    """Measured device memory bandwidth (GB/s, median of a CUDA STREAM triad over 3 GiB) of
+    this host's first NVIDIA GPU; cached in ``<cache>/bandwidth.json`` under the key 'cuda'.
+    None without nvcc or a GPU."""
+    path = cache_dir() / "bandwidth.json"
+    host = socket.gethostname()
+    try:
+        data = json.loads(path.read_text()) if path.exists() else {}
+    except (json.JSONDecodeError, OSError):
+        data = {}
+    if not refresh and "cuda" in data.get(host, {}):
+        return data[host]["cuda"]
+    nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.access("/usr/local/cuda/bin/nvcc", os.X_OK) else None)
+    if not nvcc:
+        return None
+    pdir = cache_dir() / "probe"
+    pdir.mkdir(parents=True, exist_ok=True)
+    exe = pdir / "stream_probe_cuda"
+    if not exe.exists():
+        tmp = pdir / f"stream_probe_cuda.{os.getpid()}"
+        res = run_limited([nvcc, "-O3", "-arch=native", str(PROBE_SOURCE_CUDA), "-o", str(tmp)], pdir,
+                          Limits(wall_s=300, mem_mb=None))
+        if not res.ok:
+            return None
+        os.replace(tmp, exe)
+    res = run_limited([str(exe)], pdir, Limits(wall_s=120, mem_mb=None))
+    gbs = next((float(ln.split()[1]) for ln in res.stdout.splitlines()
+                if ln.startswith("PF_TRIAD_GBS") and len(ln.split()) > 1), None)
+    if not res.ok or gbs is None:
+        return None
+    data.setdefault(host, {})["cuda"] = gbs
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=1) + "\n")
