@@ -186,3 +186,14 @@ def test_report_cost_totals_equal_the_recorded_calls(tmp_path):
     totals = list(find(report, "total_cost_usd"))
     assert totals and all(t == pytest.approx(sum(c["cost_usd"] for c in calls)) for t in totals)
     assert list(find(report, "output_tokens"))[0] == sum(c["output_tokens"] for c in calls)
+
+
+def test_interface_refusals_are_not_sent_to_the_llm(tmp_path):
+    job, _ = make_job(tmp_path, "axpy", ["refuse-common"], models=["rules", "openai:gpt-4o-mini"], bench=False)
+
+    def no_llm(spec):
+        raise AssertionError("an interface refusal must not reach the LLM")
+
+    out = port_kernel(job, stages=FakeStages(), chat_factory=no_llm)
+    assert out.status == "refused" and out.reason_code == "common-block"
+    assert db_of(job).llm_calls(job.run_id) == []

@@ -65,3 +65,13 @@ def test_templates_render_every_part(waxpby):
 def test_header_declarations():
     h = '#pragma once\n// c\nvoid f(int a,\n  int b);  /* x */\nextern "C" void g(const int* n);\n'
     assert header_declarations(h) == ["void f(int a, int b)", 'extern "C" void g(const int* n)']
+
+
+def test_scaffold_matches_the_rules_interface_files(waxpby):
+    from port_fortran.pipeline.stages import RealStages
+
+    k, sf, port = waxpby
+    sc = RealStages().scaffold(k, sf)
+    assert sc is not None and f"{k.name}.kokkos.cpp" not in sc.files
+    for name, text in sc.files.items():
+        assert text == port.files[name], name

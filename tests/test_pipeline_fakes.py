@@ -7,7 +7,8 @@ configuration as ``stages_factory: "test_pipeline_fakes:make_stages"`` for subpr
 A fake source file is Fortran-looking text; each ``subroutine NAME`` starts a kernel with
 one DO loop two lines below; comment directives after it script the kernel:
 
-    ! fake: refuse                   the rules refuse it
+    ! fake: refuse                   the rules refuse it (a body construct)
+    ! fake: refuse-common            the rules refuse its interface (COMMON)
     ! fake: wrong-unless-serial      its port gives wrong results until the loop is serial
     ! fake: broken-unless-serial     its port does not compile until the loop is serial
     ! fake: always-wrong             no rules variant fixes it
@@ -115,6 +116,9 @@ class FakeStages(Stages):
     def translate(self, kernel, source, options):
         self._log("translate", kernel.name, (options.variant if options else "default"))
         d = self._dirs(kernel)
+        if "refuse-common" in d:
+            raise TranslationRefused(kernel.name, [ir.Diagnostic("common-block", "COMMON /c/ is shared state",
+                                                                 kernel.line_start + 1, kernel.file)])
         if "refuse" in d:
             raise TranslationRefused(kernel.name, [ir.Diagnostic("early-exit", "GOTO out of the loop",
                                                                  kernel.line_start + 3, kernel.file)])

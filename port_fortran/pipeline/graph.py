@@ -43,7 +43,10 @@ from .stages import Stages, copy_spec, make_stages
 from .state import FINISHED, KernelJob, KernelOutcome, KernelState, options_from_dict, options_to_dict, to_jsonable
 
 CHECKPOINT_DB = "checkpoints.sqlite"
-PORT_FILES_KEEP = ("build", "variants", "llm")
+# refusals about the routine's interface or its shared state: a port written by anyone (an LLM
+# too) could not be called in its place nor tested by the harness, so the chain stops there
+INTERFACE_REFUSALS = {"common-block", "module-variable", "optional-argument", "assumed-shape", "unsupported-type",
+                      "allocatable", "save-variable", "entry", "unknown-extent", "io-in-kernel"}
 
 
 class StageError(Exception):
@@ -156,6 +159,9 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
                 d = exc.diagnostics[0] if exc.diagnostics else None
                 reason = (str(d) if d.file else f"{ctx.job.file}:{d.line}: [{d.code}] {d.message}") if d else str(exc)
                 ctx.attempt("translate", False, reason, model=spec.name, seconds=time.monotonic() - t0)
+                codes = {x.code for x in exc.diagnostics}
+                if codes and codes <= INTERFACE_REFUSALS:  # no port can meet the contract: no LLM either
+                    return {**_stop("refused", reason, d.code), "history": hist}
                 return {**_next_model_or(ctx, state, "refused", reason, d.code if d else "refused"), "history": hist}
             _guard(ctx, "translate", ctx.stages.write_port, port, ctx.port_dir)
             ctx.attempt("translate", True, "; ".join(port.notes)[:500], model=spec.name,
