@@ -33,6 +33,7 @@ VERIFY_FFLAGS = ("-O2",)
 TIMING_FFLAGS = ("-O3", "-march=native")
 
 _build_lock = threading.Lock()
+_src_lock = threading.Lock()
 
 
 def default_threads() -> int:
@@ -190,13 +191,16 @@ class Harness:
         }
         if views is not None:
             files["views_timer.cpp"] = views
-        for name, text in files.items():
-            p = src / name
-            if not p.exists() or p.read_text() != text:
-                p.write_text(text)
-        stale = src / "views_timer.cpp"
-        if views is None and stale.exists():
-            stale.unlink()
+        with _src_lock:  # builds of several backends may run at once (threads)
+            for name, text in files.items():
+                p = src / name
+                if not p.exists() or p.read_text() != text:
+                    tmp = p.with_name(f".{name}.{os.getpid()}.{threading.get_ident()}")
+                    tmp.write_text(text)
+                    os.replace(tmp, p)
+            stale = src / "views_timer.cpp"
+            if views is None and stale.exists():
+                stale.unlink()
         return src
 
     def _views_timer_source(self) -> Optional[str]:

@@ -31,7 +31,7 @@ def unsupported_reason(kernel: ir.Kernel) -> str:
         t = kernel.result.ftype
         if kernel.result.dims:
             return "array-valued function results are not supported by the harness"
-        if t.base in ("character", "complex", "logical"):
+        if t.base in ("character", "complex") or (t.base == "logical" and t.kind != 4):
             return f"function result of type {t} is not supported by the harness"
     return ""
 
