@@ -138,6 +138,10 @@ def test_interrupted_kernel_resumes_from_its_last_finished_stage(tmp_path):
     job, _ = make_job(tmp_path, "axpy", [], bench=False)
     with pytest.raises(Interrupt):
         port_kernel(job, stages=InterruptingStages("openmp"))
+    from port_fortran.pipeline.checkpoint import last_state
+
+    saved = last_state(job.out_dir, job.run_id, job.kernel_id)
+    assert saved["compiled"] == ["serial"] and saved["history"][-1] == "compile:serial"
     st = FakeStages()
     out = port_kernel(job, stages=st)
     assert out.resumed and out.status == "verified"

@@ -39,10 +39,10 @@ from ..agents.prompts import entry_signature, ir_summary, render
 from ..config import Config
 from ..errors import UserError
 from ..records import TranslationRefused
+from .checkpoint import CHECKPOINT_DB, open_checkpointer  # noqa: F401  (re-exported)
 from .stages import Stages, copy_spec, make_stages
 from .state import FINISHED, KernelJob, KernelOutcome, KernelState, options_from_dict, options_to_dict, to_jsonable
 
-CHECKPOINT_DB = "checkpoints.sqlite"
 # refusals about the routine's interface or its shared state: a port written by anyone (an LLM
 # too) could not be called in its place nor tested by the harness, so the chain stops there
 INTERFACE_REFUSALS = {"common-block", "module-variable", "optional-argument", "assumed-shape", "unsupported-type",
@@ -534,21 +534,6 @@ def build_graph(ctx: KernelContext) -> StateGraph:
                                                  "finalize": "finalize"})
     g.add_edge("finalize", END)
     return g
-
-
-def open_checkpointer(out_dir: str | Path):
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    conn = sqlite3.connect(str(Path(out_dir) / CHECKPOINT_DB), check_same_thread=False, timeout=120)
-    conn.execute("PRAGMA busy_timeout=120000")
-    saver = SqliteSaver(conn)
-    for i in range(20):
-        try:
-            saver.setup()
-            break
-        except sqlite3.OperationalError:  # another worker is creating the tables
-            time.sleep(0.2 * (i + 1))
-    return saver, conn
 
 
 def port_dir_for(out_dir: str | Path, rel_file: str, kernel: str) -> Path:
