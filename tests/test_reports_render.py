@@ -3,6 +3,7 @@ numbers in it come from the recorded rows, user text is escaped, and the HTML pa
 in a real browser with its tables and plots."""
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import re
@@ -160,3 +161,24 @@ def test_html_renders_in_headless_chromium(synthetic):
     shot = out / "shot.png"
     subprocess.run(base + [f"--screenshot={shot}", html.resolve().as_uri()], capture_output=True, timeout=120)
     assert shot.stat().st_size > 20_000
+
+
+def test_large_batches_plot_distributions(tmp_path):
+    """Past a few dozen kernels one bar per kernel is unreadable: the speedup plot becomes
+    one box per backend and the time plot a histogram (the page stays a sane size)."""
+    from port_fortran.reports import plots
+
+    db = RunDB.in_dir(tmp_path)
+    many = [(f"{k[0]}_{i}",) + tuple(k[1:]) for i in range(8) for k in KERNELS]
+    report = collect_report(db, fill_synthetic(db, kernels=many))
+    assert sum(1 for k in report["kernels"] if k["timings"]) > plots.MAX_BARS
+
+    def height(b64: str) -> int:
+        png = base64.b64decode(b64)
+        assert png[:8] == b"\x89PNG\r\n\x1a\n"
+        return int.from_bytes(png[20:24], "big")
+
+    few = {**report, "kernels": report["kernels"][:13]}
+    assert height(plots.speedup_plot(report)) < 400 < height(plots.speedup_plot(few))
+    assert height(plots.time_plot(report)) < 400 < height(plots.time_plot(few))
+    db.close()

@@ -18,6 +18,7 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator  # noqa: E402
 
 from .collect import _as_float  # noqa: E402
 
+MAX_BARS = 40  # beyond this many kernels, plots show distributions instead of one bar per kernel
 COLORS = {"ok": "#2e7d32", "failed": "#c62828", "bar": "#1565c0"}
 PALETTE = ["#1565c0", "#ef6c00", "#2e7d32", "#6a1b9a", "#00838f", "#ad1457", "#5d4037"]
 
@@ -27,6 +28,13 @@ def _png(fig) -> str:
     fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
     plt.close(fig)
     return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _speedup_axis(ax) -> None:
+    """Log scale labelled 0.5×, 1×, 2×, 5×, 10× ... (not 2×10⁰)."""
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}×"))
+    ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}×" if f"{v:g}"[0] in "25" else ""))
 
 
 def _height(n: int) -> float:
@@ -52,6 +60,8 @@ def speedup_plot(report: dict) -> Optional[str]:
             rows.append((k["name"], sp))
     if not rows:
         return None
+    if len(rows) > MAX_BARS:
+        return _speedup_distribution(rows, backends)
     n = len(rows)
     fig, ax = plt.subplots(figsize=(8, _height(n * max(1, len(backends)) * 0.6)))
     width = 0.8 / len(backends)
@@ -63,11 +73,28 @@ def speedup_plot(report: dict) -> Optional[str]:
     ax.set_yticks(range(n))
     ax.set_yticklabels([r[0] for r in rows])
     ax.invert_yaxis()
-    ax.set_xscale("log")
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}×"))
-    ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}×" if str(v)[0] in "25" else ""))
+    _speedup_axis(ax)
     ax.set_xlabel("speedup over the original Fortran, serial (higher is better)")
     ax.legend(loc="lower right", fontsize="small")
+    ax.grid(axis="x", alpha=0.3, which="both")
+    return _png(fig)
+
+
+def _speedup_distribution(rows: list, backends: list[str]) -> str:
+    """Many kernels (a batch): one box per backend with every kernel as a dot."""
+    fig, ax = plt.subplots(figsize=(8, 1.2 + 0.8 * len(backends)))
+    data = [[r[1][b] for r in rows if b in r[1]] for b in backends]
+    try:  # matplotlib >= 3.10 spells it 'orientation'; 'vert' is deprecated there
+        ax.boxplot(data, orientation="horizontal", widths=0.5, showfliers=False)
+    except TypeError:
+        ax.boxplot(data, vert=False, widths=0.5, showfliers=False)
+    for j, d in enumerate(data):
+        ax.scatter(d, [j + 1] * len(d), s=8, alpha=0.5, color=PALETTE[j % len(PALETTE)], zorder=3)
+    ax.set_yticks(range(1, len(backends) + 1))
+    ax.set_yticklabels([f"kokkos-{b} ({len(d)} kernels)" for b, d in zip(backends, data)])
+    ax.axvline(1.0, color="black", lw=1, ls="--")
+    _speedup_axis(ax)
+    ax.set_xlabel("speedup over the original Fortran, serial (one dot per kernel)")
     ax.grid(axis="x", alpha=0.3, which="both")
     return _png(fig)
 
@@ -78,6 +105,18 @@ def time_plot(report: dict) -> Optional[str]:
             if k["duration_s"] is not None]
     if not rows:
         return None
+    if len(rows) > MAX_BARS:
+        fig, ax = plt.subplots(figsize=(8, 3.2))
+        groups = {"verified": [], "failed or error": [], "other": []}
+        for _, sec, s in rows:
+            key = "verified" if s == "verified" else "failed or error" if s in ("failed", "error") else "other"
+            groups[key].append(sec)
+        ax.hist([groups[k] for k in groups], bins=30, stacked=True, label=list(groups),
+                color=[COLORS["ok"], COLORS["failed"], "#9e9e9e"])
+        ax.set_xlabel("seconds per kernel")
+        ax.set_ylabel("kernels")
+        ax.legend(fontsize="small")
+        return _png(fig)
     fig, ax = plt.subplots(figsize=(8, _height(len(rows))))
     colors = [COLORS["ok"] if s == "verified" else COLORS["failed"] if s in ("failed", "error") else "#9e9e9e"
               for _, _, s in rows]
