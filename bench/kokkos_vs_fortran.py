@@ -5,7 +5,7 @@ For every kernel the rules model ports: verify the port (serial and openmp), the
 original (gfortran -O3 -march=native, serial; and with -fopenmp at the same thread count
 when the source has OpenMP directives) beside Kokkos Serial and Kokkos OpenMP at the same
 thread count, with the spec's timing sizes (about 64 MB of array data, O(n^3) nests capped
-at ~1 GFLOP). Writes bench/results/cpu_<date>.md with the machine, the compiler and Kokkos
+at ~0.2 GFLOP). Writes bench/results/cpu_<date>.md with the machine, the compiler and Kokkos
 versions, and the command.
 
     .venv/bin/python bench/kokkos_vs_fortran.py [SRC...] [--threads 2] [--repeats 7]
@@ -24,6 +24,7 @@ import shlex
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -76,7 +77,10 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--kernel", action="append", default=[], help="only these kernels")
-    ap.add_argument("--out", default=str(ROOT / "bench" / "out"), help="where the ports are written")
+    ap.add_argument("-I", dest="include", action="append", default=[str(ROOT / "fortran_kernels" / "include")],
+                    help="include directory for the sources (repeatable)")
+    ap.add_argument("--out", default=str(Path(tempfile.gettempdir()) / "port-fortran-bench"),
+                    help="where the ports are written (reused: builds are incremental)")
     ap.add_argument("--results", default=str(ROOT / "bench" / "results"))
     args = ap.parse_args(argv)
     command = "python bench/kokkos_vs_fortran.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
@@ -84,7 +88,7 @@ def main(argv=None) -> int:
     started = time.time()
     rows, skipped = [], []
     for path in discover(args.sources):
-        sf = parse_file(str(path))
+        sf = parse_file(str(path), include_dirs=args.include)
         for k in sf.kernels:
             if args.kernel and k.name not in args.kernel:
                 continue
@@ -99,7 +103,7 @@ def main(argv=None) -> int:
             pdir = Path(args.out) / path.name / k.name
             write_port(port, pdir)
             try:
-                h = Harness(k, sf, pdir, threads=args.threads)
+                h = Harness(k, sf, pdir, include_dirs=args.include, threads=args.threads)
                 verdicts = {b: h.verify(b) for b in backends}
                 bad = [f"{b}: {v.reason}" for b, v in verdicts.items() if not v.passed]
                 if bad:

@@ -194,3 +194,20 @@ def test_compare_rules():
     ip = Record("k", 1, (1,), np.array([1, INT_POISON, 3], dtype="<i4"))
     c = compare(ir_, ip, Tolerance(0.0))
     assert not c.passed and c.worst_index == [2] and "never written" in c.message
+
+
+def test_drivers_and_timing_helpers(blas, tmp_path):
+    from port_fortran.harness.drivers import cpp_prototype, fortran_driver
+    from port_fortran.harness.timing import moved_bytes, parse_times
+
+    ddot = blas["ddot"]
+    f = fortran_driver(ddot)
+    assert "real(8), external :: ddot" in f and "r_result = ddot(a_n, a_dx, a_incx, a_dy, a_incy)" in f
+    assert cpp_prototype(ddot) == 'extern "C" double ddot_kokkos(int32_t*, double*, int32_t*, double*, int32_t*);'
+    sparse = parse_file(str(ROOT / "fortran_kernels" / "sparse.f90")).kernels[0]
+    assert "use csr_mod, only: csr_spmv" in fortran_driver(sparse)
+    assert parse_times("x\nPF_TIME  1.5000000000000000E-03\nPF_TIME 2e-3\n") == [1.5e-3, 2e-3]
+    k = axpy_kernel(tmp_path / "a.f90")
+    s = infer(k)
+    lay = layout(k, s, {"n": 1000})
+    assert moved_bytes(k, s, lay) == 3 * 8000  # x and y read, w written
