@@ -275,7 +275,9 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
         spec = ctx.chain[idx]
         ctx.mark("debug", f.get("backend", ""))
         hist = [f"debug:{stage}"]
-        reason = f.get("message") or f"{stage} failed"
+        where = f"{ctx.job.file}:{ctx.kernel.line_start}" if ctx.kernel is not None else ctx.job.file
+        on = f" on {f['backend']}" if f.get("backend") else ""
+        reason = f"{where}: {stage} failed{on}: {f.get('message') or 'no detail'}"
         code = f.get("code") or f"{stage}-failed"
         if used >= limit:
             ctx.attempt("debug", False, f"{limit} debug round(s) for {stage} used up", model=spec.name)
