@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import io
+import math
 from typing import Optional
 
 import matplotlib
@@ -30,11 +31,17 @@ def _png(fig) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+def _lead_digit(v: float) -> int:
+    if v <= 0:
+        return 0
+    return int(round(v / 10 ** math.floor(math.log10(v) + 1e-9)))
+
+
 def _speedup_axis(ax) -> None:
     """Log scale labelled 0.5×, 1×, 2×, 5×, 10× ... (not 2×10⁰)."""
     ax.set_xscale("log")
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}×"))
-    ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}×" if f"{v:g}"[0] in "25" else ""))
+    ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}×" if _lead_digit(v) in (2, 5) else ""))
 
 
 def _height(n: int) -> float:
@@ -67,15 +74,19 @@ def speedup_plot(report: dict) -> Optional[str]:
     width = 0.8 / len(backends)
     for j, b in enumerate(backends):
         ys = [i + (j - (len(backends) - 1) / 2) * width for i in range(n)]
-        xs = [r[1].get(b, 0.0) for r in rows]
-        ax.barh(ys, xs, height=width, label=f"kokkos-{b}", color=PALETTE[j % len(PALETTE)])
-    ax.axvline(1.0, color="black", lw=1, ls="--")
+        xs = [r[1].get(b) for r in rows]
+        # bars grow from 1× (no change): right for a speedup, left for a slowdown
+        ax.barh([y for y, x in zip(ys, xs) if x], [x - 1.0 for x in xs if x], left=1.0, height=width,
+                label=f"kokkos-{b}", color=PALETTE[j % len(PALETTE)])
+    ax.axvline(1.0, color="black", lw=1)
+    values = [v for r in rows for v in r[1].values()] + [1.0]
+    ax.set_xlim(min(values) / 1.25, max(values) * 1.25)
     ax.set_yticks(range(n))
     ax.set_yticklabels([r[0] for r in rows])
     ax.invert_yaxis()
     _speedup_axis(ax)
     ax.set_xlabel("speedup over the original Fortran, serial (higher is better)")
-    ax.legend(loc="lower right", fontsize="small")
+    ax.legend(loc="best", fontsize="small")
     ax.grid(axis="x", alpha=0.3, which="both")
     return _png(fig)
 
