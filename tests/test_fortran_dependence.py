@@ -380,3 +380,50 @@ def test_loop_variable_used_after_the_loop(tmp_path):
     """)
     l1, l2, l3 = k.loops()
     assert codes(l1) == ["last-value"] and l2.info.parallel and l3.info.parallel
+
+
+def test_access_bounds_through_locals_steps_and_inductions(tmp_path):
+    src = """
+      SUBROUTINE B(N, DX, INCX, DY, INCY, TRANS, M)
+      INTEGER N, INCX, INCY, M, I, IX, IY, NINCX, LEN, MP
+      DOUBLE PRECISION DX(*), DY(*)
+      CHARACTER TRANS
+      NINCX = N*INCX
+      DO 10 I = 1, NINCX, INCX
+         DX(I) = 0
+   10 CONTINUE
+      IY = 1
+      IF (INCY .LT. 0) IY = (-N+1)*INCY + 1
+      DO 20 I = 1, N
+         DY(IY) = 1
+         IY = IY + INCY
+   20 CONTINUE
+      END
+"""
+    p = tmp_path / "b.f"
+    p.write_text(src.lstrip("\n"))
+    k = parse_file(p, use_cache=False).kernels[0]
+    lo, hi = k.arg("dx").access_bounds[0]
+    for n, incx in ((7, 3), (5, 1), (1, 4)):
+        env = {"n": n, "incx": incx}
+        assert ir.evaluate(lo, env) == 1 and ir.evaluate(hi, env) == 1 + (n - 1) * incx  # exact last index
+    lo, hi = k.arg("dy").access_bounds[0]
+    for n, incy in ((6, 2), (6, -2), (3, 1)):
+        env = {"n": n, "incy": incy}
+        assert ir.evaluate(hi, env) == 1 + (n - 1) * abs(incy)  # BLAS: 1+(n-1)*|incy| either sign
+        assert ir.evaluate(lo, env) <= 1
+
+
+def test_access_bounds_union_over_branches(tmp_path):
+    k = kernel(tmp_path, """
+        if (trans == 'N') then
+          len = n
+        else
+          len = m
+        end if
+        do i = 1, len
+          y(i) = 0
+        end do
+    """, decls="character trans\n  integer m, len\n  real(8) y(*)", args="n, a, b, c, trans, m, y")
+    lo, hi = k.arg("y").access_bounds[0]
+    assert ir.evaluate(hi, {"n": 4, "m": 9}) == 9 and ir.evaluate(lo, {"n": 4, "m": 9}) == 1

@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 from . import ir
-from .argfacts import analyse_arguments
+from .argfacts import argument_facts, infer_intents
 from .dependence import analyse_loops
 
 
 def analyse_kernel(k: ir.Kernel, callees: dict[str, ir.Kernel]) -> None:
-    analyse_arguments(k, callees)
+    """Everything for one kernel (e.g. again after a rewrite of its statements)."""
+    infer_intents(k, callees)
     analyse_loops(k)
+    argument_facts(k)
 
 
 def analyse_file(sf: ir.SourceFile) -> None:
@@ -19,7 +21,7 @@ def analyse_file(sf: ir.SourceFile) -> None:
         before = [[a.intent for a in k.args] for k in sf.kernels]
         for k in sf.kernels:
             try:
-                analyse_arguments(k, callees)
+                infer_intents(k, callees)
             except Exception as exc:  # analysis bug: the kernel stays, flagged
                 k.diagnostics.append(ir.Diagnostic("analysis-error", f"argument analysis failed: {type(exc).__name__}: {exc}",
                                                    k.line_start, k.file))
@@ -28,6 +30,7 @@ def analyse_file(sf: ir.SourceFile) -> None:
     for k in sf.kernels:
         try:
             analyse_loops(k)
+            argument_facts(k)
         except Exception as exc:
             k.diagnostics.append(ir.Diagnostic("analysis-error", f"loop analysis failed: {type(exc).__name__}: {exc}",
                                                k.line_start, k.file))

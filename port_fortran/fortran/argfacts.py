@@ -202,140 +202,367 @@ def index_arrays(body: list[ir.Stmt]) -> set[str]:
 
 
 def _refs_with_loops(body: list[ir.Stmt], name: str, loops=None):
-    """(ref, enclosing DO loops outermost first) for every reference to ``name``."""
+    """(ref, enclosing DO loops outermost first, statement) for every reference to ``name``."""
     loops = loops or []
     for s in body:
         for e in stmt_exprs(s):
             for x in ir.walk_expr(e):
                 if isinstance(x, (ir.ArrayRef, ir.Name)) and x.name == name:
-                    yield x, loops
+                    yield x, loops, s
         if isinstance(s, ir.Do):
             yield from _refs_with_loops(s.body, name, loops + [s])
         else:
             yield from _refs_with_loops(ir.children(s), name, loops)
 
 
-def _positive(c: affine.Poly, positive_names: set[str]) -> Optional[bool]:
-    """Sign of a coefficient: True (>0), False (<0), None (unknown or zero)."""
-    if not c:
+def _writes(s: ir.Stmt, name: str) -> list[ir.Stmt]:
+    out = []
+    for x in ir.walk([s]):
+        if isinstance(x, ir.Assign) and isinstance(x.target, ir.Name) and x.target.name == name:
+            out.append(x)
+        elif isinstance(x, ir.Do) and x.var == name:
+            out.append(x)
+        elif isinstance(x, ir.CallStmt) and any(isinstance(a, ir.Name) and a.name == name for a in x.args):
+            out.append(x)
+    return out
+
+
+def initial_values(kbody: list[ir.Stmt], loop: ir.Do, name: str) -> Optional[list[ir.Expr]]:
+    """Values ``name`` may hold when ``loop`` starts: the last unconditional assignment
+    before it and any conditional ones after that (None when they cannot be listed)."""
+    from .dependence import _path_to
+    path = _path_to(kbody, loop)
+    if path is None:
         return None
-    if affine.is_const(c):
-        v = affine.constant(c)
-        return True if v > 0 else False
-    if all(v > 0 for v in c.values()) and all(n in positive_names for n in affine.names(c)) and () not in c:
-        return True  # strides and leading dimensions: assumed positive (BLAS convention)
+    values: list[ir.Expr] = []
+    for level in range(len(path) - 1, -1, -1):
+        block, idx, _ = path[level]
+        for s in reversed(block[:idx]):
+            ws = _writes(s, name)
+            if not ws:
+                continue
+            if not all(isinstance(w, ir.Assign) for w in ws):
+                return None
+            if isinstance(s, ir.Assign):
+                values.append(s.value)
+                return values
+            if isinstance(s, ir.If):
+                values += [w.value for w in ws]
+                branches = [b for _, b in s.branches] + [s.else_body]
+                if s.else_body and all(any(isinstance(x, ir.Assign) and isinstance(x.target, ir.Name)
+                                           and x.target.name == name for x in b) for b in branches):
+                    return values  # every branch assigns it
+                continue
+            return None
+        owner = path[level - 1][2] if level > 0 else None
+        if isinstance(owner, (ir.Do, ir.DoWhile)):
+            return None  # the value may come from the previous iteration of the outer loop
     return None
 
 
-def _extreme(p: affine.Poly, loops: list[ir.Do], env, want_max: bool, positive: set[str]) -> Optional[affine.Poly]:
-    for lp in reversed(loops):
-        c, r = affine.split(p, lp.var)
-        if c is None:
-            return None
-        if not c:
-            continue
-        lo, hi = affine.poly_of(lp.start, env), affine.poly_of(lp.end, env)
-        if lo is None or hi is None:
-            return None
-        step = affine.poly_of(lp.step, env) if lp.step is not None else affine.const(1)
-        if step is None or not affine.is_const(step) or affine.constant(step) == 0:
-            return None
-        if affine.constant(step) < 0:
-            lo, hi = hi, lo
-        sign = _positive(c, positive)
-        if sign is None:
-            return None
-        pick = hi if (sign == want_max) else lo
-        p = affine.substitute(p, lp.var, pick)
-    return p
+def _coef_sign(c: affine.Poly) -> Optional[bool]:
+    if c and affine.is_const(c):
+        return affine.constant(c) > 0
+    return None
 
 
-def _combine(polys: list[affine.Poly], want_max: bool) -> ir.Expr:
-    uniq: list[affine.Poly] = []
-    for p in polys:
-        if p not in uniq:
-            uniq.append(p)
-    # drop those dominated by a constant difference
-    keep = []
-    for p in uniq:
-        dominated = False
-        for q in uniq:
-            if q is p:
+_ATOM_FUNCS = {"mod", "min", "max", "abs", "iabs", "int", "nint", "min0", "max0", "isign", "sign", "modulo"}
+
+
+class BoundsFinder:
+    """Subscript ranges of one kernel's array arguments. Subscripts are integer
+    polynomials of the loop indices; integer sub-expressions that are not polynomials but
+    depend only on arguments (``mod(n, 5)``, ``(hi - lo)/step``) are kept as opaque atoms."""
+
+    def __init__(self, k: ir.Kernel, env: dict):
+        self.k = k
+        self.env = env
+        self.args = {a.name for a in k.args}
+        self.atoms: dict[str, ir.Expr] = {}
+        self._atom_keys: dict[str, str] = {}
+
+    # -- polynomials with atoms
+    def atom(self, e: ir.Expr) -> Optional[affine.Poly]:
+        names = {x.name for x in ir.walk_expr(e) if isinstance(x, (ir.Name, ir.ArrayRef))}
+        if names - self.args - set(self.atoms) or any(isinstance(x, ir.ArrayRef) for x in ir.walk_expr(e)):
+            return None
+        key = repr(ir.to_dict(e))
+        name = self._atom_keys.get(key)
+        if name is None:
+            name = f"@{len(self.atoms)}"
+            self._atom_keys[key] = name
+            self.atoms[name] = e
+        return affine.var(name)
+
+    def poly(self, e: Optional[ir.Expr]) -> Optional[affine.Poly]:
+        if e is None:
+            return None
+        p = affine.poly_of(e, self.env)
+        if p is not None:
+            return p
+        if isinstance(e, ir.UnaryOp) and e.op in ("-", "+"):
+            q = self.poly(e.operand)
+            return None if q is None else (affine.mul(affine.const(-1), q) if e.op == "-" else q)
+        if isinstance(e, ir.BinOp) and e.op in ("+", "-", "*"):
+            a, b = self.poly(e.left), self.poly(e.right)
+            if a is None or b is None:
+                return None
+            return affine.add(a, b) if e.op == "+" else affine.add(a, b, -1) if e.op == "-" else affine.mul(a, b)
+        integer = e.ftype is None or e.ftype.base == "integer"
+        if integer and ((isinstance(e, ir.FuncCall) and e.intrinsic and e.name in _ATOM_FUNCS)
+                        or (isinstance(e, ir.BinOp) and e.op == "/")):
+            return self.atom(e)
+        return None
+
+    def expr(self, p: affine.Poly) -> ir.Expr:
+        e = affine.to_expr(p)
+        return _replace_names(e, self.atoms)
+
+    # -- locals through their reaching assignments
+    def resolve(self, polys: list[affine.Poly], anchor: ir.Stmt, keep: set[str], depth: int = 0):
+        out = []
+        for p in polys:
+            others = sorted(affine.names(p) - keep - self.args - set(self.atoms))
+            if not others:
+                out.append(p)
                 continue
-            d = affine.add(q, p, -1)
-            if affine.is_const(d) and ((affine.constant(d) > 0) == want_max) and affine.constant(d) != 0:
-                dominated = True
-                break
-        if not dominated:
-            keep.append(p)
-    if len(keep) == 1:
-        return affine.to_expr(keep[0])
-    return ir.FuncCall("max" if want_max else "min", [affine.to_expr(p) for p in keep], True, ftype=ir.INTEGER)
+            if depth > 4:
+                return None
+            name = others[0]
+            if isinstance(anchor, (ir.Do, ir.DoWhile)) and any(_writes(x, name) for x in anchor.body):
+                return None
+            vals = initial_values(self.k.body, anchor, name)
+            if not vals:
+                return None
+            subs = []
+            for v in vals:
+                q = self.poly(v)
+                if q is None:
+                    return None
+                subs.append(affine.substitute(p, name, q))
+            r = self.resolve(subs, anchor, keep, depth + 1)
+            if r is None:
+                return None
+            out += r
+            if len(out) > 64:
+                return None
+        return out
+
+    # -- loop ranges
+    def ranges(self, lp: ir.Do, keep: set[str]):
+        """[(first, last, ascending)] the index takes; ascending None when the order of the
+        two is unknown (a step of unknown sign)."""
+        los = self.resolve([self.poly(lp.start)], lp, keep) if self.poly(lp.start) is not None else None
+        his = self.resolve([self.poly(lp.end)], lp, keep) if self.poly(lp.end) is not None else None
+        step = self.poly(lp.step) if lp.step is not None else affine.const(1)
+        if los is None or his is None or step is None or step == {}:
+            return None
+        steps = self.resolve([step], lp, keep)
+        if steps is None or len(steps) != 1:
+            return None
+        step = steps[0]
+        out = []
+        for lo in los:
+            for hi in his:
+                if affine.is_const(step) and affine.constant(step) in (1, -1):
+                    last = hi
+                else:
+                    # the last index actually reached: lo + ((hi - lo)/step)*step
+                    num = affine.add(hi, lo, -1)
+                    if affine.is_const(num) and affine.is_const(step):
+                        k = affine.const(int(affine.constant(num) / affine.constant(step)))
+                    else:
+                        k = self.atom(ir.BinOp("/", self.expr(num), self.expr(step), ftype=ir.INTEGER))
+                        if k is None:
+                            return None
+                    last = affine.add(lo, affine.mul(k, step))
+                asc = (affine.constant(step) > 0) if affine.is_const(step) else None
+                out.append((lo, last, asc))
+        return out
+
+    def endpoints(self, p: affine.Poly, loops: list[ir.Do], want_max: bool) -> Optional[list[affine.Poly]]:
+        """Candidate extremes of ``p`` over the loop ranges (innermost loop first). A linear
+        function of the indices reaches its extremes at corners of the iteration space, so
+        both ends are kept when the coefficient's sign is not known (a stride)."""
+        cands = [p]
+        for i in range(len(loops) - 1, -1, -1):
+            lp = loops[i]
+            keep = {x.var for x in loops[:i]}
+            rng = None
+            nxt = []
+            for q in cands:
+                c, _ = affine.split(q, lp.var)
+                if c is None:
+                    return None
+                if not c:
+                    nxt.append(q)
+                    continue
+                if rng is None:
+                    rng = self.ranges(lp, keep)
+                    if rng is None:
+                        return None
+                for first, last, asc in rng:
+                    sign = _coef_sign(c)
+                    if asc is None or sign is None:
+                        nxt += [affine.substitute(q, lp.var, first), affine.substitute(q, lp.var, last)]
+                    else:
+                        lo, hi = (first, last) if asc else (last, first)
+                        nxt.append(affine.substitute(q, lp.var, hi if sign == want_max else lo))
+            cands = nxt
+            if len(cands) > 64:
+                return None
+        return cands
+
+    def inductions(self, p: affine.Poly, loops: list[ir.Do], stmt: ir.Stmt) -> Optional[list[affine.Poly]]:
+        """Induction variables of the enclosing loops replaced by their closed forms, one
+        polynomial per possible initial value."""
+        out = [p]
+        for i, lp in enumerate(loops):
+            for ind in lp.info.inductions:
+                if not any(ind.var in affine.names(q) for q in out):
+                    continue
+                inits = initial_values(self.k.body, lp, ind.var)
+                ps = self.poly(ind.step)
+                start = self.poly(lp.start)
+                step = self.poly(lp.step) if lp.step is not None else affine.const(1)
+                if inits is None or ps is None or start is None or step is None or not affine.is_const(step) \
+                        or affine.constant(step) not in (1, -1):
+                    return None
+                kk = affine.add(affine.var(lp.var), start, -1)
+                if affine.constant(step) == -1:
+                    kk = affine.mul(affine.const(-1), kk)
+                order = list(ir.walk(lp.body))
+                upd = next((j for j, x in enumerate(order) if isinstance(x, ir.Assign) and x.line == ind.line
+                            and isinstance(x.target, ir.Name) and x.target.name == ind.var), None)
+                pos = next((j for j, x in enumerate(order) if x is stmt), None)
+                after = upd is not None and pos is not None and pos > upd
+                closed = []
+                for e in inits:
+                    q0 = self.poly(e)
+                    if q0 is None:
+                        return None
+                    q = affine.add(q0, affine.mul(kk, ps))
+                    closed.append(affine.add(q, ps) if after else q)
+                out = [affine.substitute(q, ind.var, c) for q in out for c in closed]
+        return out
+
+    def bounds(self, arg: ir.Argument) -> list[Optional[tuple[ir.Expr, ir.Expr]]]:
+        if not arg.dims:
+            return []
+        lows: list[list[affine.Poly]] = [[] for _ in arg.dims]
+        highs: list[list[affine.Poly]] = [[] for _ in arg.dims]
+        failed = [False] * len(arg.dims)
+        any_ref = False
+        for ref, loops, stmt in _refs_with_loops(self.k.body, arg.name):
+            any_ref = True
+            for d, dim in enumerate(arg.dims):
+                if failed[d]:
+                    continue
+                r = self._ref_range(ref, d, dim, loops, stmt)
+                if r is None:
+                    failed[d] = True
+                    continue
+                lows[d] += r[0]
+                highs[d] += r[1]
+        out: list[Optional[tuple[ir.Expr, ir.Expr]]] = []
+        for d in range(len(arg.dims)):
+            if failed[d] or not any_ref or not lows[d]:
+                out.append(None)
+            else:
+                out.append((self.combine(lows[d], False), self.combine(highs[d], True)))
+        return out
+
+    def _ref_range(self, ref, d, dim, loops, stmt):
+        if isinstance(ref, ir.Name):
+            lo = self.poly(dim.lower) if dim.lower is not None else affine.const(1)
+            hi = self.poly(dim.upper) if dim.upper is not None else None
+            if lo is None or hi is None or (affine.names(lo) | affine.names(hi)) - self.args - set(self.atoms):
+                return None
+            return [lo], [hi]
+        if d >= len(ref.subscripts):
+            return None
+        sub = ref.subscripts[d]
+        if isinstance(sub, ir.Slice):
+            lo_e = sub.lower if sub.lower is not None else (dim.lower or ir.Literal(1, "1", ftype=ir.INTEGER))
+            hi_e = sub.upper if sub.upper is not None else dim.upper
+            if hi_e is None or sub.step is not None:
+                return None
+            plo, phi = self.poly(lo_e), self.poly(hi_e)
+        else:
+            plo = phi = self.poly(sub)
+        if plo is None or phi is None:
+            return None
+        los, his = self.inductions(plo, loops, stmt), self.inductions(phi, loops, stmt)
+        if los is None or his is None:
+            return None
+        mins, maxs = [], []
+        for q in los:
+            e = self.endpoints(q, loops, False)
+            if e is None:
+                return None
+            mins += e
+        for q in his:
+            e = self.endpoints(q, loops, True)
+            if e is None:
+                return None
+            maxs += e
+        anchor = loops[0] if loops else stmt
+        mins = self.resolve(mins, anchor, set())
+        maxs = self.resolve(maxs, anchor, set())
+        if mins is None or maxs is None:
+            return None
+        if any(affine.names(q) - self.args - set(self.atoms) for q in mins + maxs):
+            return None
+        return mins, maxs
+
+    def combine(self, polys: list[affine.Poly], want_max: bool) -> ir.Expr:
+        uniq: list[affine.Poly] = []
+        for p in polys:
+            if p not in uniq:
+                uniq.append(p)
+        keep = []
+        for p in uniq:
+            dominated = False
+            for q in uniq:
+                if q is p:
+                    continue
+                d = affine.add(q, p, -1)
+                if affine.is_const(d) and affine.constant(d) != 0 and ((affine.constant(d) > 0) == want_max):
+                    dominated = True
+                    break
+            if not dominated:
+                keep.append(p)
+        if len(keep) == 1:
+            return self.expr(keep[0])
+        return ir.FuncCall("max" if want_max else "min", [self.expr(p) for p in keep], True, ftype=ir.INTEGER)
+
+
+def _replace_names(e: ir.Expr, table: dict[str, ir.Expr]) -> ir.Expr:
+    import copy
+    if isinstance(e, ir.Name) and e.name in table:
+        return copy.deepcopy(table[e.name])
+    if isinstance(e, ir.BinOp):
+        return ir.BinOp(e.op, _replace_names(e.left, table), _replace_names(e.right, table), ftype=e.ftype)
+    if isinstance(e, ir.UnaryOp):
+        return ir.UnaryOp(e.op, _replace_names(e.operand, table), ftype=e.ftype)
+    if isinstance(e, ir.FuncCall):
+        return ir.FuncCall(e.name, [_replace_names(a, table) for a in e.args], e.intrinsic, dict(e.keywords),
+                           ftype=e.ftype)
+    return e
 
 
 def access_bounds(k: ir.Kernel, arg: ir.Argument, env: dict) -> list[Optional[tuple[ir.Expr, ir.Expr]]]:
-    if not arg.dims:
-        return []
-    argnames = {a.name for a in k.args}
-    positive = {a.name for a in k.args if a.ftype.base == "integer" and not a.dims}
-    lows: list[list[affine.Poly]] = [[] for _ in arg.dims]
-    highs: list[list[affine.Poly]] = [[] for _ in arg.dims]
-    failed = [False] * len(arg.dims)
-    any_ref = False
-    for ref, loops in _refs_with_loops(k.body, arg.name):
-        any_ref = True
-        loop_vars = {lp.var for lp in loops}
-        for d, dim in enumerate(arg.dims):
-            if failed[d]:
-                continue
-            if isinstance(ref, ir.Name):
-                lo = affine.poly_of(dim.lower, env) if dim.lower is not None else affine.const(1)
-                hi = affine.poly_of(dim.upper, env) if dim.upper is not None else None
-                if lo is None or hi is None:
-                    failed[d] = True
-                    continue
-                lows[d].append(lo)
-                highs[d].append(hi)
-                continue
-            if d >= len(ref.subscripts):
-                failed[d] = True
-                continue
-            sub = ref.subscripts[d]
-            if isinstance(sub, ir.Slice):
-                lo_e = sub.lower if sub.lower is not None else (dim.lower or ir.Literal(1, "1", ftype=ir.INTEGER))
-                hi_e = sub.upper if sub.upper is not None else dim.upper
-                if hi_e is None or (sub.step is not None):
-                    failed[d] = True
-                    continue
-                plo, phi = affine.poly_of(lo_e, env), affine.poly_of(hi_e, env)
-            else:
-                plo = phi = affine.poly_of(sub, env)
-            if plo is None or phi is None:
-                failed[d] = True
-                continue
-            mn = _extreme(plo, loops, env, False, positive)
-            mx = _extreme(phi, loops, env, True, positive)
-            if mn is None or mx is None:
-                failed[d] = True
-                continue
-            if (affine.names(mn) | affine.names(mx)) - argnames:
-                failed[d] = True
-                continue
-            lows[d].append(mn)
-            highs[d].append(mx)
-    out: list[Optional[tuple[ir.Expr, ir.Expr]]] = []
-    for d in range(len(arg.dims)):
-        if failed[d] or not any_ref or not lows[d]:
-            out.append(None)
-        else:
-            out.append((_combine(lows[d], False), _combine(highs[d], True)))
-    return out
+    """For each dimension of ``arg``: (min, max) subscript the kernel can touch, as
+    expressions of the arguments (None where it cannot be bounded). Sound: the union over
+    all references and all values locals may hold."""
+    return BoundsFinder(k, env).bounds(arg)
 
 
 # --------------------------------------------------------------------------- everything
 
 
-def analyse_arguments(k: ir.Kernel, callees: dict[str, ir.Kernel]) -> None:
+def infer_intents(k: ir.Kernel, callees: dict[str, ir.Kernel]) -> None:
+    """Intent of every argument not declared (callees of the same file taken into account)."""
     acc = ordered_accesses(k.body, callees)
     arrays = {a.name for a in k.args if a.dims} | {n for n, v in k.locals.items() if v.dims}
     cw = _cond_writes(k.body)
@@ -344,6 +571,11 @@ def analyse_arguments(k: ir.Kernel, callees: dict[str, ir.Kernel]) -> None:
             a.intent = infer_intent(a, acc, cw)
             if a.intent == "inout" and not a.dims and scalar_out(k.body, a.name, arrays):
                 a.intent = "out"
+
+
+def argument_facts(k: ir.Kernel) -> None:
+    """compared_with, used_as_size, used_as_index, access_bounds (loops analysed first:
+    induction variables feed the bounds)."""
     names = {a.name for a in k.args}
     cmp = compared_literals(k.body, names)
     sizes = size_names(k)
@@ -354,3 +586,8 @@ def analyse_arguments(k: ir.Kernel, callees: dict[str, ir.Kernel]) -> None:
         a.used_as_size = a.name in sizes and not a.dims
         a.used_as_index = a.name in idx
         a.access_bounds = access_bounds(k, a, env)
+
+
+def analyse_arguments(k: ir.Kernel, callees: dict[str, ir.Kernel]) -> None:
+    infer_intents(k, callees)
+    argument_facts(k)
