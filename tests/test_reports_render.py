@@ -182,3 +182,17 @@ def test_large_batches_plot_distributions(tmp_path):
     assert height(plots.speedup_plot(report)) < 400 < height(plots.speedup_plot(few))
     assert height(plots.time_plot(report)) < 400 < height(plots.time_plot(few))
     db.close()
+
+
+def test_reasons_name_the_file(tmp_path):
+    db = RunDB.in_dir(tmp_path)
+    rid = db.start_run()
+    db.upsert_kernel(rid, "relax_io.f:relaxp", "relax_io.f", "relaxp", 8, 26)
+    db.set_kernel(rid, "relax_io.f:relaxp", status="refused", reason="line 21: [io-in-kernel] WRITE inside a kernel",
+                  reason_code="io-in-kernel")
+    paths = render_reports(db, rid, tmp_path)
+    assert "relax_io.f:21: [io-in-kernel] WRITE inside a kernel" in paths["html"].read_text()
+    assert "relax\\_io.f:21:" in paths["md"].read_text()
+    # report.json keeps the database's text as it is
+    assert json.loads(paths["json"].read_text())["kernels"][0]["reason"].startswith("line 21:")
+    db.close()

@@ -83,6 +83,19 @@ def fmt_location(k: dict) -> str:
     return loc
 
 
+_BARE_LINE = re.compile(r"^line (\d+):\s*")
+
+
+def fmt_reason(k: dict) -> str:
+    """The kernel's reason, naming the file where the reason gives only a line
+    (``line 21: ...`` becomes ``relax_io.f:21: ...``)."""
+    reason = k.get("reason") or ""
+    m = _BARE_LINE.match(reason)
+    if m and k.get("file"):
+        return f"{k['file']}:{m.group(1)}: {reason[m.end():]}"
+    return reason
+
+
 _MD_SPECIAL = re.compile(r"([\\|`*_\[\]<>])")
 
 
@@ -98,7 +111,8 @@ def _env(autoescape: bool) -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True)
     env.filters.update(seconds=fmt_seconds, speedup=fmt_speedup, usd=fmt_usd, err=fmt_err, fixed=fmt_fixed,
-                       percent=fmt_percent, location=fmt_location, md=md_cell)
+                       percent=fmt_percent, location=fmt_location, md=md_cell,
+                       reason=fmt_reason)
     return env
 
 
