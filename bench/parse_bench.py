@@ -126,15 +126,16 @@ def run(lines: int, repeats: int) -> dict:
             p = Path(d) / f"gen{ext}"
             p.write_text(text)
             nlines = text.count("\n")
-            times = []
+            walls, cpus = [], []
             nk = 0
             for _ in range(repeats):
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 sf = parse_file(p, use_cache=False, timeout=0)
-                times.append(time.perf_counter() - t0)
+                walls.append(time.perf_counter() - t0)
+                cpus.append(time.process_time() - c0)
                 assert not sf.errors, sf.errors[:3]
                 nk = len(sf.kernels)
-            res[form] = (nlines, nk, statistics.median(times))
+            res[form] = (nlines, nk, statistics.median(walls), statistics.median(cpus))
     return res
 
 
@@ -148,16 +149,27 @@ def main(argv=None) -> int:
     res = run(args.lines, args.repeats)
     tot_lines = sum(v[0] for v in res.values())
     tot_time = sum(v[2] for v in res.values())
+    tot_cpu = sum(v[3] for v in res.values())
     per_k = tot_time / tot_lines * 1000
+    per_k_cpu = tot_cpu / tot_lines * 1000
+    try:
+        import os
+        load = os.getloadavg()[0]
+    except OSError:
+        load = float("nan")
     report = [
         f"date: {datetime.datetime.now().isoformat(timespec='seconds')}",
         f"command: {' '.join([Path(sys.executable).name, 'bench/parse_bench.py'] + (argv if argv is not None else sys.argv[1:]))}",
         f"machine: {platform.machine()} {platform.processor() or ''} python {platform.python_version()}",
         f"what: parse_file (read + fparser2 + IR + intents + loop analysis), cache off, median of {args.repeats}",
+        f"load average at the end: {load:.1f} on {os.cpu_count()} CPUs (wall time suffers on a shared machine; "
+        "CPU time does not)",
     ]
-    for form, (nl, nk, t) in res.items():
-        report.append(f"{form}: {nl} lines, {nk} kernels, {t:.2f} s, {t / nl * 1000:.3f} s per 1000 lines")
-    report.append(f"RESULT: {per_k:.3f} s per 1000 lines ({tot_lines} lines in {tot_time:.2f} s)")
+    for form, (nl, nk, t, c) in res.items():
+        report.append(f"{form}: {nl} lines, {nk} kernels, wall {t:.2f} s ({t / nl * 1000:.3f} s per 1000 lines), "
+                      f"CPU {c:.2f} s ({c / nl * 1000:.3f} s per 1000 lines)")
+    report.append(f"RESULT: {per_k_cpu:.3f} s CPU per 1000 lines, {per_k:.3f} s wall per 1000 lines "
+                  f"({tot_lines} lines)")
     text = "\n".join(report) + "\n"
     print(text, end="")
     out = Path(args.out)
