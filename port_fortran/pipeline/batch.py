@@ -13,7 +13,7 @@ the manifest's directory::
     models: [rules]                         # a fallback chain, e.g. [rules, openai:gpt-4o-mini]
     budget: {max_cost: 5.00}                # USD for the whole batch
     executor: parsl                         # local (default) | parsl
-    workers: 8                              # kernels at once (per node for parsl)
+    workers: 8                              # kernels at once (default 1; per node for parsl)
     site:                                   # parsl settings, or the path of a YAML file holding them
       provider: slurm
       partition: cpu
