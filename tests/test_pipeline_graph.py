@@ -175,3 +175,17 @@ def test_a_broken_stage_is_an_error_not_a_debug_round(tmp_path):
     out = port_kernel(job, stages=Crashing())
     assert out.status == "error" and out.reason_code == "stage-error" and "harness bug" in out.reason
     assert db_of(job).kernel(job.run_id, job.kernel_id)["status"] == "error"
+
+
+def test_a_crashing_optimizer_variant_keeps_the_verified_port(tmp_path):
+    class CrashOnVariant(FakeStages):
+        def translate(self, kernel, source, options):
+            if options is not None and options.variant.startswith("tile"):
+                raise RuntimeError("translator bug")
+            return super().translate(kernel, source, options)
+
+    job, _ = make_job(tmp_path, "mm", ["nested"], optimizer_variants=1)
+    out = port_kernel(job, stages=CrashOnVariant())
+    assert out.status == "verified"
+    opt = [a for a in db_of(job).attempts(job.run_id) if a["stage"] == "optimize" and "variant" in a["detail"]]
+    assert not opt[0]["ok"] and "translator bug" in opt[0]["detail"]

@@ -362,7 +362,10 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
         t0 = time.monotonic()
         if model == "rules":
             cand = dict(opt_agent.variants(ctx.kernel, options_from_dict(state.get("options")), 1000)).get(name)
-            keep, why, vtimings = _try_variant(ctx, cand, vdir, backends, o.get("baseline_timings") or [])
+            try:
+                keep, why, vtimings = _try_variant(ctx, cand, vdir, backends, o.get("baseline_timings") or [])
+            except Exception as exc:  # a broken variant never costs the verified port
+                keep, why, vtimings = False, f"variant error: {type(exc).__name__}: {exc}", []
         else:
             cand = options_from_dict(state.get("options"))
             spec = ctx.chain[state.get("model_index", 0)]
@@ -372,6 +375,8 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
                 ctx.attempt("optimize", False, f"variant {name}: {exc}", model=model)
                 o["done"] = True
                 return {"opt": o, "route": "finalize", "history": hist}
+            except Exception as exc:
+                keep, why, vtimings = False, f"variant error: {type(exc).__name__}: {exc}", []
         ctx.attempt("optimize", keep, f"variant {name}: {why}", model=model, seconds=time.monotonic() - t0)
         if keep:
             for fname in os.listdir(vdir):
