@@ -85,6 +85,15 @@ def _iso(t: Optional[float]) -> Optional[str]:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
 
 
+def _line(x: Any) -> Optional[int]:
+    """A 1-based line number, or None (0 means 'no particular line' for file-level errors)."""
+    try:
+        n = int(x)
+    except (TypeError, ValueError):
+        return None
+    return n if n >= 1 else None
+
+
 def _duration(start: Optional[float], end: Optional[float]) -> Optional[float]:
     if start is None or end is None:
         return None
@@ -243,8 +252,8 @@ def collect_report(db: RunDB, run_id: str) -> dict:
             "kernel_id": kid,
             "file": k["file"],
             "name": k["name"],
-            "line_start": k.get("line_start"),
-            "line_end": k.get("line_end"),
+            "line_start": _line(k.get("line_start")),
+            "line_end": _line(k.get("line_end")),
             "status": k["status"],
             "reason": k.get("reason") or "",
             "reason_code": k.get("reason_code") or "",
