@@ -127,3 +127,13 @@ def test_list_with_include_dir_and_define(tmp_path, capsys):
     assert "x:real(8)(1)/out" in capsys.readouterr().out
     assert main(["list", "-I", str(inc), str(src)]) == 0
     assert "x:real(4)(1)/out" in capsys.readouterr().out
+
+
+def test_default_include_dirs(tmp_path):
+    from port_fortran.fortran import default_include_dirs
+
+    (tmp_path / "a" / "include").mkdir(parents=True)
+    (tmp_path / "b" / "inc").mkdir(parents=True)
+    (tmp_path / "src").mkdir()
+    assert default_include_dirs([tmp_path]) == [str(tmp_path / "a" / "include"), str(tmp_path / "b" / "inc")]
+    assert default_include_dirs([tmp_path / "src"]) == []

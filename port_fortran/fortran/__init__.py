@@ -2,6 +2,6 @@
 
     from port_fortran.fortran import parse_file, discover
 """
-from .parse import discover, parse_file
+from .parse import default_include_dirs, discover, parse_file
 
-__all__ = ["discover", "parse_file"]
+__all__ = ["default_include_dirs", "discover", "parse_file"]

@@ -5,7 +5,7 @@ import json
 import sys
 
 from . import ir
-from .parse import discover, parse_file
+from .parse import default_include_dirs, discover, parse_file
 from .render import expr_str
 
 
@@ -15,20 +15,6 @@ def parse_defines(items) -> dict[str, str]:
         name, _, value = d.partition("=")
         if name:
             out[name.strip()] = value.strip() if value else "1"
-    return out
-
-
-def tree_include_dirs(sources, given) -> list[str]:
-    """Directories named include/inc inside the trees listed: searched after the -I dirs,
-    so `port-fortran list fortran_kernels/` finds fortran_kernels/include/params.inc."""
-    from pathlib import Path
-    out = []
-    for s in sources:
-        p = Path(s)
-        if p.is_dir():
-            for d in sorted(p.rglob("*")):
-                if d.is_dir() and d.name.lower() in ("include", "inc", "includes") and str(d) not in given:
-                    out.append(str(d))
     return out
 
 
@@ -114,7 +100,7 @@ def cmd_list(args) -> int:
     if not files:
         print("port-fortran: error: no Fortran files found in " + " ".join(args.sources), file=sys.stderr)
         return 2
-    include += tree_include_dirs(args.sources, include)
+    include += [d for d in default_include_dirs(args.sources) if d not in include]
     for f in files:
         sf = parse_file(f, include_dirs=include, defines=defines)
         if sf.errors:

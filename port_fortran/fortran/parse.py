@@ -65,6 +65,20 @@ def discover(paths) -> list[Path]:
     return out
 
 
+def default_include_dirs(paths) -> list[str]:
+    """Directories named include/inc/includes inside the given trees (sorted). Callers add
+    them after the user's -I dirs, so `port-fortran list fortran_kernels/` finds
+    fortran_kernels/include/params.inc; whoever compiles the original must use the same."""
+    out: list[str] = []
+    for s in paths:
+        p = Path(s)
+        if p.is_dir():
+            for d in sorted(p.rglob("*")):
+                if d.is_dir() and d.name.lower() in ("include", "inc", "includes") and str(d) not in out:
+                    out.append(str(d))
+    return out
+
+
 # --------------------------------------------------------------------------- fparser
 
 
