@@ -171,8 +171,9 @@ def compared_literals(body: list[ir.Stmt], names: set[str]) -> dict[str, list]:
 
 
 def size_names(k: ir.Kernel) -> set[str]:
+    """Names in the bounds of array arguments, of automatic local arrays and of loops."""
     names: set[str] = set()
-    for a in k.args:
+    for a in list(k.args) + [v for v in k.locals.values() if v.common is None and v.module is None]:
         for d in a.dims:
             for e in (d.lower, d.upper):
                 if e is not None:
