@@ -160,13 +160,15 @@ def timing_entries(rows: list[dict]) -> list[dict]:
     """Timings per (variant, threads), the last one recorded winning (the optimizer keeps a
     faster variant by recording it later), each with its speedup against the original
     Fortran run serially (``fortran-serial``)."""
-    last: dict[tuple[str, int], dict] = {}
+    # kernel-only and with-copies runs of one variant are different measurements (on a GPU
+    # they differ by the host-device copies): both are kept
+    last: dict[tuple[str, int, bool], dict] = {}
     for r in rows:
-        last[(r["variant"], int(r.get("threads") or 1))] = r
-    base_rows = [r for (v, _), r in last.items() if v == BASELINE]
+        last[(r["variant"], int(r.get("threads") or 1), bool(r.get("kernel_only", 1)))] = r
+    base_rows = [r for (v, _, ko), r in last.items() if v == BASELINE and ko]
     base = min((r["median_s"] for r in base_rows), default=None)
     out = []
-    for (variant, threads), r in last.items():
+    for (variant, threads, _), r in last.items():
         med = float(r["median_s"])
         speedup = (base / med) if (base and med > 0) else None
         out.append({
