@@ -51,19 +51,19 @@ def test_axpy_is_one_parallel_for_with_the_early_return_on_the_host():
 
 def test_several_reductions_share_one_reducer_and_combine_with_the_values_before_the_loop():
     port = _port("basics.f90", "stats")
-    assert port.patterns == ["reduce"]
+    assert port.patterns == ["reduce", "serial"]
     cpp = port.files["stats.kokkos.cpp"]
-    assert "struct reducer_L26" in cpp and "PF_VOLATILE_JOIN(value_type)" in cpp
+    assert "struct reducer_L28" in cpp and "PF_VOLATILE_JOIN(value_type)" in cpp
     assert "s = s + pf_red.s;" in cpp
     assert "smax = pf::max<double>(smax, pf_red.smax);" in cpp
     assert "p = p * pf_red.p;" in cpp
 
 
 def test_recurrence_stays_serial_in_a_single_iteration_kernel():
-    port = _port("basics.f90", "prefix")
-    assert port.patterns == ["serial"]
-    assert "pf::single()" in port.files["prefix.kokkos.cpp"]
-    assert "scalar-dependence" in port.notes[0]
+    port = _port("basics.f90", "stats")
+    assert "pf::single()" in port.files["stats.kokkos.cpp"]
+    assert port.notes[1].startswith("line 35:") and "scalar-dependence" in port.notes[1]
+    assert "acc = acc + x(i - 1);" in port.files["stats.kokkos.cpp"]
 
 
 def test_tight_nest_is_mdrange_with_the_contiguous_index_first_inside_a_host_time_loop():

@@ -2,8 +2,8 @@
 build of the original on fresh random inputs (harness differential test), on the Serial and
 OpenMP backends. Features are grouped into few kernels to keep the builds few:
 
-  basics.f90  stats    several reductions (sum, max, prod) with the values before the loop, **2
-              prefix   a recurrence kept serial in a single-iteration kernel
+  basics.f90  stats    several reductions (sum, max, prod) with the values before the loop, **2;
+                       a recurrence kept serial in a single-iteration kernel
               mixed    intrinsics: abs, mod, modulo, sign, min(3 args), nint, sqrt, real(,8), ** int
                        exponents (k**2, 2.0d0**(-k)), non-1 lower bounds, a private scalar
   arrays.f90  arrsyn   array syntax, WHERE/ELSEWHERE, sum/maxval/dot_product, MDRange
@@ -31,7 +31,6 @@ pytestmark = pytest.mark.integration
 
 CASES = [
     ("basics.f90", "stats"),
-    ("basics.f90", "prefix"),
     ("basics.f90", "mixed"),
     ("arrays.f90", "arrsyn"),
     ("arrays.f90", "smooth"),

@@ -13,14 +13,16 @@ subroutine axpy(n, a, x, y)
   end do
 end subroutine axpy
 
-subroutine stats(n, x, s, smax, p)
+subroutine stats(n, x, s, smax, p, y)
   implicit none
   integer, intent(in) :: n
   real(8), intent(in) :: x(n)
   real(8), intent(inout) :: s
   real(8), intent(out) :: smax
   real(8), intent(out) :: p
+  real(8), intent(out) :: y(n)
   integer :: i
+  real(8) :: acc
   smax = -huge(1.0d0)
   p = 1.0d0
   do i = 1, n
@@ -28,21 +30,13 @@ subroutine stats(n, x, s, smax, p)
     smax = max(smax, x(i))
     p = p * (1.0d0 + 1.0d-3 * x(i))
   end do
-end subroutine stats
-
-subroutine prefix(n, x, y)
-  implicit none
-  integer, intent(in) :: n
-  real(8), intent(in) :: x(n)
-  real(8), intent(out) :: y(n)
-  integer :: i
-  real(8) :: acc
+  ! a recurrence: stays serial
   acc = 0.0d0
   do i = 1, n
     acc = acc + x(i)
     y(i) = acc
   end do
-end subroutine prefix
+end subroutine stats
 
 subroutine mixed(n, x, y, k)
   implicit none
