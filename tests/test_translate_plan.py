@@ -338,3 +338,24 @@ def test_write_port_writes_every_file(tmp_path):
     port = _port("basics.f90", "axpy")
     write_port(port, tmp_path / "p")
     assert sorted(p.name for p in (tmp_path / "p").iterdir()) == sorted(port.files)
+
+
+def test_array_assignment_with_overlap_is_refused(tmp_path):
+    src = tmp_path / "ov.f90"
+    src.write_text("subroutine ov(n, a)\n  integer, intent(in) :: n\n  real(8), intent(inout) :: a(n)\n"
+                   "  a(2:n) = a(1:n-1) + 1.0d0\nend subroutine ov\n")
+    sf = parse_file(str(src))
+    with pytest.raises(TranslationRefused) as e:
+        translate_kernel(sf.kernels[0], sf)
+    assert (e.value.diagnostics[0].code, e.value.diagnostics[0].line) == ("array-overlap", 4)
+
+
+def test_private_scalar_used_after_the_loop_keeps_the_loop_serial(tmp_path):
+    src = tmp_path / "lv.f90"
+    src.write_text("subroutine lv(n, a, t)\n  integer, intent(in) :: n\n  real(8), intent(inout) :: a(n)\n"
+                   "  real(8), intent(out) :: t\n  integer :: i\n  do i = 1, n\n    t = a(i) * 2.0d0\n"
+                   "    a(i) = t\n  end do\nend subroutine lv\n")
+    sf = parse_file(str(src))
+    port = translate_kernel(sf.kernels[0], sf)
+    assert port.patterns == ["serial"]  # t's last value is an output: no parallel_for
+    assert "pf_dev_t() = t;" in port.files["lv.kokkos.cpp"]
