@@ -6,7 +6,7 @@ A small visitor dispatching on fparser node class names. Anything not modelled b
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from fparser.two import Fortran2003 as F
@@ -1132,7 +1132,6 @@ class StmtBuilder:
         else:
             ctl = head.items[1]
         body_nodes = list(rest)
-        trailing: list[ir.Stmt] = []
         if body_nodes and type(body_nodes[-1]).__name__ == "End_Do_Stmt":
             end = body_nodes.pop()
             lab = stmt_label(end)
@@ -1160,7 +1159,7 @@ class StmtBuilder:
             return ir.Unsupported(u.construct, u.reason, str(head), line=line, label=label)
         node.line = line
         node.label = label
-        return node if not trailing else node
+        return node
 
     def block_with_enddo(self, nodes):
         out = []

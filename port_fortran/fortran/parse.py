@@ -10,7 +10,6 @@ import os
 import pickle
 import re
 import signal
-import sys
 import threading
 from pathlib import Path
 

@@ -74,10 +74,10 @@ def sniff_form(text: str) -> str:
         if c0 in "cC*" and (len(raw) == 1 or not re.match(r"[a-zA-Z_ ]*\s*(=|::|\()", raw)):
             fixed += 2
             continue
-        if c0 == "\t" or (len(raw) > 6 and raw[:5].strip().isdigit() is False and raw[:5].strip() == "" and raw[5] not in " 0"):
-            fixed += 1
-        if re.match(r"^\d{1,5}\s", raw) and len(raw) > 6:
-            fixed += 1 if raw[:6].rstrip().isdigit() or raw[:5].strip().isdigit() else 0
+        if c0 == "\t" or (len(raw) > 6 and raw[:5].strip() == "" and raw[5] not in " 0" and not raw[5].isalpha()):
+            fixed += 1  # tab format or a continuation mark in column 6
+        if re.match(r"^[ \d]{5}\s", raw) and raw[:5].strip().isdigit():
+            fixed += 1  # statement label in columns 1-5
         if raw.rstrip().endswith("&"):
             free += 2
         if re.match(r"^\S", raw) and c0 not in "cC*!0123456789":
