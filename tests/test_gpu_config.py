@@ -180,3 +180,18 @@ def test_gpu_bandwidth_is_read_from_the_cache_without_a_gpu(monkeypatch, tmp_pat
     (tmp_path / "bandwidth.json").write_text(json.dumps({socket.gethostname(): {"16": 150.0, "cuda": 4321.5}}))
     assert timing.gpu_bandwidth() == 4321.5
     assert timing.bandwidth(16) == 150.0  # the host entries are untouched by the 'cuda' key
+
+
+def test_optimizer_judges_a_gpu_variant_by_its_kernel_time_not_the_copies():
+    """On a GPU the with-copies time is mostly PCIe transfers with a large spread; a variant
+    that halves the kernel must still count as a win, and one that slows it as a loss."""
+    from port_fortran.agents.optimizer import is_better
+
+    def rows(kernel_s, copies_s):
+        return [{"variant": "kokkos-cuda", "kernel_only": True, "median_s": kernel_s, "spread_s": 2e-6},
+                {"variant": "kokkos-cuda", "kernel_only": False, "median_s": copies_s, "spread_s": 5e-3}]
+
+    keep, why = is_better(rows(1.0e-4, 9.0e-3), rows(2.0e-4, 9.1e-3))
+    assert keep, why
+    keep, why = is_better(rows(3.0e-4, 8.0e-3), rows(2.0e-4, 9.1e-3))
+    assert not keep and "slower" in why
