@@ -189,3 +189,9 @@ def test_a_crashing_optimizer_variant_keeps_the_verified_port(tmp_path):
     assert out.status == "verified"
     opt = [a for a in db_of(job).attempts(job.run_id) if a["stage"] == "optimize" and "variant" in a["detail"]]
     assert not opt[0]["ok"] and "translator bug" in opt[0]["detail"]
+
+
+def test_port_dirs_keep_tree_directories():
+    assert port_dir_for("/o", "vecops.F90", "waxpby") == Path("/o/vecops/waxpby")
+    assert port_dir_for("/o", "a/util.f", "k") != port_dir_for("/o", "b/util.f", "k")
+    assert port_dir_for("/o", "../x/util.f", "k") == Path("/o/x/util/k")

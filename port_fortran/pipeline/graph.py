@@ -544,8 +544,11 @@ def build_graph(ctx: KernelContext) -> StateGraph:
 
 
 def port_dir_for(out_dir: str | Path, rel_file: str, kernel: str) -> Path:
-    stem = Path(rel_file).stem
-    return Path(out_dir) / stem / kernel
+    """``<out>/<file-stem>/<kernel>/``; files in sub-directories of a tree keep their
+    directories (``<out>/sub/util/<kernel>``) so equal stems never collide."""
+    rel = Path(rel_file)
+    parts = [p for p in rel.parent.parts if p not in ("", ".", "..")]
+    return Path(out_dir).joinpath(*parts, rel.stem, kernel)
 
 
 def port_kernel(job: KernelJob, *, stages: Optional[Stages] = None,
