@@ -133,7 +133,7 @@ def verdicts(out: Path, run_id: str) -> dict[str, str]:
     ("sources: [src/]\nexecutor: parsl\nsite: {partition: 3}\n", "site.partition"),
     ("sources: [src/]\nexecutor: parsl\nsite: {walltime: '01:00:00', queue: x}\n", "key 'site.queue': unknown"),
     ("sources: [src/]\nsite: {partition: cpu}\n", "key 'site'"),
-    ("sources: [src/]\nconfig: {debug_rounds: many}\n", "debug_rounds"),
+    ("sources: [src/]\nconfig: {debug_rounds: many}\n", "key 'config.debug_rounds'"),
     ("sources: [src/]\nconfig: {backends: [serial]}\n", "config.backends"),
     ("sources: [src/\n", "not valid YAML"),
 ])
@@ -166,6 +166,8 @@ def test_manifest_resolves_paths_and_settings(tmp_path):
     # flags win over the manifest
     m2 = batch.load_manifest(p, executor="parsl", workers=2, out=str(tmp_path / "elsewhere"))
     assert m2.workers == 2 and m2.out == tmp_path / "elsewhere"
+    m3 = batch.load_manifest(p, executor="local")  # run it here: the Slurm site does not apply
+    assert m3.executor == "local" and m3.site == {}
 
 
 def test_slurm_site_becomes_a_parsl_slurm_config(tmp_path):

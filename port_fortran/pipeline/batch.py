@@ -139,6 +139,10 @@ def load_manifest(path: str | Path, *, executor: Optional[str] = None, workers: 
     for k in ("executor", "jobs", "include_dirs", "defines", "kernels", "backends", "models", "max_cost"):
         if k in extra:
             raise _key_err(path, f"config.{k}", "set this at the top level of the manifest")
+    try:  # the run settings alone first, so an error names them as config.<key>
+        Config.from_dict(dict(extra))
+    except UserError as exc:
+        raise UserError(f"{path}: {exc}".replace("configuration: ", "").replace("key '", "key 'config.", 1))
     cfg_in.update(extra)
     if "include" in data:
         cfg_in["include_dirs"] = [str(base / d) if not Path(d).is_absolute() else d
@@ -185,7 +189,10 @@ def load_manifest(path: str | Path, *, executor: Optional[str] = None, workers: 
     else:
         check_site(site, prefix="site", file=str(path))
     if site and ex != "parsl":
-        raise _key_err(path, "site", "site settings apply to 'executor: parsl' only")
+        if executor:  # --executor local on the command line: run here, the site does not apply
+            site = {}
+        else:
+            raise _key_err(path, "site", "site settings apply to 'executor: parsl' only")
     out_dir = Path(out) if out else (base / str(data.get("out", "batch-out")))
     run_id = data.get("run_id") or batch_run_id(path)
     if not isinstance(run_id, str) or not re.fullmatch(r"[A-Za-z0-9_.:-]+", run_id):
