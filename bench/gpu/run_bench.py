@@ -1,0 +1,129 @@
+"""Time ported sample kernels at sizes that show a GPU's memory bandwidth, through the
+user-facing commands: each port's spec gets larger timing sizes (`sizes.timing`, the field
+a user edits), then `port-fortran bench DIR --backends ... --threads N` runs the original
+Fortran (serial, and OpenMP where the source has directives) and each Kokkos backend
+(kernel-only and with copies). Prints one Markdown table and writes all rows as JSON.
+
+    python3 bench/gpu/run_bench.py OUT_DIR --kernels waxpby,vdist --bytes-scale 16 \
+        --keep dgemm,nbody_forces --backends openmp,cuda --threads 16 --repeats 10 --json rows.json
+
+--bytes-scale S multiplies the array data of the spec's default timing case (about 64 MB)
+by about S: each size in `sizes.timing` is multiplied by S**(1/d), d the largest rank of the
+kernel's array arguments. Kernels in --keep stay at their default sizes (compute-bound
+kernels whose serial Fortran would take minutes at larger sizes).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+
+def port_dirs(out: Path, kernels: list[str]) -> dict[str, Path]:
+    found = {}
+    for meta in sorted(out.glob("*/*/port.json")):
+        name = json.loads(meta.read_text()).get("kernel")
+        if name in kernels:
+            found[name] = meta.parent
+    return found
+
+
+def scaled_sizes(spec: dict, scale: float) -> dict:
+    ranks = [len(a.get("dims") or []) for a in spec.get("args", {}).values() if a.get("role") == "array"]
+    d = max(ranks or [1])
+    f = scale ** (1.0 / d)
+    return {k: max(1, int(round(v * f))) if isinstance(v, int) else v for k, v in spec["sizes"]["timing"].items()}
+
+
+def set_timing_sizes(spec_path: Path, sizes: dict) -> None:
+    data = yaml.safe_load(spec_path.read_text())
+    data["sizes"]["timing"] = sizes
+    spec_path.write_text(yaml.safe_dump(data, sort_keys=False, width=10_000))
+
+
+def run_one(d: Path, backends: str, threads: int, repeats: int, timeout: float) -> tuple[list[dict], str]:
+    cmd = [sys.executable, "-m", "port_fortran.cli", "bench", str(d), "--backends", backends,
+           "--threads", str(threads), "--repeats", str(repeats)]
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        log = res.stdout + res.stderr
+    except subprocess.TimeoutExpired as exc:
+        return [], f"timed out after {timeout:.0f} s: {exc}"
+    tj = d / "timings.json"
+    rows = json.loads(tj.read_text()).get("timings", []) if tj.exists() else []
+    return rows, log
+
+
+def table(results: dict[str, list[dict]]) -> str:
+    head = ("| kernel | sizes | variant | threads | kernel only | median | spread | GB/s | GFLOP/s "
+            "| of bandwidth | vs Fortran serial |")
+    out = [head, "|" + "---|" * 11]
+    for k, rows in results.items():
+        base = next((r["median_s"] for r in rows if r["variant"] == "fortran-serial"), None)
+        for r in rows:
+            sizes = ",".join(f"{a}={b}" for a, b in r["sizes"].items())
+            gbs = r.get("gbytes_per_s")
+            gfl = r.get("gflops")
+            frac = r.get("roofline_fraction")
+            sp = base / r["median_s"] if base and r["median_s"] > 0 else None
+            out.append(f"| {k} | {sizes} | {r['variant']} | {r['threads']} | "
+                       f"{'yes' if r.get('kernel_only', True) else 'with copies'} | {_t(r['median_s'])} | "
+                       f"{_t(r['spread_s'])} | {_n(gbs)} | {_n(gfl)} | "
+                       f"{'' if frac is None else f'{100 * frac:.0f}%'} | {'' if sp is None else f'{sp:.3g}x'} |")
+    return "\n".join(out)
+
+
+def _t(s: float) -> str:
+    return f"{s * 1e3:.3f} ms" if s >= 1e-3 else f"{s * 1e6:.1f} us"
+
+
+def _n(x) -> str:
+    return "" if x is None else f"{x:.4g}"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("out_dir")
+    ap.add_argument("--kernels", required=True)
+    ap.add_argument("--keep", default="")
+    ap.add_argument("--bytes-scale", type=float, default=16.0)
+    ap.add_argument("--backends", default="openmp,cuda")
+    ap.add_argument("--threads", type=int, default=16)
+    ap.add_argument("--repeats", type=int, default=10)
+    ap.add_argument("--timeout", type=float, default=240.0, help="seconds per kernel")
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--log", default=None)
+    a = ap.parse_args(argv)
+    kernels = [k for k in a.kernels.split(",") if k]
+    keep = {k for k in a.keep.split(",") if k}
+    dirs = port_dirs(Path(a.out_dir), kernels)
+    results: dict[str, list[dict]] = {}
+    logs = []
+    for k in kernels:
+        d = dirs.get(k)
+        if d is None:
+            print(f"{k}: no port directory under {a.out_dir} (not ported?)", file=sys.stderr)
+            continue
+        spec_path = d / f"{k}.spec.yaml"
+        if k not in keep:
+            set_timing_sizes(spec_path, scaled_sizes(yaml.safe_load(spec_path.read_text()), a.bytes_scale))
+        t0 = time.monotonic()
+        rows, log = run_one(d, a.backends, a.threads, a.repeats, a.timeout)
+        logs.append(f"=== {k} ({time.monotonic() - t0:.1f} s)\n{log}")
+        print(f"[{k}: {len(rows)} rows in {time.monotonic() - t0:.1f} s]", file=sys.stderr, flush=True)
+        results[k] = rows
+    if a.json:
+        Path(a.json).write_text(json.dumps(results, indent=1) + "\n")
+    if a.log:
+        Path(a.log).write_text("\n".join(logs))
+    print(table(results))
+    return 0 if results else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
