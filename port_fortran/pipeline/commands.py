@@ -62,6 +62,8 @@ def plan_jobs(sources: list[str], config: Config, run_id: str, out_dir: Path, db
     if missing and not jobs:
         raise UserError(f"--kernel {', '.join(sorted(missing))}: not found in {', '.join(sources)}; "
                         "`port-fortran list SRC` shows the kernels")
+    if missing:
+        errors.append(f"--kernel {', '.join(sorted(missing))}: not found (the others go on)")
     return jobs, errors
 
 
