@@ -538,3 +538,17 @@ def test_fparser_sys_exit_is_contained(tmp_path):
     """)
     e = sf.errors[0]
     assert e.code == "syntax-error" and e.line == 3 and "foo:" in e.message
+
+
+def test_preprocessor_errors_with_lines(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    p = tmp_path / "e.F90"
+    p.write_text('#include "missing.h"\n#if FOO\n#error need no FOO\n#endif\n'
+                 "subroutine s(x)\n  real x\n  x = 1\nend subroutine\n")
+    sf = parse_file(p)
+    assert [(e.code, e.line) for e in sf.errors] == [("preprocessor-error", 1)]
+    assert "missing.h" in sf.errors[0].message and sf.errors[0].file == str(p)
+    assert sf.kernels[0].name == "s"
+    sf2 = parse_file(p, defines={"FOO": "1"})  # same text after preprocessing: not a cache hit
+    assert [(e.code, e.line) for e in sf2.errors] == [("preprocessor-error", 1), ("preprocessor-error", 3)]
+    assert "need no FOO" in sf2.errors[1].message

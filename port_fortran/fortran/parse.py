@@ -197,6 +197,8 @@ def _key(src: SourceText) -> str:
     h.update(src.text.encode())
     h.update(repr(src.origins[:1] + src.origins[-1:]).encode())
     h.update(repr(sorted(src.replaced.items())).encode())
+    h.update(repr(src.errors).encode())  # preprocessor/include errors differ with -D/-I
+    h.update(repr(src.includes).encode())
     return h.hexdigest()
 
 
@@ -356,6 +358,5 @@ def _parse_uncached(src: SourceText, original_text: str, timeout: float) -> ir.S
         sf = ir.SourceFile(path=src.path, form=src.form)
         sf.errors.append(ir.Diagnostic("parse-timeout", f"parsing took longer than {timeout:.0f}s; file skipped "
                                        "(set PORT_FORTRAN_PARSE_TIMEOUT to allow more)", 1, src.path))
-    for f, line, code, msg in src.errors:
-        sf.errors.insert(0, ir.Diagnostic(code, msg, line, f))
+    sf.errors[:0] = [ir.Diagnostic(code, msg, line, f) for f, line, code, msg in src.errors]
     return sf

@@ -112,8 +112,21 @@ def preprocess(text: str, path: str, include_dirs=(), defines: dict | None = Non
             self.return_code += 1
 
         def on_include_not_found(self, is_malformed, is_system_include, curdir, includepath):
-            errors.append((path, 0, f"#include {includepath} not found (add -I DIR)"))
+            d = getattr(self, "lastdirective", None)
+            errors.append((getattr(d, "source", None) or path, int(getattr(d, "lineno", 0) or 1),
+                           f"#include {includepath} not found (add -I DIR)"))
             raise pcpp.OutputDirective(pcpp.Action.IgnoreAndPassThrough)
+
+        def on_directive_unknown(self, directive, toks, ifpassthru, precedingtoks):
+            # #error / #warning in enabled blocks (pcpp would print them to stderr)
+            if directive.value == "error":
+                text = "".join(t.value for t in toks).strip()
+                errors.append((directive.source or path, int(directive.lineno or 1), f"#error {text}"))
+                self.return_code += 1
+                return True
+            if directive.value == "warning":
+                return True
+            return super().on_directive_unknown(directive, toks, ifpassthru, precedingtoks)
 
         def on_comment(self, tok):  # keep comments as they are
             return True
@@ -145,6 +158,7 @@ def preprocess(text: str, path: str, include_dirs=(), defines: dict | None = Non
             if m.group(2):
                 cur_file = m.group(2)
             continue
+
         lines.append(ln)
         origins.append((cur_file, cur_line))
         cur_line += 1
@@ -288,6 +302,8 @@ def read_source(path: str | Path, include_dirs=(), defines: dict | None = None,
             ptext, porig, perrs = preprocess(text, path, include_dirs, defines)
             preprocessed = True
             for f, l, msg in perrs:
+                if os.path.abspath(f) == os.path.abspath(path):
+                    f = path
                 errors.append((f, l, "preprocessor-error", msg))
             lines = ptext.split("\n")
             origins = [LineOrigin(f, l, l if os.path.abspath(f) == os.path.abspath(path) else 0) for f, l in porig]
