@@ -59,6 +59,15 @@ def test_several_reductions_share_one_reducer_and_combine_with_the_values_before
     assert "p = p * pf_red.p;" in cpp
 
 
+def test_induction_variables_are_computed_from_the_loop_index():
+    port = _port("basics.f90", "strided")
+    assert port.patterns == ["reduce", "parallel_for"]
+    cpp = port.files["strided.kokkos.cpp"]
+    assert "int ix = pf_ix0 + static_cast<int>((i - 1)) * (incx);" in cpp
+    assert "iy = pf_iy0 + static_cast<int>(pf::trip(1, n, 1)) * (incy);" in cpp  # iy is read after the loop
+    assert all("induction" in n for n in port.notes)
+
+
 def test_recurrence_stays_serial_in_a_single_iteration_kernel():
     port = _port("basics.f90", "stats")
     assert "pf::single()" in port.files["stats.kokkos.cpp"]

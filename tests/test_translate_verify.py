@@ -4,6 +4,7 @@ OpenMP backends. Features are grouped into few kernels to keep the builds few:
 
   basics.f90  stats    several reductions (sum, max, prod) with the values before the loop, **2;
                        a recurrence kept serial in a single-iteration kernel
+              strided  induction variables (BLAS strides, negative strides from the far end)
               mixed    intrinsics: abs, mod, modulo, sign, min(3 args), nint, sqrt, real(,8), ** int
                        exponents (k**2, 2.0d0**(-k)), non-1 lower bounds, a private scalar
   arrays.f90  arrsyn   array syntax, WHERE/ELSEWHERE, sum/maxval/dot_product, MDRange
@@ -32,6 +33,7 @@ pytestmark = pytest.mark.integration
 CASES = [
     ("basics.f90", "stats"),
     ("basics.f90", "mixed"),
+    ("basics.f90", "strided"),
     ("arrays.f90", "arrsyn"),
     ("arrays.f90", "smooth"),
     ("control.f", "ctrl"),
@@ -48,6 +50,7 @@ SPEC_EDITS = {
                "sizes": {"correctness": [{"n": 1, "m": 1}, {"n": 7, "m": 5}, {"n": 33, "m": 17}]},
                "reduction": ["s", "d"]},
     "stats": {"reduction": ["s", "p"]},
+    "strided": {"reduction": ["dot"]},
     "scatter": {"reduction": ["hist", "vsum"]},
 }
 

@@ -288,13 +288,52 @@ class Emitter:
         k = const_int(do.step, self.tab)
         itype = cxx_type(t)
         if k == 1:
+            self.iteration = f"({cname(do.var)} - {lo})" if lo != "0" else cname(do.var)
             return f"pf::range({lo}, {hi})", f"const {itype} {cname(do.var)}", []
+        self.iteration = "pf_k"
         st = str(k) if k is not None else self.ex(do.step, t, do.line)
         if k == 0:
             raise Refusal("unsupported-loop", "DO with a zero step", do.line)
         policy = f"Kokkos::RangePolicy<pf::ExecSpace>(0, pf::trip({lo}, {hi}, {st}))"
         first = [f"const {itype} {cname(do.var)} = static_cast<{itype}>({lo} + pf_k * ({st}));"]
         return policy, "const long pf_k", first
+
+    iteration = "pf_k"
+
+    def induction_setup(self, n: PKernel, ind: int) -> list[str]:
+        """Host lines before the kernel: the induction variables' values before the loop."""
+        out = []
+        for iv in n.inductions:
+            sym = self.tab[iv.var]
+            self.use(iv.var)
+            out.append(IND * ind + f"const {sym.ctype} pf_{iv.var}0 = {sym.c};  // induction variable before the loop")
+        return out
+
+    def induction_init(self, n: PKernel, ind: int) -> list[str]:
+        """Lambda lines: each induction variable from the iteration number (v0 + k*step)."""
+        out = []
+        for iv in n.inductions:
+            sym = self.tab[iv.var]
+            step = self.ex(iv.step, sym.ftype, iv.line)
+            out.append(IND * ind + f"{sym.ctype} {sym.c} = pf_{iv.var}0 + static_cast<{sym.ctype}>({self.iteration}) * ({step});")
+        return out
+
+    def induction_final(self, n: PKernel, ind: int, cont_live=None) -> list[str]:
+        out = []
+        do = n.band[0]
+        for iv in n.inductions:
+            if not iv.live_after:
+                continue
+            sym = self.tab[iv.var]
+            t = self.tab[do.var].ftype
+            lo = self.ex(do.start, t, do.line)
+            hi = self.ex(do.end, t, do.line)
+            k = const_int(do.step, self.tab)
+            st = str(k) if k is not None else self.ex(do.step, t, do.line)
+            step = self.ex(iv.step, sym.ftype, iv.line)
+            self.use(iv.var)
+            out.append(IND * ind + f"{sym.c} = pf_{iv.var}0 + static_cast<{sym.ctype}>(pf::trip({lo}, {hi}, {st})) * ({step});")
+        return out
 
     def loopvar_final(self, n: PKernel, ind: int) -> list[str]:
         """Fortran defines the DO variable after the loop (first value past the end): set it
@@ -339,16 +378,26 @@ class Emitter:
             policy, arg, first = self.policy_range(do)
             args = [arg]
             inner_body = do.body
-        scope = set(d.var for d in n.band) | set(n.private)
+        scope = set(d.var for d in n.band) | set(n.private) | {i.var for i in n.inductions}
         self.lambda_scopes.append(scope)
         lines = [IND * (ind + 1) + f for f in first]
+        lines += self.induction_init(n, ind + 1)
         lines += self.lambda_locals(n.private, ind + 1, skip={d.var for d in n.band})
         ctx = {"device": True, "loops": [("lambda", do.construct_name)], "atomic": set(n.atomic)}
         lines += self.body(inner_body, ind + 1, ctx)
         self.lambda_scopes.pop()
-        out.append(pad + f"Kokkos::parallel_for({self.kernel_name(n)}, {policy}, KOKKOS_LAMBDA({', '.join(args)}) {{")
-        out += lines
-        out.append(pad + "});")
+        if n.inductions:  # a block for the induction variables' starting values
+            out.append(pad + "{")
+            out += self.induction_setup(n, ind + 1)
+            out.append(pad + IND + f"Kokkos::parallel_for({self.kernel_name(n)}, {policy}, KOKKOS_LAMBDA({', '.join(args)}) {{")
+            out += [IND + x for x in lines]
+            out.append(pad + IND + "});")
+            out += self.induction_final(n, ind + 1)
+            out.append(pad + "}")
+        else:
+            out.append(pad + f"Kokkos::parallel_for({self.kernel_name(n)}, {policy}, KOKKOS_LAMBDA({', '.join(args)}) {{")
+            out += lines
+            out.append(pad + "});")
         out += self.loopvar_final(n, ind)
         return out
 
@@ -379,8 +428,9 @@ class Emitter:
         out = [pad + f"// line {do.line}: do {do.var} -> parallel_reduce ("
                + ", ".join(f"{r.op} of {r.var}" for r in reds) + ")"]
         policy, arg, first = self.policy_range(do)
-        self.lambda_scopes.append({do.var} | set(n.private) | {r.var for r in reds})
+        self.lambda_scopes.append({do.var} | set(n.private) | {r.var for r in reds} | {i.var for i in n.inductions})
         lines = [IND * (ind + 2) + f for f in first]
+        lines += self.induction_init(n, ind + 2)
         if len(reds) == 1:
             r = reds[0]
             sym = self.tab[r.var]
@@ -397,6 +447,7 @@ class Emitter:
         lines += self.body(do.body, ind + 2, ctx)
         self.lambda_scopes.pop()
         out.append(pad + "{")
+        out += self.induction_setup(n, ind + 1)
         if len(reds) == 1:
             r = reds[0]
             sym = self.tab[r.var]
@@ -417,6 +468,7 @@ class Emitter:
             out.append(pad + IND + f"}}, {struct}(pf_red));")
             for r in reds:
                 out.append(pad + IND + self.combine(r, f"pf_red.{cname(r.var)}"))
+        out += self.induction_final(n, ind + 1)
         out.append(pad + "}")
         out += self.loopvar_final(n, ind)
         return out

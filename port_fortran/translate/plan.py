@@ -66,6 +66,7 @@ class PKernel:
     live_band_vars: list[str] = field(default_factory=list)  # DO variables read after the loop
     loc: Optional["LocReduction"] = None  # kind 'locreduce'
     team: Optional[tuple] = None  # kind 'team': (statements before, inner reduction loop, statements after)
+    inductions: list = field(default_factory=list)  # ir.Induction: computed from the iteration number
 
 
 @dataclass
@@ -186,14 +187,19 @@ class Planner:
                 return None, "the step changes inside the loop"
         inner_vars = {s.var for s in ir.walk(do.body) if isinstance(s, ir.Do)}
         written = scalars_written(do.body, self.out_args) - inner_vars - {do.var}
-        pure_call_only = (not info.parallel and info.reasons and info.calls
-                          and all(d.code == "call-in-loop" for d in info.reasons)
-                          and all(c in self.pure_functions for c in info.calls))
+        inductions = list(getattr(info, "inductions", None) or [])
+        codes = {d.code for d in info.reasons}
+        fixable = {"induction-variable"} if inductions else set()
+        if info.calls and all(c in self.pure_functions for c in info.calls):
+            fixable.add("call-in-loop")
+        pure_call_only = (not info.parallel and info.reasons and codes <= fixable)
+        if not info.parallel and not pure_call_only:
+            inductions = []
         if info.parallel or pure_call_only:
             red = [r for r in info.reductions]
             if any(r.target is not None for r in red):
                 return None, "accumulates into an array element (kept serial)"
-            allowed = set(info.private) | {r.var for r in red}
+            allowed = set(info.private) | {r.var for r in red} | {ind.var for ind in inductions}
             extra = sorted(w for w in written if w not in allowed)
             if extra:
                 return None, f"scalar {', '.join(extra)} written but not private"
@@ -204,7 +210,13 @@ class Planner:
                 if sym.ftype.base not in ("integer", "real", "complex") or (
                         sym.ftype.base == "complex" and (r.op in ("min", "max") or len(red) > 1)):
                     return None, f"reduction on {r.var} of type {sym.ftype} not supported"
-            why = "; calls only pure functions of this file" if pure_call_only else ""
+            why = ""
+            if "call-in-loop" in codes:
+                why += "; calls only pure functions of this file"
+            if inductions:
+                why += "; induction variable" + ("s " if len(inductions) > 1 else " ") + \
+                    ", ".join(i.var for i in inductions) + f" computed from {do.var}"
+
             if red:
                 return "reduce", "reduction " + ", ".join(f"{r.op} of {r.var}" for r in red) + why
             return "range", "iterations are independent" + why
@@ -348,6 +360,10 @@ class Planner:
             # last values are needed after the loop: keep it serial
             return self._as_serial_fallback(do, f"private {', '.join(live_private)} is used after the loop", cont)
         node = PKernel(kind, [do], do.line, band=[do], private=private)
+        if not do.info.parallel:
+            node.inductions = list(getattr(do.info, "inductions", None) or [])
+            ivars = {i.var for i in node.inductions}
+            node.private = [p for p in node.private if p not in ivars]
         node.loopvar_live = cont.live(do.var)
         node.live_band_vars = [d.var for d in (self.band(do) if kind == "range" and self.options.mdrange else [do])
                                if cont.live(d.var)]
@@ -364,7 +380,7 @@ class Planner:
             self.add_pattern("atomic")
             self.add_pattern("parallel_for")
             self.note_loop(do, f"parallel_for with Kokkos::atomic_add ({why})")
-        elif self.options.team_reductions and self.team_split(do) is not None:
+        elif self.options.team_reductions and not node.inductions and self.team_split(do) is not None:
             node.kind = "team"
             node.team = self.team_split(do)
             self.add_pattern("team")
@@ -377,7 +393,7 @@ class Planner:
                     self.note_loop(other, f"sequential inside the team of line {do.line}")
             return node
         else:
-            band = self.band(do) if self.options.mdrange else [do]
+            band = self.band(do) if self.options.mdrange and not node.inductions else [do]
             if len(band) > 1:
                 node.kind = "mdrange"
                 node.band = band

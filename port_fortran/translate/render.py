@@ -176,7 +176,7 @@ def fortran_expr(e: ir.Expr, dummies: set[str]) -> str:
         return f"({fortran_expr(e.left, dummies)} {e.op} {fortran_expr(e.right, dummies)})"
     if isinstance(e, ir.UnaryOp) and e.op == "-":
         return f"(-{fortran_expr(e.operand, dummies)})"
-    if isinstance(e, ir.FuncCall) and e.name in ("max", "min") and e.args:
+    if isinstance(e, ir.FuncCall) and e.name in ("max", "min", "abs") and e.args:
         return f"{e.name}({', '.join(fortran_expr(a, dummies) for a in e.args)})"
     raise ValueError("not expressible in the interface")
 

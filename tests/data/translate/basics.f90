@@ -50,3 +50,28 @@ subroutine mixed(n, x, y, k)
     y(i) = sqrt(t) + min(x(i), 0.5d0, t) + modulo(i - 3, 5) + nint(x(i) * 3.0d0) + k**2 + 2.0d0**(-k)
   end do
 end subroutine mixed
+
+! Induction variables (BLAS strides, negative strides start from the far end): the
+! strided loops are parallel once ix, iy are computed from i.
+subroutine strided(n, x, incx, y, incy, dot)
+  implicit none
+  integer, intent(in) :: n, incx, incy
+  real(8), intent(in) :: x(1 + (n - 1) * abs(incx))
+  real(8), intent(inout) :: y(1 + (n - 1) * abs(incy))
+  real(8), intent(out) :: dot
+  integer :: i, ix, iy
+  ix = 1
+  iy = 1
+  if (incx < 0) ix = (-n + 1) * incx + 1
+  if (incy < 0) iy = (-n + 1) * incy + 1
+  dot = 0.0d0
+  do i = 1, n
+    dot = dot + x(ix) * y(iy)
+    ix = ix + incx
+    iy = iy + incy
+  end do
+  do i = 1, n
+    iy = iy - incy
+    y(iy) = 0.5d0 * y(iy) + real(i, 8)
+  end do
+end subroutine strided
