@@ -18,6 +18,7 @@ import argparse
 import json
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 import time
 from pathlib import Path
 
@@ -59,6 +60,22 @@ def run_one(d: Path, backends: str, threads: int, repeats: int, timeout: float) 
     return rows, log
 
 
+def prebuild(dirs: dict[str, Path], backends: str, jobs: int, timeout: float) -> list[str]:
+    """Build (and prove) every port for the backends in parallel with `port-fortran verify`,
+    so the timing runs that follow, one kernel at a time on an idle machine, find their
+    builds done."""
+    def one(item):
+        k, d = item
+        cmd = [sys.executable, "-m", "port_fortran.cli", "verify", str(d), "--backends", backends]
+        try:
+            res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+            return f"{k}: rc={res.returncode} {(res.stdout + res.stderr).strip()}"
+        except subprocess.TimeoutExpired:
+            return f"{k}: verify timed out after {timeout:.0f} s"
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        return list(pool.map(one, dirs.items()))
+
+
 def table(results: dict[str, list[dict]]) -> str:
     head = ("| kernel | sizes | variant | threads | kernel only | median | spread | GB/s | GFLOP/s "
             "| of bandwidth | vs Fortran serial |")
@@ -96,6 +113,8 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=16)
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--timeout", type=float, default=240.0, help="seconds per kernel")
+    ap.add_argument("--prebuild", type=int, default=0, metavar="J",
+                    help="first build and verify all ports for the backends, J at a time")
     ap.add_argument("--json", default=None)
     ap.add_argument("--log", default=None)
     a = ap.parse_args(argv)
@@ -104,6 +123,11 @@ def main(argv=None) -> int:
     dirs = port_dirs(Path(a.out_dir), kernels)
     results: dict[str, list[dict]] = {}
     logs = []
+    if a.prebuild:
+        t0 = time.monotonic()
+        logs += prebuild(dirs, a.backends, a.prebuild, 4 * a.timeout)
+        print(f"[prebuild of {len(dirs)} ports: {time.monotonic() - t0:.1f} s]", file=sys.stderr, flush=True)
+        print("\n".join(logs), file=sys.stderr, flush=True)
     for k in kernels:
         d = dirs.get(k)
         if d is None:
