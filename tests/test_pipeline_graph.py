@@ -195,3 +195,11 @@ def test_port_dirs_keep_tree_directories():
     assert port_dir_for("/o", "vecops.F90", "waxpby") == Path("/o/vecops/waxpby")
     assert port_dir_for("/o", "a/util.f", "k") != port_dir_for("/o", "b/util.f", "k")
     assert port_dir_for("/o", "../x/util.f", "k") == Path("/o/x/util/k")
+
+
+def test_attempts_are_numbered_per_stage_and_backend(tmp_path):
+    job, _ = make_job(tmp_path, "scat", ["wrong-unless-serial"], bench=False)
+    assert port_kernel(job, stages=FakeStages()).status == "verified"
+    att = db_of(job).attempts(job.run_id, job.kernel_id)
+    runs = [(a["backend"], a["attempt"], a["ok"]) for a in att if a["stage"] == "run"]
+    assert runs == [("serial", 1, 0), ("serial", 2, 1), ("openmp", 1, 1)]

@@ -85,10 +85,18 @@ class KernelContext:
         return c
 
     def attempt(self, stage: str, ok: bool, detail: str = "", *, model: str = "", backend: str = "",
-                attempt: int = 1, seconds: float = 0.0) -> None:
-        if self.db is not None:
-            self.db.add_attempt(self.run_id, self.kernel_id, stage, ok, detail[:2000], model=model,
-                                backend=backend, attempt=attempt, seconds=seconds)
+                attempt: Optional[int] = None, seconds: float = 0.0) -> None:
+        """One row in the attempts table; ``attempt`` defaults to the number of this
+        kernel's attempts at that stage and backend so far, plus one."""
+        if self.db is None:
+            return
+        if attempt is None:
+            row = self.db.conn.execute(
+                "SELECT COUNT(*) FROM attempts WHERE run_id=? AND kernel_id=? AND stage=? AND backend=?",
+                (self.run_id, self.kernel_id, stage, backend)).fetchone()
+            attempt = int(row[0]) + 1
+        self.db.add_attempt(self.run_id, self.kernel_id, stage, ok, detail[:2000], model=model,
+                            backend=backend, attempt=attempt, seconds=seconds)
 
     def mark(self, stage: str, backend: str = "") -> None:
         if self.on_stage is not None:
@@ -301,8 +309,7 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
                 ctx.attempt("debug", False, f"variant {name} refused: {exc}", model=spec.name)
                 return {"debug_rounds": rounds, "debug_tried": tried + [name], "route": "debug", "history": hist}
             _guard(ctx, "debug", ctx.stages.write_port, port, ctx.port_dir)
-            ctx.attempt("debug", True, f"variant {name}", model=spec.name, seconds=time.monotonic() - t0,
-                        attempt=used + 1)
+            ctx.attempt("debug", True, f"variant {name}", model=spec.name, seconds=time.monotonic() - t0)
             return {"options": options_to_dict(port.options or opts), "patterns": list(port.patterns),
                     "debug_rounds": rounds, "debug_tried": tried + [name], "compiled": [], "verified": [],
                     "route": "validate", "history": hist}
@@ -324,7 +331,7 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
         ctx.save_answer("debug", answer)
         ctx.cpp_path.write_text(new_code)
         ctx.attempt("debug", bool(new_code.strip()), f"{spec.name} fix for {stage}", model=spec.name,
-                    seconds=time.monotonic() - t0, attempt=used + 1)
+                    seconds=time.monotonic() - t0)
         return {"debug_rounds": rounds, "compiled": [], "verified": [], "route": "validate", "history": hist}
 
     def optimize(state: KernelState) -> dict:
