@@ -53,7 +53,7 @@ def test_carried(tmp_path):
     d = loop(k)
     assert not d.info.parallel and codes(d) == ["loop-carried-dependence"]
     r = d.info.reasons[0]
-    assert r.line == 8 and "a(i)" in r.message and "a(i-1)" in r.message.replace(" ", "")
+    assert r.line == 8 and "a(i) written" in r.message and "a(i-1) read" in r.message
 
 
 def test_distance_not_multiple_of_stride_is_independent(tmp_path):
@@ -198,8 +198,7 @@ def test_triangular_nest(tmp_path):
     outer, inner = loop(k, var="j"), loop(k, var="i")
     assert outer.info.parallel and inner.info.parallel
     assert outer.info.tightly_nested_parallel == 1  # inner bounds depend on j: no MDRange
-    assert expr_str(inner.info.trip) == "n-j+1".replace("-", " - ").replace("+", " + ") or \
-        ir.evaluate(inner.info.trip, {"n": 10, "j": 3}) == 8
+    assert expr_str(inner.info.trip) == "n-j+1" and ir.evaluate(inner.info.trip, {"n": 10, "j": 3}) == 8
 
 
 def test_rectangular_nest_is_a_band(tmp_path):

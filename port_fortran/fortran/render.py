@@ -36,6 +36,6 @@ def expr_str(e, prec: int = 0) -> str:
         left_p = p if e.op != "**" else p + 1
         s = f"{expr_str(e.left, left_p)} {_SPELL.get(e.op, e.op)} {expr_str(e.right, right_p)}"
         if e.op in ("+", "-", "*", "/", "**"):
-            s = s.replace(" ", "") if e.op in ("*", "/", "**") else s
+            s = f"{expr_str(e.left, left_p)}{e.op}{expr_str(e.right, right_p)}"
         return f"({s})" if p < prec else s
     return repr(e)
