@@ -84,7 +84,7 @@ def run_jobs(jobs: list[KernelJob], config: Config, db: Any, run_id: str, quiet:
     with Progress(db, run_id, quiet=quiet) as prog:
         if config.jobs <= 1 and config.executor == "local":
             for job in jobs:
-                outcomes.append(port_kernel(job, on_stage=lambda *_: prog.update()))
+                outcomes.append(port_kernel(job, on_stage=lambda st, b, kid=job.kernel_id: prog.mark(kid, st, b)))
                 prog.update(force=True)
             return outcomes
         ex = _executor(config, config.jobs)

@@ -13,7 +13,7 @@ STATUS_STYLE = {"verified": "green", "failed": "red", "refused": "yellow", "erro
                 "running": "cyan", "pending": "dim"}
 
 
-def _rows(db: Any, run_id: str) -> list[dict]:
+def _rows(db: Any, run_id: str, current: Optional[dict] = None) -> list[dict]:
     ks = db.kernels(run_id)
     last: dict[str, dict] = {}
     for a in db.attempts(run_id):
@@ -22,17 +22,19 @@ def _rows(db: Any, run_id: str) -> list[dict]:
         a = last.get(k["kernel_id"])
         k["stage"] = (f"{a['stage']}{':' + a['backend'] if a['backend'] else ''}"
                       f"{'' if a['ok'] else ' (failed)'}") if a else ""
+        if current and k["status"] == "running" and current.get(k["kernel_id"]):
+            k["stage"] = f"-> {current[k['kernel_id']]}"  # the stage running now (this process only)
     return ks
 
 
-def table(db: Any, run_id: str, title: str = ""):
+def table(db: Any, run_id: str, title: str = "", current: Optional[dict] = None):
     from rich.markup import escape
     from rich.table import Table
 
     t = Table(title=title or f"port-fortran run {run_id}", expand=False)
     for col in ("kernel", "status", "last stage", "model", "reason"):
         t.add_column(col, overflow="fold")
-    for k in _rows(db, run_id):
+    for k in _rows(db, run_id, current):
         st = k["status"]
         style = STATUS_STYLE.get(st, "")
         t.add_row(escape(k["kernel_id"]), f"[{style}]{escape(st)}[/]" if style else escape(st), escape(k["stage"]),
@@ -50,6 +52,12 @@ class Progress:
         self._live = None
         self._seen: dict[str, str] = {}
         self._t = 0.0
+        self.current: dict[str, str] = {}
+
+    def mark(self, kernel_id: str, stage: str, backend: str = "") -> None:
+        """The stage a kernel of this process is entering (workers elsewhere show their last attempt)."""
+        self.current[kernel_id] = f"{stage}:{backend}" if backend else stage
+        self.update()
 
     def __enter__(self) -> "Progress":
         if not self.quiet and getattr(self.stream, "isatty", lambda: False)():
@@ -67,9 +75,9 @@ class Progress:
             return
         self._t = now
         if self._live is not None:
-            self._live.update(table(self.db, self.run_id))
+            self._live.update(table(self.db, self.run_id, current=self.current))
             return
-        for k in _rows(self.db, self.run_id):
+        for k in _rows(self.db, self.run_id, self.current):
             key = f"{k['status']}|{k['stage']}" if not self.quiet else k["status"]
             if self._seen.get(k["kernel_id"]) != key:
                 self._seen[k["kernel_id"]] = key
