@@ -16,7 +16,20 @@ from pathlib import Path
 from . import ir
 from .reader import FORTRAN_EXTS, SourceText, read_source
 
-PARSE_TIMEOUT_S = float(os.environ.get("PORT_FORTRAN_PARSE_TIMEOUT", "120"))
+# CPU seconds allowed for one file: a base plus a share per 1,000 lines (fparser2 needs
+# about 2 s per 1,000 lines); PORT_FORTRAN_PARSE_TIMEOUT overrides it with a fixed figure.
+PARSE_TIMEOUT_BASE_S = 60.0
+PARSE_TIMEOUT_PER_KLINE_S = 30.0
+
+
+def default_timeout(lines: int) -> float:
+    env = os.environ.get("PORT_FORTRAN_PARSE_TIMEOUT")
+    if env:
+        try:
+            return float(env)
+        except ValueError:
+            pass
+    return PARSE_TIMEOUT_BASE_S + PARSE_TIMEOUT_PER_KLINE_S * lines / 1000.0
 _MEM_CACHE: dict[str, ir.SourceFile] = {}
 _MEM_CACHE_MAX = 256
 _LOCK = threading.Lock()
@@ -164,7 +177,9 @@ def _syntax_diag(src: SourceText, msg: str) -> ir.Diagnostic:
 
 
 def _with_timeout(fn, timeout: float):
-    """Run ``fn()`` under a time limit when we can (main thread, SIGALRM); otherwise plainly."""
+    """Run ``fn()`` under a limit of ``timeout`` CPU seconds when we can (main thread:
+    ITIMER_PROF/SIGPROF, so a loaded machine does not cut parses short); in other threads
+    it runs without a limit."""
     if timeout <= 0 or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
         return fn()
 
@@ -172,18 +187,18 @@ def _with_timeout(fn, timeout: float):
         raise _Timeout()
 
     try:
-        old = signal.signal(signal.SIGALRM, _raise)
+        old = signal.signal(signal.SIGPROF, _raise)
     except ValueError:  # not allowed here (e.g. embedded interpreter)
         return fn()
-    prev = signal.getitimer(signal.ITIMER_REAL)
-    signal.setitimer(signal.ITIMER_REAL, timeout)
+    prev = signal.getitimer(signal.ITIMER_PROF)
+    signal.setitimer(signal.ITIMER_PROF, timeout)
     try:
         return fn()
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, old)
         if prev[0] > 0:
-            signal.setitimer(signal.ITIMER_REAL, prev[0], prev[1])
+            signal.setitimer(signal.ITIMER_PROF, prev[0], prev[1])
 
 
 # --------------------------------------------------------------------------- parse_file
@@ -259,7 +274,8 @@ def parse_file(path, include_dirs=(), defines=None, *, timeout: float | None = N
                     _MEM_CACHE[key] = hit
         if hit is not None:
             return copy.deepcopy(hit)
-    sf = _parse_uncached(src, text, timeout if timeout is not None else PARSE_TIMEOUT_S)
+    limit = timeout if timeout is not None else default_timeout(src.text.count("\n") + 1)
+    sf = _parse_uncached(src, text, limit)
     if use_cache and not any(e.code == "parse-timeout" for e in sf.errors):
         with _LOCK:
             if len(_MEM_CACHE) >= _MEM_CACHE_MAX:
@@ -356,7 +372,7 @@ def _parse_uncached(src: SourceText, original_text: str, timeout: float) -> ir.S
         sf = _with_timeout(work, timeout)
     except _Timeout:
         sf = ir.SourceFile(path=src.path, form=src.form)
-        sf.errors.append(ir.Diagnostic("parse-timeout", f"parsing took longer than {timeout:.0f}s; file skipped "
+        sf.errors.append(ir.Diagnostic("parse-timeout", f"parsing took more than {timeout:.0f} CPU seconds; file skipped "
                                        "(set PORT_FORTRAN_PARSE_TIMEOUT to allow more)", 1, src.path))
     sf.errors[:0] = [ir.Diagnostic(code, msg, line, f) for f, line, code, msg in src.errors]
     return sf
