@@ -552,3 +552,26 @@ def test_preprocessor_errors_with_lines(tmp_path, monkeypatch):
     sf2 = parse_file(p, defines={"FOO": "1"})  # same text after preprocessing: not a cache hit
     assert [(e.code, e.line) for e in sf2.errors] == [("preprocessor-error", 1), ("preprocessor-error", 3)]
     assert "need no FOO" in sf2.errors[1].message
+
+
+def test_use_only_and_renames(tmp_path):
+    sf = parse(tmp_path, """
+        module m
+          integer, parameter :: wp = 8
+          real(8) :: b(10), c(10), e(10)
+        end module
+        subroutine s1(x)
+          use m, a => b
+          real(wp) x
+          x = a(1) + c(1)
+        end subroutine
+        subroutine s2(x)
+          use m, only: wp, d => e
+          real(wp) x
+          x = d(1)
+        end subroutine
+    """)
+    s1, s2 = one(sf, "s1"), one(sf, "s2")
+    assert s1.arg("x").ftype == ir.REAL8 and set(s1.module_vars) == {"a", "c"}
+    assert s1.module_vars["a"].rank == 1
+    assert set(s2.module_vars) == {"d"} and stmts(s2, ir.Assign)[0].value.name == "d"

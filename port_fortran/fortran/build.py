@@ -580,26 +580,21 @@ class DeclBuilder:
             self.diagnostics.append(ir.Diagnostic("unknown-module", f"module {modname} is not in this file; "
                                                   "its names are typed implicitly or left untyped", stmt_line(n, self.src)))
             return
-        only = n.items[4] if len(n.items) > 4 else None
-        names = None
+        lst = n.items[4] if len(n.items) > 4 else None
+        is_only = len(n.items) > 3 and "ONLY" in str(n.items[3]).upper()
+        names = [] if is_only else None  # None: every public name of the module
         renames = {}
-        if only is not None:
-            names = []
-            for o in list_items(only):
-                if type(o).__name__ == "Rename":
-                    local, remote = lname(o.items[1]), lname(o.items[2])
-                    renames[local] = remote
-                else:
-                    names.append(lname(o))
-        elif len(n.items) > 3 and n.items[3] is not None and type(n.items[3]).__name__.endswith("List"):
-            for o in list_items(n.items[3]):
-                if type(o).__name__ == "Rename":
-                    renames[lname(o.items[1])] = lname(o.items[2])
+        for o in list_items(lst):
+            if type(o).__name__ == "Rename":
+                renames[lname(o.items[1])] = lname(o.items[2])
+            elif is_only:
+                names.append(lname(o))
         pool = dict(mscope.syms)
         pool.update(mscope.imported)
         if names is None:
             for k, s in pool.items():
-                self.scope.imported[k] = s
+                if k not in renames.values():
+                    self.scope.imported[k] = s
         else:
             for k in names:
                 if k in pool:
