@@ -197,3 +197,37 @@ def test_interface_refusals_are_not_sent_to_the_llm(tmp_path):
     out = port_kernel(job, stages=FakeStages(), chat_factory=no_llm)
     assert out.status == "refused" and out.reason_code == "common-block"
     assert db_of(job).llm_calls(job.run_id) == []
+
+
+def test_budget_is_exact_with_parallel_workers(tmp_path):
+    """Threads standing in for worker processes: each checks the shared DB total; the lock
+    makes the second wait until the first has recorded its cost."""
+    import threading
+
+    from port_fortran.agents.ledger import BudgetReached, Ledger
+    from port_fortran.agents.llm import LLMClient, parse_model
+    from port_fortran.reports.db import RunDB
+
+    out = tmp_path / "out"
+    run_id = RunDB.in_dir(out).start_run()
+    spec = parse_model("openai:gpt-4o")
+    results = []
+
+    def worker(i):
+        db = RunDB.in_dir(out)
+        slow = FakeMessagesListChatModel(responses=[answer("// ok")], sleep=0.3)
+        client = LLMClient(spec, slow, Ledger(db, run_id, f"k{i}", max_cost=1e-6))
+        try:
+            client.ask([("human", "x")], "translate")
+            results.append("called")
+        except BudgetReached:
+            results.append("budget")
+        db.close()
+
+    ts = [threading.Thread(target=worker, args=(i,)) for i in range(3)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert sorted(results) == ["budget", "budget", "called"]
+    assert len(RunDB.in_dir(out).llm_calls(run_id)) == 1

@@ -6,13 +6,19 @@ A model with no known price costs 0 with ``price_source='unknown'`` and one warn
 
 The budget (``--max-cost``) is for the whole run, summed from the database so that every
 worker process sees what the others spent. :meth:`Ledger.check_budget` is called before
-each call: once the total reaches the budget no further call is made.
+each call: once the total reaches the budget no further call is made. With a budget set,
+the check, the call and its record happen under a file lock beside the database
+(:meth:`Ledger.guard`), so parallel workers cannot all pass the check before any of them
+has recorded its cost: LLM calls are serialised, the budget is exact.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Optional
 
 log = logging.getLogger(__name__)
@@ -92,6 +98,23 @@ class Ledger:
         self.max_cost = max_cost
         self.overrides = overrides or {}
         self.calls: list[dict] = []  # what this ledger recorded (also in the DB)
+
+    @contextlib.contextmanager
+    def guard(self):
+        """Hold the run's budget lock (only when there is a budget and a database)."""
+        if self.max_cost is None or self.db is None:
+            yield
+            return
+        import fcntl
+
+        path = Path(self.db.path).parent / "llm-budget.lock"
+        fd = os.open(str(path), os.O_CREAT | os.O_RDWR, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
 
     def spent(self) -> float:
         if self.db is not None:

@@ -127,6 +127,10 @@ class LLMClient:
         self.spec, self.chat, self.ledger, self.timeout_s = spec, chat_model, ledger, timeout_s
 
     def ask(self, messages: list[tuple[str, str]] | list[Any], stage: str) -> str:
+        with self.ledger.guard():
+            return self._ask(messages, stage)
+
+    def _ask(self, messages: list, stage: str) -> str:
         self.ledger.check_budget()  # raises BudgetReached: no call is made
         t0 = time.monotonic()
         try:
