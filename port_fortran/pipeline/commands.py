@@ -203,9 +203,13 @@ def cmd_run(args: Any) -> int:
         for e in errors:
             print(f"port-fortran: {e}", file=sys.stderr)
         todo = []
+        more_budget = bool(getattr(args, "resume", None)) and getattr(args, "max_cost", None) is not None
         for j in jobs:
             row = db.kernel(run_id, j.kernel_id)
-            if row and row["status"] in FINISHED:
+            if row and row["status"] == "budget-reached" and more_budget:
+                # resumed with a new --max-cost: kernels stopped by the old budget get another go
+                db.set_kernel(run_id, j.kernel_id, status="pending", reason="", reason_code="")
+            elif row and row["status"] in FINISHED:
                 continue
             todo.append(j)
         if not config.quiet:
