@@ -172,3 +172,28 @@ def test_sigterm_marks_the_run_interrupted_with_exit_4(tmp_path):
     assert proc.returncode == 4, err
     assert "--resume" in err
     assert rows(db, "SELECT status FROM runs")[0]["status"] == "interrupted"
+
+
+def test_llm_run_over_http_budget_then_resume_with_more_budget(tmp_path, capsys):
+    from llm_server import ScriptedLLMServer
+
+    wrong = ('```cpp\n#include "aa.kokkos.hpp"\nextern "C" void aa_kokkos(const int* n, const double* x, '
+             'double* y) {\n  // WRONG\n}\n```')
+    right = wrong.replace("WRONG", "ok")
+    src, cfg = setup_tree(tmp_path, {"aa": []}, "optimizer_variants: 0\nprices:\n  served: {input: 10.0, output: 10.0}\n")
+    out = tmp_path / "out"
+    with ScriptedLLMServer([{"content": wrong, "prompt_tokens": 1000, "completion_tokens": 100},
+                            {"content": right, "prompt_tokens": 1000, "completion_tokens": 100}]) as srv:
+        r = run_here([str(src), "--out", str(out), "--config", str(cfg), "--model", "served", "--base-url", srv.url,
+                      "--max-cost", "0.001", "--quiet"], capsys)
+        assert r.returncode == 1
+        db = out / "port-fortran.db"
+        run_id = rows(db, "SELECT run_id FROM runs")[0]["run_id"]
+        assert rows(db, "SELECT status FROM kernels")[0]["status"] == "budget-reached"
+        calls = rows(db, "SELECT cost_usd FROM llm_calls")
+        assert len(calls) == 1 and calls[0]["cost_usd"] == pytest.approx(0.011)
+        assert "$0.0110" in r.stdout  # the summary's LLM line
+        r = run_here([str(src), "--out", str(out), "--resume", run_id, "--max-cost", "1", "--quiet"], capsys)
+        assert r.returncode == 0, r.stderr
+    assert rows(db, "SELECT status FROM kernels")[0]["status"] == "verified"
+    assert len(rows(db, "SELECT 1 FROM llm_calls")) == 2 and len(srv.requests) == 2
