@@ -195,3 +195,36 @@ def test_optimizer_judges_a_gpu_variant_by_its_kernel_time_not_the_copies():
     assert keep, why
     keep, why = is_better(rows(3.0e-4, 8.0e-3), rows(2.0e-4, 9.1e-3))
     assert not keep and "slower" in why
+
+
+# ------------------------------------------------------------------ coalescing of reduction nests
+
+NEST = Path(__file__).parent / "data" / "gpu" / "nest.f90"
+
+
+def _translate(name, options=None):
+    from port_fortran.fortran import parse_file
+    from port_fortran.translate import translate_kernel
+
+    sf = parse_file(str(NEST))
+    return translate_kernel(next(k for k in sf.kernels if k.name == name), sf, options)
+
+
+def test_a_reduction_over_a_2d_nest_is_one_mdrange_reduce():
+    """sum over a(i, j) in a j/i nest: one MDRange parallel_reduce over (i, j), so on a GPU
+    consecutive threads read consecutive a(i, j) (LayoutLeft) instead of each thread
+    walking a column (a strided, uncoalesced read across the warp)."""
+    from port_fortran.records import TranslateOptions
+
+    port = _translate("nest2")
+    assert port.patterns == ["reduce"]
+    assert any("parallel_reduce over an MDRangePolicy of j, i" in n for n in port.notes)
+    assert any("line 8" in n and "part of the MDRangePolicy reduction" in n for n in port.notes)
+    flat = _translate("nest2", TranslateOptions(mdrange=False))
+    assert any("line 8" in n and "sequential inside" in n for n in flat.notes)
+
+
+def test_a_nest_whose_inner_loop_reduces_something_else_stays_one_dimensional():
+    port = _translate("nestmix")
+    assert not any("MDRangePolicy" in n for n in port.notes)
+    assert any("line 21" in n and "sequential inside" in n for n in port.notes)

@@ -425,10 +425,28 @@ class Emitter:
         pad = IND * ind
         do = n.band[0]
         reds = n.reductions
-        out = [pad + f"// line {do.line}: do {do.var} -> parallel_reduce ("
-               + ", ".join(f"{r.op} of {r.var}" for r in reds) + ")"]
-        policy, arg, first = self.policy_range(do)
-        self.lambda_scopes.append({do.var} | set(n.private) | {r.var for r in reds} | {i.var for i in n.inductions})
+        band_vars = {d.var for d in n.band}
+        out = [pad + f"// line {do.line}: {' / '.join('do ' + d.var for d in n.band)} -> parallel_reduce ("
+               + ", ".join(f"{r.op} of {r.var}" for r in reds) + ")"
+               + (" (MDRangePolicy)" if len(n.band) > 1 else "")]
+        body = do.body
+        if len(n.band) > 1:  # one MDRange over the nest, the contiguous index fastest
+            order = self.fast_order(n.band)
+            los, his = [], []
+            for d in order:
+                t = self.tab[d.var].ftype
+                los.append(self.ex(d.start, t, d.line))
+                his.append(self.ex(d.end, t, d.line))
+            tile = ""
+            if self.options.tile and len(self.options.tile) == len(order):
+                tile = ", {" + ", ".join(str(int(x)) for x in self.options.tile) + "}"
+            policy = f"pf::mdrange<{len(order)}>({{{', '.join(los)}}}, {{{', '.join(his)}}}{tile})"
+            arg = ", ".join(f"const {cxx_type(self.tab[d.var].ftype)} {cname(d.var)}" for d in order)
+            first = []
+            body = n.band[-1].body
+        else:
+            policy, arg, first = self.policy_range(do)
+        self.lambda_scopes.append(band_vars | set(n.private) | {r.var for r in reds} | {i.var for i in n.inductions})
         lines = [IND * (ind + 2) + f for f in first]
         lines += self.induction_init(n, ind + 2)
         if len(reds) == 1:
@@ -442,9 +460,9 @@ class Emitter:
             for r in reds:
                 sym = self.tab[r.var]
                 lines.append(IND * (ind + 2) + f"{sym.ctype}& {sym.c} = pf_acc.{sym.c};")
-        lines += self.lambda_locals(n.private, ind + 2, skip={do.var} | {r.var for r in reds})
+        lines += self.lambda_locals(n.private, ind + 2, skip=band_vars | {r.var for r in reds})
         ctx = {"device": True, "loops": [("lambda", do.construct_name)]}
-        lines += self.body(do.body, ind + 2, ctx)
+        lines += self.body(body, ind + 2, ctx)
         self.lambda_scopes.pop()
         out.append(pad + "{")
         out += self.induction_setup(n, ind + 1)

@@ -374,7 +374,16 @@ class Planner:
         elif kind == "reduce":
             node.reductions = list(info.reductions)
             self.add_pattern("reduce")
-            self.note_loop(do, f"parallel_reduce ({why})")
+            band = self.reduce_band(do) if self.options.mdrange else [do]
+            if len(band) > 1:
+                node.band = band
+                node.live_band_vars = [d.var for d in band if cont.live(d.var)]
+                self.note_loop(do, f"parallel_reduce over an MDRangePolicy of {', '.join(d.var for d in band)} "
+                                   f"(tightly nested parallel loops reducing the same variables; {why})")
+                for inner in band[1:]:
+                    self.note_loop(inner, f"part of the MDRangePolicy reduction of line {do.line}")
+            else:
+                self.note_loop(do, f"parallel_reduce ({why})")
         elif kind == "atomic":
             node.atomic = list(info.scattered)
             self.add_pattern("atomic")
@@ -440,6 +449,35 @@ class Planner:
         if any(isinstance(s, (ir.Do, ir.DoWhile, ir.Cycle, ir.Exit)) for s in ir.walk(after)):
             return None
         return before, inner, after
+
+    def reduce_band(self, do: ir.Do) -> list[ir.Do]:
+        """The loops of a reduction nest one MDRange parallel_reduce can cover: ``do`` and
+        the tightly nested parallel loops inside whose only reductions are ``do``'s own
+        (same scalar, same operator), unit steps, bounds free of the outer indices, no
+        induction variables. One iteration space over the whole nest lets a GPU spread the
+        contiguous (leftmost) index over its threads instead of looping over it in each."""
+        reds = do.info.reductions
+        outer = {(r.var, r.op) for r in reds if r.target is None}
+        if (not reds or len(outer) != len(reds) or getattr(do.info, "inductions", None)
+                or const_step(do) != 1 or do.line in self.options.serial_loops):
+            return [do]
+        band = [do]
+        cur = do
+        while len(band) < 6:  # MDRangePolicy's largest rank
+            body = [s for s in cur.body if not isinstance(s, ir.Continue)]
+            if len(body) != 1 or not isinstance(body[0], ir.Do):
+                break
+            inner = body[0]
+            info = inner.info
+            if (inner.line in self.options.serial_loops or not info.parallel or const_step(inner) != 1
+                    or getattr(info, "inductions", None) or info.scattered
+                    or any(r.target is not None or (r.var, r.op) not in outer for r in info.reductions)):
+                break
+            if (names_in(inner.start) | names_in(inner.end)) & {d.var for d in band}:
+                break
+            band.append(inner)
+            cur = inner
+        return band
 
     def band(self, do: ir.Do) -> list[ir.Do]:
         band = [do]
