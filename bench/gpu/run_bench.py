@@ -41,9 +41,14 @@ def scaled_sizes(spec: dict, scale: float) -> dict:
     return {k: max(1, int(round(v * f))) if isinstance(v, int) else v for k, v in spec["sizes"]["timing"].items()}
 
 
-def set_timing_sizes(spec_path: Path, sizes: dict) -> None:
+def set_timing_sizes(spec_path: Path, sizes: dict, ranges: dict | None = None) -> None:
+    """Write the timing sizes (and value ranges, ``{arg: (lo, hi)}`` where lo/hi are numbers
+    or names of sizes) into the spec, as a user would edit it."""
     data = yaml.safe_load(spec_path.read_text())
     data["sizes"]["timing"] = sizes
+    for arg, (lo, hi) in (ranges or {}).items():
+        val = [float(sizes.get(x, x)) for x in (lo, hi)]
+        data["args"][arg]["range"] = val
     spec_path.write_text(yaml.safe_dump(data, sort_keys=False, width=10_000))
 
 
@@ -115,12 +120,19 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=240.0, help="seconds per kernel")
     ap.add_argument("--prebuild", type=int, default=0, metavar="J",
                     help="first build and verify all ports for the backends, J at a time")
+    ap.add_argument("--range", action="append", default=[], metavar="KERNEL:ARG:LO:HI",
+                    help="value range of an input array for timing (LO/HI: numbers or size names), "
+                         "e.g. pic_scatter:xp:0:ng for particles spread over the grid")
     ap.add_argument("--json", default=None)
     ap.add_argument("--log", default=None)
     a = ap.parse_args(argv)
     kernels = [k for k in a.kernels.split(",") if k]
     keep = {k for k in a.keep.split(",") if k}
     dirs = port_dirs(Path(a.out_dir), kernels)
+    ranges: dict[str, dict] = {}
+    for r in a.range:
+        kk, arg, lo, hi = r.split(":")
+        ranges.setdefault(kk, {})[arg] = (lo, hi)
     results: dict[str, list[dict]] = {}
     logs = []
     if a.prebuild:
@@ -134,8 +146,9 @@ def main(argv=None) -> int:
             print(f"{k}: no port directory under {a.out_dir} (not ported?)", file=sys.stderr)
             continue
         spec_path = d / f"{k}.spec.yaml"
-        if k not in keep:
-            set_timing_sizes(spec_path, scaled_sizes(yaml.safe_load(spec_path.read_text()), a.bytes_scale))
+        spec = yaml.safe_load(spec_path.read_text())
+        sizes = spec["sizes"]["timing"] if k in keep else scaled_sizes(spec, a.bytes_scale)
+        set_timing_sizes(spec_path, sizes, ranges.get(k))
         t0 = time.monotonic()
         rows, log = run_one(d, a.backends, a.threads, a.repeats, a.timeout)
         logs.append(f"=== {k} ({time.monotonic() - t0:.1f} s)\n{log}")
