@@ -123,6 +123,9 @@ def main(argv=None) -> int:
     ap.add_argument("--range", action="append", default=[], metavar="KERNEL:ARG:LO:HI",
                     help="value range of an input array for timing (LO/HI: numbers or size names), "
                          "e.g. pic_scatter:xp:0:ng for particles spread over the grid")
+    ap.add_argument("--deadline", type=float, default=None, metavar="S",
+                    help="start no kernel after S seconds (the rows so far are still written)")
+    ap.add_argument("--md", default=None, help="write the table here too (rewritten after each kernel)")
     ap.add_argument("--json", default=None)
     ap.add_argument("--log", default=None)
     a = ap.parse_args(argv)
@@ -140,7 +143,11 @@ def main(argv=None) -> int:
         logs += prebuild(dirs, a.backends, a.prebuild, 4 * a.timeout)
         print(f"[prebuild of {len(dirs)} ports: {time.monotonic() - t0:.1f} s]", file=sys.stderr, flush=True)
         print("\n".join(logs), file=sys.stderr, flush=True)
+    start = time.monotonic()
     for k in kernels:
+        if a.deadline is not None and time.monotonic() - start > a.deadline:
+            print(f"[deadline: {k} and later kernels not timed]", file=sys.stderr, flush=True)
+            break
         d = dirs.get(k)
         if d is None:
             print(f"{k}: no port directory under {a.out_dir} (not ported?)", file=sys.stderr)
@@ -154,6 +161,10 @@ def main(argv=None) -> int:
         logs.append(f"=== {k} ({time.monotonic() - t0:.1f} s)\n{log}")
         print(f"[{k}: {len(rows)} rows in {time.monotonic() - t0:.1f} s]", file=sys.stderr, flush=True)
         results[k] = rows
+        if a.md:
+            Path(a.md).write_text(table(results) + "\n")
+        if a.json:
+            Path(a.json).write_text(json.dumps(results, indent=1) + "\n")
     if a.json:
         Path(a.json).write_text(json.dumps(results, indent=1) + "\n")
     if a.log:
