@@ -575,3 +575,27 @@ def test_use_only_and_renames(tmp_path):
     assert s1.arg("x").ftype == ir.REAL8 and set(s1.module_vars) == {"a", "c"}
     assert s1.module_vars["a"].rank == 1
     assert set(s2.module_vars) == {"d"} and stmts(s2, ir.Assign)[0].value.name == "d"
+
+
+def test_data_tables_become_constants_unless_assigned(tmp_path):
+    src = """
+      SUBROUTINE POLY(N, X, Y)
+      INTEGER N, I
+      DOUBLE PRECISION X(N), Y(N), C(4), H
+      DATA C /1.0D0, 2*2.5D0, -3.0D0/, H /0.5D0/
+      DO 10 I = 1, N
+         Y(I) = C(1) + X(I)*C(4) + H
+   10 CONTINUE
+      END
+      SUBROUTINE CNT(N)
+      INTEGER N, ICALL
+      DATA ICALL /0/
+      ICALL = ICALL + N
+      END
+"""
+    sf = parse(tmp_path, src, name="data.f")
+    poly, cnt = one(sf, "poly"), one(sf, "cnt")
+    assert poly.locals["c"].parameter == [1.0, 2.5, 2.5, -3.0] and poly.locals["h"].parameter == 0.5
+    assert poly.unsupported == [] and poly.loops()[0].info.parallel
+    assert [(u.construct, u.line) for u in cnt.unsupported] == [("unsupported-construct", 11)]
+    assert "SAVE" in cnt.unsupported[0].reason

@@ -455,6 +455,7 @@ class DeclBuilder:
         self.uses: list[str] = []
         self.diagnostics: list[ir.Diagnostic] = []
         self.data_values: dict[str, Any] = {}
+        self.data_sets: list[tuple[list[str], list, Any]] = []  # DATA: (names, values, node)
 
     def eb(self) -> ExprBuilder:
         return ExprBuilder(self.scope, self.user_functions)
@@ -796,7 +797,26 @@ class DeclBuilder:
         self.unsup(n, "derived-type", f"derived type definition {name} is not modelled")
 
     def s_Data_Stmt(self, n):
-        self.unsup(n, "unsupported-construct", "DATA initialises variables with implicit SAVE; not modelled")
+        """DATA of whole variables with constant values: kept for the kernel to decide
+        (a table never assigned in the kernel is a constant; otherwise SAVE state)."""
+        eb = self.eb()
+        for dset in list_items(n.items[0]) if type(n.items[0]).__name__ != "Data_Stmt_Set" else list(n.items):
+            objs, vals = dset.items
+            names = []
+            for o in list_items(objs):
+                if type(o).__name__ != "Name":
+                    self.unsup(n, "unsupported-construct", f"DATA for {o} (element or implied DO) is not modelled")
+                    return
+                names.append(lname(o))
+            values = []
+            for v in list_items(vals):
+                if type(v).__name__ == "Data_Stmt_Value":
+                    rep, const = v.items
+                    count = int(eval_const(eb.expr(rep), self.scope.params())) if rep is not None else 1
+                    values += [eval_const(eb.expr(const), self.scope.params())] * count
+                else:
+                    values.append(eval_const(eb.expr(v), self.scope.params()))
+            self.data_sets.append((names, values, n))
 
     def s_Format_Stmt(self, n):
         self.unsup(n, "io-in-kernel", "FORMAT statement (I/O) inside a kernel")
@@ -1278,6 +1298,9 @@ class FileBuilder:
             if type(c).__name__ == "Specification_Part":
                 db = DeclBuilder(scope, self.src, self.modules, self.user_functions)
                 db.visit(c)
+                for names, _values, _node in db.data_sets:  # module state initialised by DATA
+                    for nm in names:
+                        scope.local(nm).save = True
         for s in scope.syms.values():
             s.module = name
         self.modules[name] = scope
@@ -1307,6 +1330,50 @@ class FileBuilder:
                     if type(p).__name__ in ("Subroutine_Subprogram", "Function_Subprogram"):
                         head = stmt_children(p)[0]
                         self.out.internal_procedures.append(f"{pname}:{lname(head.items[1])}")
+
+    def _apply_data(self, k: ir.Kernel, db: DeclBuilder, scope: Scope) -> None:
+        """DATA-initialised locals never assigned in the kernel are constants (their values
+        go to ``Variable.parameter``); assigned ones are SAVE state: Unsupported."""
+        from .dependence import _writes_scalar
+        written = set()
+        for s in ir.walk(k.body):
+            if isinstance(s, ir.Assign):
+                written.add(s.target.name)
+            elif isinstance(s, ir.CallStmt):
+                written |= {a.name for a in s.args if isinstance(a, (ir.Name, ir.ArrayRef))}
+            elif isinstance(s, ir.Do):
+                written.add(s.var)
+        env = scope.params()
+        for names, values, node in db.data_sets:
+            line = stmt_line(node, self.src)
+            pos = 0
+            for nm in names:
+                v = k.locals.get(nm)
+                if v is None or nm in written or v.common is not None:
+                    why = "is an argument or COMMON variable" if v is None or v.common is not None else \
+                        "is assigned in the kernel, so it keeps its value between calls (SAVE)"
+                    k.unsupported.append(ir.Unsupported("unsupported-construct", f"DATA-initialised {nm} {why}",
+                                                        str(node).strip(), line=line))
+                    return
+                size = 1
+                try:
+                    for d in v.dims:
+                        lo = eval_const(d.lower, env) if d.lower is not None else 1
+                        size *= int(eval_const(d.upper, env)) - int(lo) + 1
+                except Exception:
+                    k.unsupported.append(ir.Unsupported("unsupported-construct", f"DATA for {nm} of unknown size",
+                                                        str(node).strip(), line=line))
+                    return
+                chunk = values[pos:pos + size]
+                pos += size
+                if len(chunk) != size:
+                    k.unsupported.append(ir.Unsupported("unsupported-construct", f"DATA for {nm}: {len(chunk)} values "
+                                                        f"for {size} elements", str(node).strip(), line=line))
+                    return
+                conv = {"integer": int, "real": float, "complex": complex, "logical": bool}.get(v.ftype.base, lambda x: x)
+                vals = [conv(x) for x in chunk]
+                v.parameter = vals if v.dims else vals[0]
+                v.save = True
 
     def kernel(self, u, scope: Scope, module: Optional[str], host: Optional[str] = None) -> ir.Kernel:
         kids = stmt_children(u)
@@ -1427,6 +1494,7 @@ class FileBuilder:
                     k.unsupported.append(ir.Unsupported("unsupported-construct",
                                                         f"{nm} comes from the host {host or 'routine'} (host association)",
                                                         nm, line=start))
+        self._apply_data(k, db, scope)
         calls = []
         for c in sb.calls + sb.eb.called:
             if c not in calls:
