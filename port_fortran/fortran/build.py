@@ -1334,7 +1334,6 @@ class FileBuilder:
     def _apply_data(self, k: ir.Kernel, db: DeclBuilder, scope: Scope) -> None:
         """DATA-initialised locals never assigned in the kernel are constants (their values
         go to ``Variable.parameter``); assigned ones are SAVE state: Unsupported."""
-        from .dependence import _writes_scalar
         written = set()
         for s in ir.walk(k.body):
             if isinstance(s, ir.Assign):
