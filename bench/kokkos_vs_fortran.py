@@ -116,11 +116,13 @@ def main(argv=None) -> int:
             print(f"{k.name}: " + ", ".join(f"{t.variant}{'' if t.kernel_only else '+copies'}={t.median_s:.3g}s"
                                            for t in timings), flush=True)
             rows.append((path.name, k, port, timings, h.spec.timing))
+            # written after every kernel, so an interrupted run still leaves its table
+            write_report(args, command, rows, skipped, time.time() - started, quiet=True)
     write_report(args, command, rows, skipped, time.time() - started)
     return 0
 
 
-def write_report(args, command, rows, skipped, seconds) -> Path:
+def write_report(args, command, rows, skipped, seconds, quiet: bool = False) -> Path:
     T = args.threads
     inst = find_install("openmp") or find_install("serial")
     today = dt.date.today().isoformat()
@@ -169,7 +171,8 @@ def write_report(args, command, rows, skipped, seconds) -> Path:
         lines += ["", "Not timed:", ""]
         lines += [f"- {name}: {why}" for name, why in skipped]
     path.write_text("\n".join(lines) + "\n")
-    print(f"wrote {path}")
+    if not quiet:
+        print(f"wrote {path}")
     return path
 
 
