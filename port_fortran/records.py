@@ -98,6 +98,7 @@ class CaseResult:
     passed: bool
     outputs: list[OutputCheck] = field(default_factory=list)
     error: str = ""  # crash, time-out, build failure
+    label: str = ""  # the input set in words: seed, sizes, flag and stride values (e.g. "seed=7 n=33 trans=T")
 
 
 @dataclass

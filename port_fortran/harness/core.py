@@ -263,7 +263,7 @@ class Harness:
 
     def run_case(self, backend: str, case: Case, ref_exe: str, port_exe: str, work: Path) -> CaseResult:
         names = [a.name for a in self.kernel.args] + (["result"] if self.kernel.result is not None else [])
-        cr = CaseResult(seed=case.seed, sizes={**case.sizes}, passed=False)
+        cr = CaseResult(seed=case.seed, sizes={**case.sizes}, passed=False, label=case.label())
         try:
             recs, lay = make_inputs(self.kernel, self.spec, case)
         except (ValueError, KeyError) as exc:
