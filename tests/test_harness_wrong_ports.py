@@ -127,6 +127,7 @@ def test_infinite_loop_is_stopped_and_the_next_case_runs(axpy, monkeypatch):
 
 def test_unbounded_allocation_is_stopped(axpy, monkeypatch):
     monkeypatch.setenv("PF_TEST_VARIANT", "alloc")
+    monkeypatch.setattr(axpy, "limits", Limits(wall_s=30.0, mem_mb=1024))  # the memory limit must trip first
     v = axpy.verify("serial")
     assert not v.passed and len(v.cases) == 3
     assert all("memory" in c.error for c in v.cases), [c.error for c in v.cases]

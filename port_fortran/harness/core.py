@@ -275,22 +275,28 @@ class Harness:
             if f.exists():
                 f.unlink()
         write_records(fin, recs)
-        rres = self._run(ref_exe, ["run", str(fin), str(fref)], work, "serial")
-        if not rres.ok:
-            cr.error = (self._describe_failure("the original", rres) +
-                        f" on inputs {case.label()}; the spec may make inputs the original rejects: "
-                        f"edit {self.spec_path.name}")
-            return cr
+        # the port runs first: no output of the original exists for it to find
         pres = self._run(port_exe, ["run", str(fin), str(fport)], work, backend)
-        if not pres.ok:
-            cr.error = self._describe_failure("the port", pres) + f" on inputs {case.label()}"
-            return cr
+        rres = self._run(ref_exe, ["run", str(fin), str(fref)], work, "serial")
         try:
-            ref_out = read_records(fref, names)
-            port_out = read_records(fport, names)
-        except (ValueError, OSError) as exc:
-            cr.error = f"unreadable output: {exc}"
-            return cr
+            if not rres.ok:
+                cr.error = (self._describe_failure("the original", rres) +
+                            f" on inputs {case.label()}; the spec may make inputs the original rejects: "
+                            f"edit {self.spec_path.name}")
+                return cr
+            if not pres.ok:
+                cr.error = self._describe_failure("the port", pres) + f" on inputs {case.label()}"
+                return cr
+            try:
+                ref_out = read_records(fref, names)
+                port_out = read_records(fport, names)
+            except (ValueError, OSError) as exc:
+                cr.error = f"unreadable output: {exc}"
+                return cr
+        finally:
+            for f in (fref, fport):
+                if f.exists():
+                    f.unlink()
         scale = magnitude_scale([r for r, a in zip(recs, self.kernel.args) if self.spec.args[a.name].intent != "out"])
         for r, p in zip(ref_out, port_out):
             tol = self.spec.tolerance[r.name]
