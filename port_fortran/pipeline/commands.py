@@ -67,11 +67,11 @@ def plan_jobs(sources: list[str], config: Config, run_id: str, out_dir: Path, db
     return jobs, errors
 
 
-def _executor(config: Config, workers: int):
+def _executor(config: Config, workers: int, out_dir: Path):
     try:
         from .executors import make_executor  # helper module for local pools and Parsl
 
-        return make_executor(config.executor, workers)
+        return make_executor(config.executor, workers, run_dir=out_dir / "parsl-runinfo")
     except ImportError:
         if config.executor == "parsl":
             raise UserError("--executor parsl: Parsl support is not available in this installation")
@@ -87,7 +87,7 @@ def run_jobs(jobs: list[KernelJob], config: Config, db: Any, run_id: str, quiet:
                 outcomes.append(port_kernel(job, on_stage=lambda st, b, kid=job.kernel_id: prog.mark(kid, st, b)))
                 prog.update(force=True)
             return outcomes
-        ex = _executor(config, config.jobs)
+        ex = _executor(config, config.jobs, Path(jobs[0].out_dir) if jobs else Path('.'))
         try:
             futs = {ex.submit(port_kernel, job): job for job in jobs}
             pending = set(futs)
