@@ -30,7 +30,7 @@ examples:
   port-fortran doctor --backends serial,openmp      what is installed, what is missing
   port-fortran kokkos install --backends serial,openmp
   port-fortran list fortran_kernels/                the kernels found, parallel loops
-  port-fortran fortran_kernels/axpy.f90 --backends serial,openmp --out out/
+  port-fortran fortran_kernels/vecops.F90 --backends serial,openmp --out out/
   port-fortran report out/                          re-render report.{json,md,html}
 
 Exit codes: 0 all verified, 1 some kernels not ported or not verified,
