@@ -54,7 +54,9 @@ class Harness:
     def __init__(self, kernel: ir.Kernel, source_file: Union[ir.SourceFile, str, Path, None], port_dir,
                  include_dirs: Sequence[str] = (), defines: Optional[dict] = None,
                  limits: Optional[Limits] = None, threads: Optional[int] = None):
-        self.kernel = kernel
+        from .commons import driven_kernel
+        # COMMON members the kernel uses are driven as extra arguments after the real ones
+        self.kernel = driven_kernel(kernel)
         if isinstance(source_file, ir.SourceFile):
             self.source_path = Path(source_file.path).resolve()
             self.source_ir: Optional[ir.SourceFile] = source_file

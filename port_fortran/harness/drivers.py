@@ -8,6 +8,7 @@ original routine compiled from the user's own file; the C++ driver calls ``<k>_k
 from __future__ import annotations
 
 from ..fortran import ir
+from . import commons as CM
 from .inputs import type_code
 
 C_TYPES = {
@@ -50,11 +51,23 @@ def fortran_driver(kernel: ir.Kernel) -> str:
     k = kernel.name
     decl, read, write, save, restore = [], [], [], [], []
     actual = []
+    decl += CM.fortran_decls(kernel)  # COMMON members: read into the block, not passed
     for a in kernel.args:
         v = f"a_{a.name}"
-        actual.append(v)
         tc = type_code(a.ftype)
-        if a.rank == 0:
+        if CM.is_member(a):
+            shape = "(" + ", ".join(f"{d.lower.value}:{d.upper.value}" for d in a.dims) + ")" if a.rank else ""
+            if a.intent != "in":
+                decl.append(f"  {_f_type(a.ftype)} :: s_{a.name}{shape}")
+            read.append(f"  call pf_rhdr(u, '{a.name}', {a.rank}, nd, lb, ub, tc, nb)\n  read(u) {v}")
+            if a.rank:
+                write.append(f"  call pf_whdr(u, {a.rank}_8, int(lbound({v}), 8), int(ubound({v}), 8), {tc}_8, &\n"
+                             f"    int(storage_size({v}) / 8, 8) * size({v}, kind=8))\n  write(u) {v}")
+            else:
+                write.append(f"  call pf_whdr(u, 0_8, zero, zero, {tc}_8, int(storage_size({v}) / 8, 8))\n"
+                             f"  write(u) {v}")
+        elif a.rank == 0:
+            actual.append(v)
             if a.ftype.base == "character":
                 decl.append(f"  character(len=:), allocatable :: {v}, s_{a.name}")
                 read.append(f"  call pf_rhdr(u, '{a.name}', 0, nd, lb, ub, tc, nb)\n"
@@ -66,6 +79,7 @@ def fortran_driver(kernel: ir.Kernel) -> str:
                 write.append(f"  call pf_whdr(u, 0_8, zero, zero, {tc}_8, int(storage_size({v}) / 8, 8))\n"
                              f"  write(u) {v}")
         else:
+            actual.append(v)
             colons = ",".join(":" * 1 for _ in range(a.rank))
             bounds = ", ".join(f"lb({d + 1}):ub({d + 1})" for d in range(a.rank))
             decl.append(f"  {_f_type(a.ftype)}, allocatable :: {v}({colons}), s_{a.name}({colons})")
@@ -145,6 +159,8 @@ def cpp_prototype(kernel: ir.Kernel, entry: str | None = None) -> str:
     entry = entry or f"{kernel.name}_kokkos"
     params = []
     for a in kernel.args:
+        if CM.is_member(a):
+            continue
         params.append(c_type(a.ftype) if a.value and a.rank == 0 else f"{c_type(a.ftype)}*")
     ret = c_type(kernel.result.ftype) if kernel.result is not None else "void"
     return f'extern "C" {ret} {entry}({", ".join(params)});'
@@ -155,13 +171,19 @@ def cpp_driver(kernel: ir.Kernel, views_timer: bool = False) -> str:
     generated ``views_timer.cpp``) for kernel-only timing (``time-views`` mode)."""
     n = len(kernel.args) + (1 if kernel.result is not None else 0)
     actual = []
+    load, store = CM.cpp_copies(kernel, kernel)
     for i, a in enumerate(kernel.args):
+        if CM.is_member(a):
+            continue
         ptr = f"static_cast<{c_type(a.ftype)}*>(R[{i}].p())"
         actual.append(f"*{ptr}" if a.value and a.rank == 0 else ptr)
     call = f"{kernel.name}_kokkos({', '.join(actual)})"
     if kernel.result is not None:
         call = f"*static_cast<{c_type(kernel.result.ftype)}*>(R[{len(kernel.args)}].p()) = {call}"
     mutable = [i for i, a in enumerate(kernel.args) if a.intent != "in"]
+    nl = "\n"
+    if load:  # COMMON members: records -> gfortran's symbols before the call, back after
+        call = " ".join(load) + "\n      " + call + ";\n      " + " ".join(store)
     views_decl = 'extern "C" int pf_time_views(std::vector<pf_harness::Rec>&, int, int);' if views_timer else ""
     views_mode = ("  } else if (mode == \"time-views\") {\n"
                   "    rc = pf_time_views(R, std::atoi(argv[3]), std::atoi(argv[4]));\n") if views_timer else ""
@@ -171,10 +193,12 @@ def cpp_driver(kernel: ir.Kernel, views_timer: bool = False) -> str:
 #include <complex>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include "pf_harness_io.hpp"
 
 {cpp_prototype(kernel)}
+{nl.join(CM.cpp_defs(kernel))}
 {views_decl}
 
 int main(int argc, char** argv) {{

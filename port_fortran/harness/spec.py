@@ -204,6 +204,7 @@ def infer(kernel: ir.Kernel) -> Spec:
         else:
             args[a.name] = ArgSpec("array", intent, dims=dims,
                                    range=[0.5, 1.5] if a.name in positive else [-1.0, 1.0])
+    _common_members(kernel, args, notes)
     # a pointer whose count lives in a size argument: that size follows the rows
     size_names = [n for n, s in args.items() if s.role == "size"]
     nnz_sizes = {s.nnz: s.rows for s in args.values() if s.role == "pointer" and s.nnz != "auto"}
@@ -222,6 +223,18 @@ def infer(kernel: ir.Kernel) -> Spec:
     spec = Spec(kernel=kernel.name, args=args, correctness=correctness, timing={}, tolerance=tol, notes=notes)
     spec.timing = timing_sizes(kernel, spec)
     return spec
+
+
+def _common_members(kernel: ir.Kernel, args: dict[str, ArgSpec], notes: list[str]) -> None:
+    """COMMON members driven as arguments (harness.commons): never sizes (their arrays have
+    constant bounds); an integer scalar stays within the COMMON arrays' bounds."""
+    from .commons import member_range
+    for a in kernel.args:
+        if a.common is None or a.rank or a.ftype.base != "integer":
+            continue
+        rng = member_range(kernel, a)
+        args[a.name] = ArgSpec("scalar", args[a.name].intent, range=rng)
+        notes.append(f"{a.name}: COMMON member, values {rng[0]}..{rng[1]} (within the COMMON arrays' bounds)")
 
 
 def _dims_of(a: ir.Argument, notes: list[str]) -> list[str]:

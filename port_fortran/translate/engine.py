@@ -12,6 +12,7 @@ from typing import Optional
 
 from ..fortran import ir
 from ..records import Port, TranslateOptions, TranslationRefused
+from . import commons as C
 from . import render as R
 from .access import reads_deep, scalars_written
 from .cexpr import function_cname
@@ -27,9 +28,6 @@ def _checks(kernel: ir.Kernel) -> list[ir.Diagnostic]:
     out: list[ir.Diagnostic] = []
     for u in kernel.unsupported:
         out.append(ir.Diagnostic(u.construct, u.reason, u.line))
-    for c in kernel.commons:
-        out.append(ir.Diagnostic("common-block", f"COMMON /{c.name}/ ({', '.join(c.variables)}) is shared state "
-                                 "the port cannot reach", c.line))
     if kernel.module_vars:
         names = ", ".join(sorted(kernel.module_vars))
         line = min((v.line for v in kernel.module_vars.values()), default=kernel.line_start)
@@ -48,8 +46,6 @@ def _checks(kernel: ir.Kernel) -> list[ir.Diagnostic]:
         elif v.save and v.parameter is None:
             out.append(ir.Diagnostic("save-variable", f"local '{name}' keeps its value between calls (SAVE or "
                                      "initialised in its declaration)", v.line))
-        elif v.common is not None:
-            out.append(ir.Diagnostic("common-block", f"'{name}' is in COMMON", v.line))
     return out
 
 
@@ -93,6 +89,9 @@ def inline_function(fn: ir.Kernel, source: Optional[ir.SourceFile], options: Tra
     diags = [d for d in _checks(fn)]
     if diags:
         raise Refusal("impure-call", f"'{fn.name}' cannot be inlined: {diags[0].message}", diags[0].line)
+    if fn.commons:
+        raise Refusal("impure-call", f"'{fn.name}' cannot be inlined: it reaches COMMON /{fn.commons[0].name}/ "
+                      "(only the kernel itself may use COMMON)", fn.commons[0].line)
     tab = build_symbols(fn, source)
     for a in fn.args:
         if a.dims:
@@ -148,6 +147,7 @@ def translate_kernel(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None,
 
 def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: TranslateOptions) -> Port:
     tab = build_symbols(kernel, source)
+    blocks = C.blocks(kernel)  # refuses layouts it cannot be sure of
     R.result_ctype(kernel)
     for a in kernel.args:
         tab[a.name].ctype  # refuses types without a C++ equivalent
@@ -159,6 +159,7 @@ def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Tran
     body = lower_arrays(body, tab)
 
     live_end = {a.name for a in kernel.args if a.intent in ("out", "inout") and not a.dims}
+    live_end |= {m.name for b in blocks for m in b.used() if m.written and not m.rank}
     result = kernel.result.name if kernel.kind == "function" and kernel.result is not None else None
     if result:
         live_end.add(result)
@@ -182,11 +183,14 @@ def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Tran
         f"{k}.kokkos.cpp": R.render(
             "kernel.cpp.j2", k=k, kind=kernel.kind, file=Path(kernel.file).name if kernel.file else "?",
             line_start=kernel.line_start, line_end=kernel.line_end, helpers=helpers + em.structs,
+            commons=[C.struct_decl(b) for b in blocks if b.used()],
             views_signature=R.views_signature(kernel, tab, used), views_body=views_body,
             entry_signature='extern "C" ' + R.entry_signature(kernel, tab, decl=False),
             entry_body=R.entry_body(kernel, tab)),
         f"{k}.kokkos.hpp": R.render(
             "kernel.hpp.j2", k=k, guard=R.guard(k), is_function=result is not None,
+            common_params=[f"{m.name} (COMMON {b.title}{', written back' if m.written else ''})"
+                           for b in blocks for m in b.used()],
             views_decl=R.views_signature(kernel, tab, used, with_names=False),
             entry_decl=R.entry_signature(kernel, tab, decl=True)),
         f"{k}_kokkos_mod.f90": R.module_text(kernel, tab),
@@ -195,6 +199,7 @@ def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Tran
     }
     for fn in callees:
         planner.notes.append(f"{fn.kind} {fn.name} (line {fn.line_start}) -> KOKKOS_INLINE_FUNCTION {function_cname(fn.name)}")
+    planner.notes += C.notes(kernel)
     patterns = list(planner.patterns)
     if not patterns and not any(isinstance(n, PKernel) for n in plan):
         planner.notes.append("no array work: the routine runs on the host")
@@ -208,9 +213,10 @@ def _host_decls(kernel: ir.Kernel, tab: SymbolTable, used: set[str]) -> list[str
     params, scalars, arrays, lbs = [], [], [], []
     arg_names = {a.name for a in kernel.args}
     p = ExprPrinter(tab)
+    common_params = {m.name for m in C.used_members(kernel)}
     for name, sym in tab.symbols.items():
-        if name in arg_names or name not in used:
-            continue
+        if name in arg_names or name not in used or sym.role == "common":
+            continue  # COMMON members are parameters of the views-level function
         if sym.role == "param":
             params.append(pad + f"const {sym.ctype} {sym.c} = {R.param_text(sym)};")
         elif sym.is_array:
@@ -231,7 +237,8 @@ def _host_decls(kernel: ir.Kernel, tab: SymbolTable, used: set[str]) -> list[str
         s = tab.get(name)
         if s is not None and s.role == "param" and name not in used:
             params.append(pad + f"const {s.ctype} {s.c} = {R.param_text(s)};")
-        elif s is not None and s.role not in ("arg", "param") and name not in used:
+        elif s is not None and s.role not in ("arg", "param") and not (s.role == "common" and name in common_params) \
+                and name not in used:
             raise Refusal("unknown-extent", f"a bound depends on local '{name}'", s.line)
     return params + lbs + scalars + arrays
 

@@ -42,6 +42,16 @@ def views_params(kernel: ir.Kernel, tab: SymbolTable, used: set[str]) -> list[st
             out.append(f"{unused}{sym.ctype} {sym.c}")
         else:
             out.append(f"{unused}{sym.ctype}& {sym.c}")
+    from .commons import used_members
+    for m in used_members(kernel):  # trailing: the COMMON members the routine uses
+        sym = tab[m.name]
+        unused = "" if m.name in used else "[[maybe_unused]] "
+        if sym.is_array:
+            out.append(f"{unused}{view_type(sym, not m.written)} {sym.c}")
+        elif m.written:
+            out.append(f"{unused}{sym.ctype}& {sym.c}")
+        else:
+            out.append(f"{unused}{sym.ctype} {sym.c}")
     return out
 
 
@@ -54,7 +64,7 @@ def result_ctype(kernel: ir.Kernel) -> str:
 
 
 def views_signature(kernel: ir.Kernel, tab: SymbolTable, used: set[str], with_names: bool = True) -> str:
-    params = views_params(kernel, tab, used if with_names else {a.name for a in kernel.args})
+    params = views_params(kernel, tab, used if with_names else set(tab.symbols))
     ret = result_ctype(kernel)
     sep = ",\n" + " " * (len(ret) + len(kernel.name) + len("_kokkos_views(") + 1)
     return f"{ret} {kernel.name}_kokkos_views({sep.join(params)})"
@@ -127,7 +137,21 @@ def entry_body(kernel: ir.Kernel, tab: SymbolTable) -> list[str]:
         lines.append(pad + "// arrays are copied in too, so elements the routine does not write keep their values")
         for a in arrays:
             lines.append(pad + f"auto d_{a.name} = Kokkos::create_mirror_view_and_copy(pf::MemSpace(), h_{a.name});")
+    from .commons import blocks as common_blocks
+    members = [(b, m) for b in common_blocks(kernel) for m in b.used()]
+    if members:
+        lines.append(pad + "// the COMMON members the routine uses, from gfortran's global symbols")
+    for b, m in members:
+        sym = tab[m.name]
+        if not m.rank:
+            lines.append(pad + f"{sym.ctype} {sym.c} = {b.symbol}.{m.c};")
+            continue
+        const = "" if m.written else "const "
+        exts = ", ".join(f"pf::extent({lo}, {hi})" for lo, hi in m.bounds)
+        lines.append(pad + f"pf::HostView<{const}{sym.ctype}{'*' * m.rank}> h_{m.name}({b.symbol}.{m.c}, {exts});")
+        lines.append(pad + f"auto d_{m.name} = Kokkos::create_mirror_view_and_copy(pf::MemSpace(), h_{m.name});")
     call_args = [f"d_{a.name}" if tab[a.name].is_array else tab[a.name].c for a in kernel.args]
+    call_args += [f"d_{m.name}" if m.rank else tab[m.name].c for _, m in members]
     call = f"{kernel.name}_kokkos_views({', '.join(call_args)})"
     ret = result_ctype(kernel)
     if ret != "void":
@@ -141,6 +165,11 @@ def entry_body(kernel: ir.Kernel, tab: SymbolTable) -> list[str]:
         sym = tab[a.name]
         if not sym.is_array and not a.value and a.intent in ("out", "inout"):
             lines.append(pad + f"*{sym.c}_ptr = {sym.c};")
+    for b, m in members:
+        if m.written and m.rank:
+            lines.append(pad + f"Kokkos::deep_copy(h_{m.name}, d_{m.name});  // COMMON {b.title}, written")
+        elif m.written:
+            lines.append(pad + f"{b.symbol}.{m.c} = {tab[m.name].c};  // COMMON {b.title}, written")
     lines.append(pad + "Kokkos::fence();")
     if ret != "void":
         lines.append(pad + "return pf_result;")

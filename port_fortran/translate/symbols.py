@@ -81,7 +81,7 @@ class Symbol:
     name: str
     ftype: ir.FType
     dims: list[ir.Dim] = field(default_factory=list)
-    role: str = "local"  # 'arg' | 'local' | 'param' | 'result' | 'temp'
+    role: str = "local"  # 'arg' | 'local' | 'param' | 'result' | 'temp' | 'common' (a COMMON member)
     intent: str = "inout"
     value: object = None  # PARAMETER value
     line: int = 0
@@ -137,7 +137,7 @@ def build_symbols(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None) -> 
     for a in kernel.args:
         tab.symbols[a.name] = Symbol(a.name, a.ftype, list(a.dims), "arg", a.intent, line=a.line)
     for name, v in kernel.locals.items():
-        role = "param" if v.parameter is not None else "local"
+        role = "param" if v.parameter is not None else ("common" if v.common is not None else "local")
         tab.symbols[name] = Symbol(name, v.ftype, list(v.dims), role, value=v.parameter, line=v.line)
     if kernel.kind == "function" and kernel.result is not None:
         r = kernel.result
