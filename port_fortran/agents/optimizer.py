@@ -15,12 +15,17 @@ from ..fortran import ir
 from ..records import TranslateOptions
 
 TILES = ((32, 8), (64, 4), (16, 16), (128, 2))
+# for rank-3 nests (3-D stencils); a tile whose rank differs from the nest's is ignored by
+# the translator, so 2-D tiles would only re-time the baseline
+TILES3 = ((64, 4, 1), (32, 4, 2), (128, 2, 1), (16, 8, 2))
 
 
 def variants(kernel: ir.Kernel, base: Optional[TranslateOptions], limit: int) -> list[tuple[str, TranslateOptions]]:
     base = base or TranslateOptions()
     loops = kernel.loops()
     nested = any(d.info.parallel and d.info.tightly_nested_parallel >= 2 for d in loops)
+    rank = max((d.info.tightly_nested_parallel for d in loops if d.info.parallel), default=1)
+    tiles = TILES3 if rank == 3 else TILES if rank == 2 else ()
     inner_red = any(d.info.parallel and any(c.info.reductions for c in _inner_loops(d)) for d in loops)
     out: list[tuple[str, TranslateOptions]] = []
 
@@ -31,7 +36,7 @@ def variants(kernel: ir.Kernel, base: Optional[TranslateOptions], limit: int) ->
 
     if nested:
         if base.mdrange:
-            for t in TILES[:2]:
+            for t in tiles[:2]:
                 add(f"tile-{'x'.join(map(str, t))}", tile=t)
             add("iterate-right" if base.iterate_left else "iterate-left", iterate_left=not base.iterate_left)
         add("no-mdrange" if base.mdrange else "mdrange", mdrange=not base.mdrange)
@@ -39,7 +44,7 @@ def variants(kernel: ir.Kernel, base: Optional[TranslateOptions], limit: int) ->
         add("team-reductions" if not base.team_reductions else "flat-reductions",
             team_reductions=not base.team_reductions)
     if nested and base.mdrange:
-        for t in TILES[2:]:
+        for t in tiles[2:]:
             add(f"tile-{'x'.join(map(str, t))}", tile=t)
     return out[: max(limit, 0)]
 
