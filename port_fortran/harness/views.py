@@ -25,11 +25,31 @@ def _cxx(t: ir.FType) -> Optional[str]:
     return _CXX.get((t.base, t.kind))
 
 
+def _takes_common_members(kernel: ir.Kernel, header: str) -> bool:
+    """The COMMON members driven as arguments (harness.commons) must be the trailing
+    parameters of the declared views-level function (the rules translator's convention); a
+    port whose views function does not take them (hand-written, LLM) gets no views timer."""
+    import re
+    members = [a.name for a in kernel.args if a.common is not None]
+    if not members:
+        return True
+    start = header.find(f"{kernel.name}_kokkos_views(")
+    end = header.find(")", start)
+    params = [p.strip() for p in header[start:end].split("(", 1)[1].split(",")] if end > start else []
+    if len(params) != len(kernel.args):
+        return False
+    tail = params[len(params) - len(members):]
+    return all(re.search(rf"\b{m}$", p) for m, p in zip(members, tail))
+
+
 def views_timer_source(kernel: ir.Kernel, port_dir: Path) -> Optional[str]:
     """Source of ``pf_time_views`` for this port, or None when the port's header declares
     no views-level function (e.g. a hand-written port) or a type is not covered."""
     header = Path(port_dir) / f"{kernel.name}.kokkos.hpp"
-    if not header.is_file() or f"{kernel.name}_kokkos_views(" not in header.read_text(errors="replace"):
+    text = header.read_text(errors="replace") if header.is_file() else ""
+    if f"{kernel.name}_kokkos_views(" not in text:
+        return None
+    if not _takes_common_members(kernel, text):
         return None
     setup, restore, actual = [], [], []
     for i, a in enumerate(kernel.args):

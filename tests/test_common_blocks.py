@@ -1,0 +1,243 @@
+"""COMMON blocks: the port reaches them through gfortran's global symbol.
+
+* layout: the C struct the translator declares matches where gfortran puts each member
+  (a mixed INTEGER / DOUBLE PRECISION / REAL / INTEGER*8 block, padding included), checked
+  by a real gfortran + g++ program;
+* plan: heat1d, heat2d, polyev are no longer refused; their COMMON members are trailing
+  parameters of the views-level function; what cannot be laid out for sure is refused;
+* proof: heat1d, heat2d, polyev (read-only COMMON) and accum (tests/data/common/accum.f,
+  which WRITES its block: a counter, a sum and an array) verify against the original
+  through the harness on serial and openmp.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from port_fortran.fortran import ir, parse_file
+from port_fortran.records import TranslationRefused
+from port_fortran.translate import translate_kernel, write_port
+from port_fortran.translate.commons import blocks, struct_decl, used_members
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNELS = ROOT / "fortran_kernels"
+INCLUDE = KERNELS / "include"
+ACCUM = ROOT / "tests" / "data" / "common" / "accum.f"
+
+
+def _kernel(path: Path, name: str):
+    sf = parse_file(str(path), include_dirs=[str(INCLUDE)])
+    return next(k for k in sf.kernels if k.name == name), sf
+
+
+# ------------------------------------------------------------------ layout
+
+MIXED = """\
+      SUBROUTINE MIXSET
+      INTEGER I1, I2
+      DOUBLE PRECISION D1, ARR(0:2)
+      REAL R4
+      INTEGER*8 K8
+      COMMON /MIXC/ I1, D1, I2, R4, K8, ARR
+      I1 = 11
+      D1 = 2.5D0
+      I2 = -7
+      R4 = 0.25
+      K8 = 123456789012_8
+      ARR(0) = 1.5D0
+      ARR(1) = -2.5D0
+      ARR(2) = 3.5D0
+      RETURN
+      END
+"""
+
+
+def test_mixed_block_layout_offsets(tmp_path):
+    src = tmp_path / "mixset.f"
+    src.write_text(MIXED)
+    k, _ = _kernel(src, "mixset")
+    (b,) = blocks(k)
+    assert b.symbol == "mixc_"
+    offs = {m.name: m.offset for m in b.members}
+    # INTEGER at 0, DOUBLE at 8 (4 bytes padding), INTEGER at 16, REAL at 20, INTEGER*8 at 24, ARR at 32
+    assert offs == {"i1": 0, "d1": 8, "i2": 16, "r4": 20, "k8": 24, "arr": 32}
+    assert b.padding == 4
+    assert [m.name for m in used_members(k)] == ["i1", "d1", "i2", "r4", "k8", "arr"]
+    assert all(m.written for m in used_members(k))
+
+
+@pytest.mark.integration
+def test_struct_matches_gfortran(tmp_path):
+    gf, cxx = shutil.which("gfortran"), shutil.which("g++")
+    if not gf or not cxx:
+        pytest.skip("gfortran and g++ needed")
+    src = tmp_path / "mixset.f"
+    src.write_text(MIXED)
+    k, _ = _kernel(src, "mixset")
+    (b,) = blocks(k)
+    cpp = "\n".join(["#include <cstddef>", "#include <cstdio>", *struct_decl(b), """
+extern "C" void mixset_();
+int main() {
+  mixset_();
+  std::printf("%d %.17g %d %.9g %lld %.17g %.17g %.17g\\n", mixc_.i1, mixc_.d1, mixc_.i2, mixc_.r4,
+              mixc_.k8, mixc_.arr[0], mixc_.arr[1], mixc_.arr[2]);
+  return 0;
+}
+"""])
+    (tmp_path / "main.cpp").write_text(cpp)
+    subprocess.run([gf, "-c", "mixset.f", "-o", "mixset.o"], cwd=tmp_path, check=True)
+    subprocess.run([cxx, "-std=c++17", "main.cpp", "mixset.o", "-lgfortran", "-o", "mix"], cwd=tmp_path, check=True)
+    out = subprocess.run(["./mix"], cwd=tmp_path, check=True, capture_output=True, text=True).stdout.split()
+    assert out == ["11", "2.5", "-7", "0.25", "123456789012", "1.5", "-2.5", "3.5"]
+
+
+# ------------------------------------------------------------------ plan
+
+
+@pytest.mark.parametrize("path,name,members,pattern", [
+    (KERNELS / "heat.f", "heat1d", ["alpha", "dt", "rdx2"], "parallel_for"),
+    (KERNELS / "heat.f", "heat2d", ["alpha", "dt", "rdx2"], "mdrange"),
+    (KERNELS / "polyev.f", "polyev", ["coef", "ndeg"], "parallel_for"),
+])
+def test_common_kernels_translate(path, name, members, pattern):
+    k, sf = _kernel(path, name)
+    port = translate_kernel(k, sf)
+    assert pattern in port.patterns
+    assert [m.name for m in used_members(k)] == members
+    assert not any(m.written for m in used_members(k))
+    hpp = port.files[f"{name}.kokkos.hpp"]
+    decl = hpp[hpp.index(f"{name}_kokkos_views("):]
+    decl = decl[:decl.index(");")]
+    params = [p.strip().split()[-1] for p in decl[len(f"{name}_kokkos_views("):].split(",")]
+    assert params == [a.name for a in k.args] + members  # COMMON members trail the arguments
+    assert any("COMMON /" in n and "read " + ", ".join(members) in n for n in port.notes)
+    cpp = port.files[f"{name}.kokkos.cpp"]
+    assert f"extern pf_common_{k.commons[0].name} {k.commons[0].name}_;" in cpp
+
+
+def test_written_members_are_references_and_stored_back():
+    k, sf = _kernel(ACCUM, "accum")
+    port = translate_kernel(k, sf)
+    cpp = port.files["accum.kokkos.cpp"]
+    assert "int& ncall" in cpp and "double& total" in cpp and "double scale" in cpp
+    assert "pf::View<double*> hist" in cpp
+    assert "accc_.ncall = ncall;" in cpp and "accc_.total = total;" in cpp
+    assert "Kokkos::deep_copy(h_hist, d_hist);" in cpp
+    assert "reduce" in port.patterns
+
+
+def _refusal(tmp_path, text: str, name: str) -> ir.Diagnostic:
+    src = tmp_path / f"{name}.f"
+    src.write_text(text)
+    k, sf = _kernel(src, name)
+    with pytest.raises(TranslationRefused) as ei:
+        translate_kernel(k, sf)
+    return ei.value.diagnostics[0] if hasattr(ei.value, "diagnostics") else ei.value.args[1][0]
+
+
+def test_complex_member_refused_with_line(tmp_path):
+    d = _refusal(tmp_path, """\
+      SUBROUTINE CZ(N, X)
+      INTEGER N
+      DOUBLE PRECISION X(N)
+      COMPLEX*16 Z
+      COMMON /CZC/ Z
+      INTEGER I
+      DO 10 I = 1, N
+         X(I) = DBLE(Z)
+   10 CONTINUE
+      END
+""", "cz")
+    assert d.code == "common-block" and "'z'" in d.message and d.line == 4
+
+
+def test_callee_with_common_refused(tmp_path):
+    d = _refusal(tmp_path, """\
+      DOUBLE PRECISION FUNCTION GETA()
+      DOUBLE PRECISION A
+      COMMON /GC/ A
+      GETA = A
+      END
+      SUBROUTINE USEA(N, X)
+      INTEGER N
+      DOUBLE PRECISION X(N), GETA
+      INTEGER I
+      DO 10 I = 1, N
+         X(I) = GETA()
+   10 CONTINUE
+      END
+""", "usea")
+    assert d.code == "impure-call" and "COMMON" in d.message
+
+
+# ------------------------------------------------------------------ proof
+
+
+def _kokkos_ok() -> bool:
+    try:
+        from port_fortran.build_runner.kokkos import find_install
+    except ImportError:
+        return False
+    return bool(shutil.which("gfortran")) and find_install("serial") is not None and find_install("openmp") is not None
+
+
+CASES = {
+    "heat1d": (KERNELS / "heat.f", "heat1d"),
+    "heat2d": (KERNELS / "heat.f", "heat2d"),
+    "polyev": (KERNELS / "polyev.f", "polyev"),
+    "accum": (ACCUM, "accum"),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(CASES))
+def built(request, tmp_path_factory):
+    if not _kokkos_ok():
+        pytest.skip("gfortran and a Kokkos install with serial and openmp needed")
+    from port_fortran.harness import Harness
+    path, name = CASES[request.param]
+    k, sf = _kernel(path, name)
+    out = tmp_path_factory.mktemp(name)
+    write_port(translate_kernel(k, sf), out)
+    h = Harness(k, sf, out, include_dirs=[str(INCLUDE)])
+    builds = {b: h.build(b) for b in ("serial", "openmp")}
+    return h, builds
+
+
+@pytest.mark.integration
+def test_common_kernels_verify(built):
+    h, builds = built
+    members = [a for a in h.kernel.args if a.common is not None]
+    assert members, "the COMMON members are driven as extra records"
+    for backend, b in builds.items():
+        assert b.ok, b.condensed
+        v = h.verify(backend, seeds=[1234567, 7654321])
+        assert v.passed, f"{h.kernel.name} on {backend}: {v.reason}"
+        names = {o.name for c in v.cases for o in c.outputs}
+        written = {a.name for a in members if a.intent != "in"}
+        assert written <= names  # written COMMON members are compared
+    if h.kernel.name == "polyev":
+        assert h.spec.args["ndeg"].range == [0, 8]
+    if h.kernel.name == "accum":
+        assert {a.name: a.intent for a in members} == {"ncall": "inout", "total": "inout", "scale": "in",
+                                                       "hist": "inout"}
+
+
+def test_views_timer_needs_the_common_parameters(tmp_path):
+    from port_fortran.harness.commons import driven_kernel
+    from port_fortran.harness.views import views_timer_source
+
+    k, sf = _kernel(ACCUM, "accum")
+    write_port(translate_kernel(k, sf), tmp_path)
+    d = driven_kernel(k)
+    assert [a.name for a in d.args] == ["n", "x", "y", "ncall", "total", "scale", "hist"]
+    assert [a.name for a in k.args] == ["n", "x", "y"]  # the kernel itself is not changed
+    src = views_timer_source(d, tmp_path)
+    assert src is not None and "accum_kokkos_views(v_0, d_1, d_2, v_3, v_4, v_5, d_6)" in src
+    # a port whose views function lacks the COMMON members (hand-written, LLM): no views timer
+    hpp = tmp_path / "accum.kokkos.hpp"
+    hpp.write_text("void accum_kokkos_views(int n, pf::View<const double*> x, pf::View<double*> y);\n")
+    assert views_timer_source(d, tmp_path) is None
