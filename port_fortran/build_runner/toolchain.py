@@ -107,9 +107,23 @@ def _which(*names: str) -> Optional[str]:
     return None
 
 
+def gfortran_path() -> Optional[str]:
+    """The Fortran compiler that builds the originals: ``$FC`` when it names a gfortran,
+    else ``gfortran``, else a versioned ``gfortran-NN`` (some images ship only those)."""
+    fc = os.environ.get("FC", "")
+    if fc and "gfortran" in os.path.basename(fc) and (p := shutil.which(fc)):
+        return p
+    if p := shutil.which("gfortran"):
+        return p
+    for ver in range(20, 8, -1):
+        if p := shutil.which(f"gfortran-{ver}"):
+            return p
+    return None
+
+
 def find_tool(role: str) -> Tool:
     if role == "gfortran":
-        path = _which("gfortran")
+        path = gfortran_path()
     elif role == "c++":
         env = os.environ.get("CXX")
         path = _which(env) if env else _which("g++", "c++", "clang++")

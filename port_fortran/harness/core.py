@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
 from ..errors import ToolMissing, UserError
+from ..build_runner.toolchain import gfortran_path
 from ..fortran import ir
 from ..records import BuildResult, CaseResult, OutputCheck, Timing, Verdict
 from ..build_runner.sandbox import Limits, run_limited
@@ -120,7 +121,7 @@ class Harness:
     def build_reference(self, timing: bool = False, openmp: bool = False) -> Path:
         """The original compiled with its driver (cached; rebuilt when the source or the
         flags change). Raises UserError when the original does not compile."""
-        gfortran = shutil.which("gfortran")
+        gfortran = gfortran_path()
         if not gfortran:
             raise ToolMissing("gfortran not found: install it (e.g. apt-get install gfortran); "
                               "`port-fortran doctor` says what is missing")

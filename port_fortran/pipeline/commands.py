@@ -151,7 +151,11 @@ def check_tools(config: Config) -> None:
     from ..build_runner.kokkos import find_install
     from ..errors import ToolMissing
 
-    for tool in ("gfortran", "cmake"):
+    from ..build_runner.toolchain import gfortran_path
+
+    if gfortran_path() is None:
+        raise ToolMissing("gfortran not found on PATH; `port-fortran doctor` says how to install it")
+    for tool in ("cmake",):
         if shutil.which(tool) is None:
             raise ToolMissing(f"{tool} not found on PATH; `port-fortran doctor` says how to install it")
     missing = [b for b in config.backends if find_install(b) is None]
