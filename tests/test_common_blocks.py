@@ -241,3 +241,30 @@ def test_views_timer_needs_the_common_parameters(tmp_path):
     hpp = tmp_path / "accum.kokkos.hpp"
     hpp.write_text("void accum_kokkos_views(int n, pf::View<const double*> x, pf::View<double*> y);\n")
     assert views_timer_source(d, tmp_path) is None
+
+
+def test_blank_common_and_an_untouched_block(tmp_path):
+    src = tmp_path / "bl.f"
+    src.write_text("""\
+      SUBROUTINE BL(N, X)
+      INTEGER N
+      DOUBLE PRECISION X(N), S
+      COMPLEX*16 Z
+      COMMON S
+      COMMON /ZC/ Z
+      INTEGER I
+      DO 10 I = 1, N
+         X(I) = S*X(I)
+   10 CONTINUE
+      END
+""")
+    k, sf = _kernel(src, "bl")
+    port = translate_kernel(k, sf)  # /ZC/ holds a COMPLEX but is never touched: no refusal
+    cpp = port.files["bl.kokkos.cpp"]
+    assert "extern pf_common_blank __BLNK__;" in cpp and "double s = __BLNK__.s;" in cpp
+    assert "zc_" not in cpp
+    assert [m.name for m in used_members(k)] == ["s"]
+    from port_fortran.harness import drivers
+    from port_fortran.harness.commons import driven_kernel
+    f90 = drivers.fortran_driver(driven_kernel(k))
+    assert "common // a_s" in f90 and "call bl(a_n, a_x)" in f90

@@ -80,7 +80,7 @@ class Block:
 
     @property
     def title(self) -> str:
-        return f"/{self.name}/" if self.name else "blank COMMON"
+        return f"/{self.name}/" if self.name else "//"
 
     def used(self) -> list[Member]:
         return [m for m in self.members if m.used]
@@ -115,47 +115,66 @@ def touched(kernel: ir.Kernel) -> tuple[set[str], set[str]]:
 
 def blocks(kernel: ir.Kernel) -> list[Block]:
     """The COMMON blocks the kernel declares, laid out as gfortran lays them out. Raises
-    :class:`Refusal` when a layout cannot be known for sure."""
+    :class:`Refusal` when the layout of a block the kernel uses cannot be known for sure (a
+    block it never touches is listed without members and never reached)."""
     env = _params(kernel)
     used, written = touched(kernel)
     out: list[Block] = []
     seen: dict[str, Block] = {}
+    broken: dict[str, Refusal] = {}
+    names: dict[str, list[str]] = {}
     for cb in kernel.commons:
         blk = seen.get(cb.name)
         if blk is None:
             blk = Block(cb.name, line=cb.line)
             seen[cb.name] = blk
             out.append(blk)
-        title = blk.title
-        offset = sum(m.nbytes for m in blk.members) + blk.padding
-        for name in cb.variables:
-            v = kernel.locals.get(name)
-            if v is None:
-                raise Refusal("common-block", f"COMMON {title}: member '{name}' has no declaration the "
-                              "front end could read", cb.line)
-            line = v.line or cb.line
-            if v.parameter is not None or v.allocatable:
-                raise Refusal("common-block", f"COMMON {title}: member '{name}' is a PARAMETER or ALLOCATABLE", line)
-            if (v.ftype.base, v.ftype.kind) not in _C_TYPES:
-                raise Refusal("common-block", f"COMMON {title}: member '{name}' of type {v.ftype}: its layout "
-                              "in the block cannot be matched by a C struct for sure", line)
-            bounds = []
-            for d, dim in enumerate(v.dims):
-                lo = _const(dim.lower, env, 1)
-                hi = _const(dim.upper, env, 0) if dim.upper is not None else None
-                if lo is None or hi is None or dim.assumed_shape:
-                    raise Refusal("common-block", f"COMMON {title}: member '{name}' has a dimension ({d + 1}) "
-                                  "whose size is not a constant", line)
-                bounds.append((lo, hi))
-            align = v.ftype.bytes
-            if offset % align:
-                pad = align - offset % align
-                blk.padding += pad
-                offset += pad
-            m = Member(blk.name, name, v.ftype, bounds, offset, line, name in used, name in written)
-            blk.members.append(m)
-            offset += m.nbytes
+        names.setdefault(cb.name, []).extend(cb.variables)
+        if cb.name in broken:
+            continue
+        try:
+            _lay_out(kernel, blk, cb, env, used, written)
+        except Refusal as r:
+            broken[cb.name] = r
+    for name, r in broken.items():
+        # a member the front end could not read at all is refused even in an untouched block
+        if set(names[name]) & used or any(v not in kernel.locals for v in names[name]):
+            raise r
+        seen[name].members = []
+        seen[name].padding = 0
     return out
+
+
+def _lay_out(kernel: ir.Kernel, blk: Block, cb: ir.CommonBlock, env: dict, used: set, written: set) -> None:
+    title = blk.title
+    offset = sum(m.nbytes for m in blk.members) + blk.padding
+    for name in cb.variables:
+        v = kernel.locals.get(name)
+        if v is None:
+            raise Refusal("common-block", f"COMMON {title}: member '{name}' has no declaration the "
+                          "front end could read", cb.line)
+        line = v.line or cb.line
+        if v.parameter is not None or v.allocatable:
+            raise Refusal("common-block", f"COMMON {title}: member '{name}' is a PARAMETER or ALLOCATABLE", line)
+        if (v.ftype.base, v.ftype.kind) not in _C_TYPES:
+            raise Refusal("common-block", f"COMMON {title}: member '{name}' of type {v.ftype}: its layout "
+                          "in the block cannot be matched by a C struct for sure", line)
+        bounds = []
+        for d, dim in enumerate(v.dims):
+            lo = _const(dim.lower, env, 1)
+            hi = _const(dim.upper, env, 0) if dim.upper is not None else None
+            if lo is None or hi is None or dim.assumed_shape:
+                raise Refusal("common-block", f"COMMON {title}: member '{name}' has a dimension ({d + 1}) "
+                              "whose size is not a constant", line)
+            bounds.append((lo, hi))
+        align = v.ftype.bytes
+        if offset % align:
+            pad = align - offset % align
+            blk.padding += pad
+            offset += pad
+        m = Member(blk.name, name, v.ftype, bounds, offset, line, name in used, name in written)
+        blk.members.append(m)
+        offset += m.nbytes
 
 
 def used_members(kernel: ir.Kernel) -> list[Member]:
