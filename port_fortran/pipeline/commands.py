@@ -33,6 +33,14 @@ def plan_jobs(sources: list[str], config: Config, run_id: str, out_dir: Path, db
         raise UserError(f"no Fortran files found in {', '.join(sources)} "
                         "(looked for .f .for .f77 .F .f90 .F90 ...); give files or directories that hold them")
     root = Path(os.path.commonpath([str(f.resolve().parent) for f in files]))
+    # include/ directories of the trees go after the user's -I (as `port-fortran list` does),
+    # and the harness compiles the originals with the same list
+    from ..fortran import default_include_dirs
+
+    given = {os.path.abspath(d) for d in config.include_dirs}
+    extra = [os.path.abspath(d) for d in default_include_dirs(sources) if os.path.abspath(d) not in given]
+    if extra:
+        config.include_dirs = list(config.include_dirs) + extra
     jobs: list[KernelJob] = []
     errors: list[str] = []
     wanted = set(config.kernels)
