@@ -59,7 +59,8 @@ test: system venv kokkos
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 bench: system venv kokkos
-	$(BIN)/python bench/run_all.py
+	$(BIN)/python bench/parse_bench.py
+	$(BIN)/python bench/kokkos_vs_fortran.py fortran_kernels/
 
 clean:
 	rm -rf $(VENV) $(DEMO_OUT) build .pytest_cache
