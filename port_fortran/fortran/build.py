@@ -1213,32 +1213,7 @@ def expr_names(e: ir.Expr):
             yield x.name
 
 
-def stmt_exprs(s: ir.Stmt) -> list[ir.Expr]:
-    """Expressions directly held by a statement (not those of nested statements)."""
-    if isinstance(s, ir.Assign):
-        return [s.target, s.value]
-    if isinstance(s, ir.Do):
-        return [x for x in (s.start, s.end, s.step) if x is not None]
-    if isinstance(s, ir.DoWhile):
-        return [s.cond]
-    if isinstance(s, ir.If):
-        return [c for c, _ in s.branches]
-    if isinstance(s, ir.ArithmeticIf):
-        return [s.expr]
-    if isinstance(s, ir.SelectCase):
-        out = [s.expr]
-        for c in s.cases:
-            out += c.values
-        return out
-    if isinstance(s, ir.Where):
-        return [s.mask]
-    if isinstance(s, ir.ComputedGoto):
-        return [s.expr]
-    if isinstance(s, ir.CallStmt):
-        return list(s.args)
-    if isinstance(s, ir.Stop):
-        return [s.code] if s.code is not None else []
-    return []
+stmt_exprs = ir.stmt_exprs  # kept here for the analysis modules that import it from build
 
 
 def referenced_names(body: list[ir.Stmt]) -> list[str]:

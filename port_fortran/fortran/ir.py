@@ -456,6 +456,34 @@ def walk(body: list[Stmt]):
         yield from walk(children(s))
 
 
+def stmt_exprs(s: Stmt) -> list[Expr]:
+    """Expressions directly held by a statement (not those of nested statements)."""
+    if isinstance(s, Assign):
+        return [s.target, s.value]
+    if isinstance(s, Do):
+        return [x for x in (s.start, s.end, s.step) if x is not None]
+    if isinstance(s, DoWhile):
+        return [s.cond]
+    if isinstance(s, If):
+        return [c for c, _ in s.branches]
+    if isinstance(s, ArithmeticIf):
+        return [s.expr]
+    if isinstance(s, SelectCase):
+        out = [s.expr]
+        for c in s.cases:
+            out += c.values
+        return out
+    if isinstance(s, Where):
+        return [s.mask]
+    if isinstance(s, ComputedGoto):
+        return [s.expr]
+    if isinstance(s, CallStmt):
+        return list(s.args)
+    if isinstance(s, Stop):
+        return [s.code] if s.code is not None else []
+    return []
+
+
 def expr_children(e: Expr) -> list[Expr]:
     if isinstance(e, ArrayRef):
         return list(e.subscripts)

@@ -19,30 +19,7 @@ INTRINSIC_NONNEG = {"abs", "iabs", "dabs"}
 # --------------------------------------------------------------------------- walks
 
 
-def all_exprs_of_stmt(s: ir.Stmt) -> list[ir.Expr]:
-    """Top-level expressions a statement holds (not those of nested statements)."""
-    if isinstance(s, ir.Assign):
-        return [s.target, s.value]
-    if isinstance(s, ir.Do):
-        return [x for x in (s.start, s.end, s.step) if x is not None]
-    if isinstance(s, ir.DoWhile):
-        return [s.cond]
-    if isinstance(s, ir.If):
-        return [c for c, _ in s.branches]
-    if isinstance(s, (ir.ArithmeticIf,)):
-        return [s.expr]
-    if isinstance(s, ir.SelectCase):
-        out = [s.expr]
-        for c in s.cases:
-            out += c.values
-        return out
-    if isinstance(s, ir.Where):
-        return [s.mask]
-    if isinstance(s, ir.CallStmt):
-        return list(s.args)
-    if isinstance(s, ir.ComputedGoto):
-        return [s.expr]
-    return []
+all_exprs_of_stmt = ir.stmt_exprs  # top-level expressions a statement holds
 
 
 def kernel_exprs(kernel: ir.Kernel):
