@@ -75,3 +75,22 @@ def test_scaffold_matches_the_rules_interface_files(waxpby):
     assert sc is not None and f"{k.name}.kokkos.cpp" not in sc.files
     for name, text in sc.files.items():
         assert text == port.files[name], name
+
+
+def test_scaffold_of_a_common_kernel_matches_the_rules_files():
+    """The LLM path gets the same interface as the rules port, COMMON members included."""
+    from pathlib import Path
+
+    from port_fortran.fortran import parse_file
+    from port_fortran.pipeline.stages import RealStages
+    from port_fortran.translate import translate_kernel
+
+    root = Path(__file__).resolve().parents[1] / "fortran_kernels"
+    sf = parse_file(str(root / "heat.f"), include_dirs=(str(root / "include"),))
+    k = next(k for k in sf.kernels if k.name == "heat1d")
+    port = translate_kernel(k, sf)
+    sc = RealStages().scaffold(k, sf)
+    assert sc is not None and "heat1d.kokkos.cpp" not in sc.files
+    assert "alpha" in sc.files["heat1d.kokkos.hpp"]  # the COMMON member is a views parameter
+    for name, text in sc.files.items():
+        assert text == port.files[name], name

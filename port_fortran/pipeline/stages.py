@@ -129,34 +129,15 @@ class RealStages(Stages):
         return self.harness(kernel, source, port_dir).bench(list(backends), threads=threads)
 
     def scaffold(self, kernel, source):
-        """The rules' interface files without the kernel body, rendered with the
-        translator's own templates (header with the views-level and entry declarations,
-        bind(C) module, CMake, compat header); None when the interface itself is refused."""
+        """The rules' interface files without the kernel body (header with the views-level
+        and entry declarations, bind(C) module, CMake, compat header), rendered by the
+        translator itself; None when the interface itself is refused."""
+        from ..records import TranslationRefused
+        from ..translate import scaffold
+
         try:
-            from .. import translate as tr
-
-            fn = getattr(tr, "scaffold", None)
-            if callable(fn):
-                return fn(kernel, source)
-            from ..translate import render as R
-            from ..translate.symbols import build_symbols
-
-            tab = build_symbols(kernel, source)
-            for a in kernel.args:
-                tab[a.name].ctype  # refuses argument types without a C++ equivalent
-            k = kernel.name
-            is_function = kernel.kind == "function" and kernel.result is not None
-            names = {a.name for a in kernel.args}
-            files = {
-                f"{k}.kokkos.hpp": R.render("kernel.hpp.j2", k=k, guard=R.guard(k), is_function=is_function,
-                                            views_decl=R.views_signature(kernel, tab, names, with_names=False),
-                                            entry_decl=R.entry_signature(kernel, tab, decl=True)),
-                f"{k}_kokkos_mod.f90": R.module_text(kernel, tab),
-                "pf_kokkos_compat.hpp": R.compat_header(),
-                "CMakeLists.txt": R.render("CMakeLists.txt.j2", k=k),
-            }
-            return Port(kernel=k, entry=f"{k}_kokkos", files=files, model="scaffold")
-        except Exception:
+            return scaffold(kernel, source)
+        except TranslationRefused:
             return None
 
 

@@ -8,6 +8,6 @@ Modules, one job each: ``structure`` (GOTOs -> blocks), ``lower`` (array syntax 
 ``plan`` (which Kokkos pattern for which loop), ``cexpr`` (expressions -> C++), ``emit``
 (plan -> C++ statements), ``render`` (files through the Jinja2 templates), ``engine``
 (the pipeline), ``commands`` (``port-fortran translate``)."""
-from .engine import translate_kernel, write_port
+from .engine import scaffold, translate_kernel, write_port
 
-__all__ = ["translate_kernel", "write_port"]
+__all__ = ["scaffold", "translate_kernel", "write_port"]

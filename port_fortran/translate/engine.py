@@ -187,15 +187,7 @@ def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Tran
             views_signature=R.views_signature(kernel, tab, used), views_body=views_body,
             entry_signature='extern "C" ' + R.entry_signature(kernel, tab, decl=False),
             entry_body=R.entry_body(kernel, tab)),
-        f"{k}.kokkos.hpp": R.render(
-            "kernel.hpp.j2", k=k, guard=R.guard(k), is_function=result is not None,
-            common_params=[f"{m.name} (COMMON {b.title}{', written back' if m.written else ''})"
-                           for b in blocks for m in b.used()],
-            views_decl=R.views_signature(kernel, tab, used, with_names=False),
-            entry_decl=R.entry_signature(kernel, tab, decl=True)),
-        f"{k}_kokkos_mod.f90": R.module_text(kernel, tab),
-        "pf_kokkos_compat.hpp": R.compat_header(),
-        "CMakeLists.txt": R.render("CMakeLists.txt.j2", k=k),
+        **interface_files(kernel, tab, blocks, used),
     }
     for fn in callees:
         planner.notes.append(f"{fn.kind} {fn.name} (line {fn.line_start}) -> KOKKOS_INLINE_FUNCTION {function_cname(fn.name)}")
@@ -248,3 +240,40 @@ def write_port(port: Port, out_dir) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for name, text in port.files.items():
         (out / name).write_text(text)
+
+
+def interface_files(kernel: ir.Kernel, tab, blocks, used: set[str]) -> dict[str, str]:
+    """A port's files other than the kernel source: the header (entry and views-level
+    declarations), the bind(C) module, the compat header and the CMake project."""
+    k = kernel.name
+    is_function = kernel.kind == "function" and kernel.result is not None
+    return {
+        f"{k}.kokkos.hpp": R.render(
+            "kernel.hpp.j2", k=k, guard=R.guard(k), is_function=is_function,
+            common_params=[f"{m.name} (COMMON {b.title}{', written back' if m.written else ''})"
+                           for b in blocks for m in b.used()],
+            views_decl=R.views_signature(kernel, tab, used, with_names=False),
+            entry_decl=R.entry_signature(kernel, tab, decl=True)),
+        f"{k}_kokkos_mod.f90": R.module_text(kernel, tab),
+        "pf_kokkos_compat.hpp": R.compat_header(),
+        "CMakeLists.txt": R.render("CMakeLists.txt.j2", k=k),
+    }
+
+
+def scaffold(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None) -> Port:
+    """The interface files of a kernel's port without its body (for a port another model
+    writes when the rules refuse the body). Raises TranslationRefused when the interface
+    itself has no C++ equivalent (argument types, COMMON layouts)."""
+    try:
+        tab = build_symbols(kernel, source)
+        blocks = C.blocks(kernel)
+        R.result_ctype(kernel)
+        for a in kernel.args:
+            tab[a.name].ctype  # refuses types without a C++ equivalent
+    except Refusal as r:
+        d = r.diagnostic
+        if not d.file:
+            d.file = kernel.file
+        raise TranslationRefused(kernel.name, [d]) from None
+    files = interface_files(kernel, tab, blocks, set(tab.symbols))
+    return Port(kernel=kernel.name, entry=f"{kernel.name}_kokkos", files=files, model="scaffold")
