@@ -149,6 +149,27 @@ def _next_model_or(ctx: KernelContext, state: KernelState, status: str, reason: 
 # ----------------------------------------------------------------------------- nodes
 
 
+def _ask_llm(ctx: KernelContext, state: KernelState, spec: ModelSpec, stage: str, messages,
+             hist: list) -> tuple[Optional[str], Optional[dict]]:
+    """One LLM call of a graph stage. Returns (code, None) with the answer saved and the code
+    written as the port's source, or (None, the state update that stops the kernel or falls
+    back to the next model). Transient failures are re-raised for the node's retry policy."""
+    try:
+        code, answer = ctx.client(spec).ask_code(messages, stage, entry=f"{ctx.name}_kokkos")
+    except BudgetReached as exc:
+        ctx.attempt(stage, False, str(exc), model=spec.name)
+        return None, {**_stop("budget-reached", str(exc), "budget-reached"), "history": hist}
+    except TransientLLMError:
+        ctx.attempt(stage, False, "transient LLM failure", model=spec.name)
+        raise
+    except LLMCallFailed as exc:
+        ctx.attempt(stage, False, str(exc), model=spec.name)
+        return None, {**_next_model_or(ctx, state, "error", f"LLM call failed: {exc}", "llm-error"), "history": hist}
+    ctx.save_answer(stage, answer)
+    ctx.cpp_path.write_text(code)
+    return code, None
+
+
 def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
     cfg = ctx.config
 
@@ -198,19 +219,9 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
         messages = render("translate.j2", kernel=ctx.kernel, summary=ir_summary(ctx.kernel),
                           signature=entry_signature(ctx.kernel, header), header=header, draft=draft,
                           refusal=refusal)
-        try:
-            code, answer = ctx.client(spec).ask_code(messages, "translate", entry=f"{ctx.name}_kokkos")
-        except BudgetReached as exc:
-            ctx.attempt("translate", False, str(exc), model=spec.name)
-            return {**_stop("budget-reached", str(exc), "budget-reached"), "history": hist}
-        except TransientLLMError:
-            ctx.attempt("translate", False, "transient LLM failure", model=spec.name)
-            raise
-        except LLMCallFailed as exc:
-            ctx.attempt("translate", False, str(exc), model=spec.name)
-            return {**_next_model_or(ctx, state, "error", f"LLM call failed: {exc}", "llm-error"), "history": hist}
-        ctx.save_answer("translate", answer)
-        ctx.cpp_path.write_text(code)
+        code, stop = _ask_llm(ctx, state, spec, "translate", messages, hist)
+        if stop is not None:
+            return stop
         ctx.attempt("translate", bool(code.strip()), f"{len(code)} characters of C++", model=spec.name,
                     seconds=time.monotonic() - t0)
         return {"model": spec.name, "options": {}, "patterns": [], "compiled": [], "verified": [],
@@ -317,19 +328,9 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
         header = ctx.header_text()
         messages = render("debug.j2", kernel=ctx.kernel, code=code_now, failure=_fill(f), header=header,
                           signature=entry_signature(ctx.kernel, header))
-        try:
-            new_code, answer = ctx.client(spec).ask_code(messages, "debug", entry=f"{ctx.name}_kokkos")
-        except BudgetReached as exc:
-            ctx.attempt("debug", False, str(exc), model=spec.name)
-            return {**_stop("budget-reached", str(exc), "budget-reached"), "history": hist}
-        except TransientLLMError:
-            ctx.attempt("debug", False, "transient LLM failure", model=spec.name)
-            raise
-        except LLMCallFailed as exc:
-            ctx.attempt("debug", False, str(exc), model=spec.name)
-            return {**_next_model_or(ctx, state, "error", f"LLM call failed: {exc}", "llm-error"), "history": hist}
-        ctx.save_answer("debug", answer)
-        ctx.cpp_path.write_text(new_code)
+        new_code, stop = _ask_llm(ctx, state, spec, "debug", messages, hist)
+        if stop is not None:
+            return stop
         ctx.attempt("debug", bool(new_code.strip()), f"{spec.name} fix for {stage}", model=spec.name,
                     seconds=time.monotonic() - t0)
         return {"debug_rounds": rounds, "compiled": [], "verified": [], "route": "validate", "history": hist}
