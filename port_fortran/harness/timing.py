@@ -180,17 +180,10 @@ def gpu_bandwidth(refresh: bool = False) -> Optional[float]:
     nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.access("/usr/local/cuda/bin/nvcc", os.X_OK) else None)
     if not nvcc:
         return None
-    pdir = cache_dir() / "probe"
-    pdir.mkdir(parents=True, exist_ok=True)
-    exe = pdir / "stream_probe_cuda"
-    if not exe.exists():
-        tmp = pdir / f"stream_probe_cuda.{os.getpid()}"
-        res = run_limited([nvcc, "-O3", "-arch=native", str(PROBE_SOURCE_CUDA), "-o", str(tmp)], pdir,
-                          Limits(wall_s=300, mem_mb=None))
-        if not res.ok:
-            return None
-        os.replace(tmp, exe)
-    res = run_limited([str(exe)], pdir, Limits(wall_s=120, mem_mb=None))
+    exe = _probe_exe("stream_probe_cuda", [nvcc, "-O3", "-arch=native", str(PROBE_SOURCE_CUDA)])
+    if exe is None:
+        return None
+    res = run_limited([str(exe)], exe.parent, Limits(wall_s=120, mem_mb=None))
     gbs = next((float(ln.split()[1]) for ln in res.stdout.splitlines()
                 if ln.startswith("PF_TRIAD_GBS") and len(ln.split()) > 1), None)
     if not res.ok or gbs is None:
@@ -203,21 +196,29 @@ def gpu_bandwidth(refresh: bool = False) -> Optional[float]:
     return gbs
 
 
+def _probe_exe(name: str, compile_cmd: list[str]) -> Optional[Path]:
+    """A bandwidth probe compiled once into the cache (``compile_cmd`` without ``-o``);
+    None when it does not compile."""
+    pdir = cache_dir() / "probe"
+    pdir.mkdir(parents=True, exist_ok=True)
+    exe = pdir / name
+    if not exe.exists():
+        tmp = pdir / f"{name}.{os.getpid()}"
+        res = run_limited([*compile_cmd, "-o", str(tmp)], pdir, Limits(wall_s=300, mem_mb=None))
+        if not res.ok:
+            return None
+        os.replace(tmp, exe)
+    return exe
+
+
 def _run_probe(threads: int) -> Optional[float]:
     cxx = shutil.which("g++") or shutil.which("c++")
     if not cxx:
         return None
-    pdir = cache_dir() / "probe"
-    pdir.mkdir(parents=True, exist_ok=True)
-    exe = pdir / "stream_probe"
-    if not exe.exists():
-        tmp = pdir / f"stream_probe.{os.getpid()}"
-        res = run_limited([cxx, "-O3", "-march=native", "-fopenmp", str(PROBE_SOURCE), "-o", str(tmp)], pdir,
-                          Limits(wall_s=300, mem_mb=None))
-        if not res.ok:
-            return None
-        os.replace(tmp, exe)
-    res = run_limited([str(exe)], pdir, Limits(wall_s=300, mem_mb=None),
+    exe = _probe_exe("stream_probe", [cxx, "-O3", "-march=native", "-fopenmp", str(PROBE_SOURCE)])
+    if exe is None:
+        return None
+    res = run_limited([str(exe)], exe.parent, Limits(wall_s=300, mem_mb=None),
                       env_extra={"OMP_NUM_THREADS": str(threads), "OMP_PROC_BIND": "spread",
                                  "OMP_PLACES": "threads"})
     for line in res.stdout.splitlines():
