@@ -61,7 +61,8 @@ def test_several_reductions_share_one_reducer_and_combine_with_the_values_before
 
 def test_induction_variables_are_computed_from_the_loop_index():
     port = _port("basics.f90", "strided")
-    assert port.patterns == ["reduce", "parallel_for"]
+    # the second loop writes y(iy): parallel only if incy /= 0 (versioned), serial otherwise
+    assert port.patterns == ["reduce", "parallel_for", "serial", "versioned"]
     cpp = port.files["strided.kokkos.cpp"]
     assert "int ix = pf_ix0 + static_cast<int>((i - 1)) * (incx);" in cpp
     assert "iy = pf_iy0 + static_cast<int>(pf::trip(1, n, 1)) * (incy);" in cpp  # iy is read after the loop
