@@ -141,6 +141,7 @@ class Planner:
         self.options = options
         self.notes: list[str] = []
         self.patterns: list[str] = []
+        self.versions: list[str] = []  # "line 24: do i parallel if incy /= 0" (records.Port.versions)
         self.out_args = out_args or {}
         self.pure_functions = pure_functions or set()  # same-source functions inlined, no side effects
         self._par_cache: dict[int, tuple] = {}
@@ -455,6 +456,7 @@ class Planner:
         ser = self.serial_region([do], cont, in_host_loop, noted=True)
         cond = do.info.condition
         self.add_pattern("versioned")
+        self.versions.append(f"line {do.line}: {fortran_do(do)} parallel if {expr_str(cond)}")
         own = f"line {do.line}: "
         for note in par_notes:
             if note.startswith(own):
