@@ -490,6 +490,39 @@ def _at_least(e: ir.Expr, p) -> ir.Expr:
     return _cmp(">=", e, _int(p))
 
 
+def _sides(e: ir.Expr) -> Optional[list]:
+    """The polynomials an expression may equal: [p] for p, [p, -p] for abs(p)."""
+    if isinstance(e, ir.FuncCall) and e.name == "abs" and len(e.args) == 1:
+        p = affine.poly_of(e.args[0])
+        return None if p is None else [p, _neg(p)]
+    p = affine.poly_of(e)
+    return None if p is None else [p]
+
+
+def _impossible(cond: ir.Expr, facts) -> bool:
+    """The facts prove that ``cond`` never holds (a version that would never run)."""
+    if isinstance(cond, ir.BinOp) and cond.op == "or":
+        return _impossible(cond.left, facts) and _impossible(cond.right, facts)
+    if isinstance(cond, ir.BinOp) and cond.op == "and":
+        return _impossible(cond.left, facts) or _impossible(cond.right, facts)
+    if not isinstance(cond, ir.BinOp) or cond.op not in (">=", ">", "<", "<=", "==", "/="):
+        return False
+    ls, rs = _sides(cond.left), _sides(cond.right)
+    if ls is None or rs is None or len(rs) != 1:
+        return False
+    r = rs[0]
+    one = affine.const(1)
+    if cond.op in (">=", ">"):  # every value of the left side stays below r (or at most r)
+        gap = one if cond.op == ">=" else affine.const(0)
+        return all(facts.nonneg(affine.add(affine.add(r, x, -1), gap, -1)) for x in ls)
+    if cond.op in ("<", "<="):
+        gap = affine.const(0) if cond.op == "<" else one
+        return all(facts.nonneg(affine.add(affine.add(x, r, -1), gap, -1)) for x in ls)
+    if cond.op == "==":
+        return len(ls) == 1 and facts.is_nonzero(affine.add(ls[0], r, -1))
+    return len(ls) == 1 and facts.nonneg(affine.add(ls[0], r, -1)) and facts.nonneg(affine.add(r, ls[0], -1))
+
+
 def _same_coefficient(c, d, scope: LoopScope, facts) -> DimTest:
     """c*v1 + r1 == c*v2 + r2 with d = r2 - r1 free of inner loop indices."""
     one = affine.const(1)
@@ -644,7 +677,7 @@ def pair_test(w: Access, a: Access, scope: LoopScope) -> PairTest:
         if t.rel in (_NEVER, _SAME_ITER):
             return PairTest(False, True)
         exact = exact and t.exact
-        if t.cond is not None:
+        if t.cond is not None and not _impossible(t.cond, facts):
             conds.append(t.cond)
     if conds:
         return PairTest(True, False, _join("or", conds))
