@@ -52,6 +52,7 @@ def versions_run(verdict, cond: ir.Expr) -> set[bool]:
 def zero_stride_race_case(h, n: int = RACE_N) -> None:
     """Edit the spec as a user would: one size set with ``n`` iterations, incx = incy = 0
     (every iteration updates y(1) with x(1): little data, many conflicting updates)."""
+    h.spec  # inferred and written first
     data = yaml.safe_load(h.spec_path.read_text())
     data["sizes"]["correctness"] = [{"n": n}]
     data["args"]["incx"]["values"] = [0]
@@ -82,3 +83,35 @@ def test_both_versions_are_proven_on_serial_and_openmp(tmp_path, name):
         v = h.verify("openmp")
         assert v.passed, v.reason
         assert [(c.sizes["n"], c.sizes["incy"]) for c in v.cases] == [(RACE_N, 0)]
+
+
+@pytest.mark.integration
+def test_the_zero_stride_case_shows_the_race_of_an_unversioned_port(tmp_path):
+    """The race case above can fail: the same loop ported as a plain parallel_for (its
+    condition dropped, as the analysis did before) loses updates of y(1) under OpenMP."""
+    import copy
+
+    from port_fortran.harness import Harness
+
+    sf = parse_file(str(SOURCE))
+    k = next(k for k in sf.kernels if k.name == "vaxpy")
+    racy = copy.deepcopy(k)
+    (d,) = [d for d in racy.loops() if d.info.condition is not None]
+    d.info.condition = None
+    d.info.reasons = [r for r in d.info.reasons if r.code != "conditional-independence"]
+    port = translate_kernel(racy, sf)
+    assert "versioned" not in port.patterns and "serial" not in port.patterns
+    write_port(port, tmp_path / "racy")
+    h = Harness(k, sf, tmp_path / "racy")
+    assert h.threads >= 2
+    zero_stride_race_case(h)
+    data = yaml.safe_load(h.spec_path.read_text())
+    data["sizes"]["correctness"] = [{"n": RACE_N}] * 3
+    h.spec_path.write_text(yaml.safe_dump(data, sort_keys=False))
+    h.reload_spec()
+    b = h.build("openmp")
+    assert b.ok, b.condensed
+    v = h.verify("openmp")
+    # a run where the OS kept one thread waiting until the other was done can pass; the
+    # verdict fails as soon as one case shows the race
+    assert not v.passed and "y" in v.reason
