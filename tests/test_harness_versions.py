@@ -7,6 +7,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -130,6 +131,9 @@ def test_values_on_both_sides_of_each_condition():
     assert any(c.choices["lda"] == c.sizes["m"] > 1 for c in cs)
     # the timed layout takes the first value of each
     lay = layout(k, s, {"n": 50, "m": 40})
+    assert (lay.scalars["k"], lay.scalars["koff"], lay.scalars["lda"]) == (1, 0, 40)
+    # so does a caller that chooses flags and strides only (timing)
+    lay = layout(k, s, {"n": 50, "m": 40}, {}, rng=np.random.default_rng(3))
     assert (lay.scalars["k"], lay.scalars["koff"], lay.scalars["lda"]) == (1, 0, 40)
 
 

@@ -178,9 +178,15 @@ def layout(kernel: ir.Kernel, spec: Spec, sizes: dict[str, int], choices: Option
     for n, a in spec.args.items():
         if a.role == "leading-dim":
             ints[n] = env[n] = max(1, eval_expr(a.rows, ints, f"args.{n}.rows") + a.pad)
+    cycled = set(cycled_args(spec))
     for n, a in spec.args.items():
         if a.role == "scalar":
-            env[n] = choices[n] if n in choices else _scalar_value(kernel.arg(n), a, rng)
+            if n in choices:
+                env[n] = choice_value(choices[n], sizes)
+            elif n in cycled:  # not chosen by the caller: the first value (the one timed)
+                env[n] = choice_value(a.values[0], sizes)
+            else:
+                env[n] = _scalar_value(kernel.arg(n), a, rng)
             if isinstance(env[n], (int, np.integer)) and not isinstance(env[n], (bool, np.bool_)):
                 ints[n] = int(env[n])
     lay = Layout(scalars=env, arrays={})
