@@ -430,6 +430,43 @@ def test_access_bounds_union_over_branches(tmp_path):
     assert ir.evaluate(hi, {"n": 4, "m": 9}) == 9 and ir.evaluate(lo, {"n": 4, "m": 9}) == 1
 
 
+def test_loop_variable_reassigned_before_its_next_use_is_not_live(tmp_path):
+    # issue 12, class 6: `i = 1` after the loop kills the loop's last value of i
+    k = kernel(tmp_path, """
+        do i = 1, n
+          a(i) = 0
+        end do
+        i = 1
+        b(i) = a(i)
+        t = 0
+        do j = 1, n
+          t = t + c(j)
+          a(j) = t
+        end do
+        t = 1
+        c(1) = t
+    """, decls="real(8) t")
+    l1, l2 = k.loops()
+    assert l1.info.parallel, codes(l1)
+    assert "last-value" not in codes(l2)  # t is a recurrence (scalar-dependence), not a live last value
+
+
+def test_last_value_reason_names_the_use(tmp_path):
+    k = kernel(tmp_path, """
+        do i = 1, n
+          a(i) = 0
+        end do
+        if (n > 3) go to 10
+        i = 1
+   10   b(1) = i
+    """)
+    d = loop(k)
+    assert codes(d) == ["last-value"]
+    read = next(s for s in ir.walk(k.body) if isinstance(s, ir.Assign) and s.label == 10)
+    # the read at label 10, reached by the GOTO around `i = 1`
+    assert d.info.reasons[0].line == read.line and f"line {read.line}" in d.info.reasons[0].message
+
+
 # --------------------------------------------------------------------------- symbolic subscripts
 
 

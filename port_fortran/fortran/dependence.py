@@ -19,7 +19,8 @@ from typing import Optional
 
 from . import affine, ir
 from .build import stmt_exprs
-from .facts import Facts, guard_facts
+from .dataflow import FlowGraph, exposed_reads
+from .facts import Facts, guard_facts, path_to
 from .render import expr_str
 
 # --------------------------------------------------------------------------- accesses
@@ -70,78 +71,6 @@ def array_accesses(body: list[ir.Stmt], arrays: set[str]) -> list[Access]:
 
 
 # --------------------------------------------------------------------------- scalar dataflow
-
-
-def _reads_of(e: ir.Expr, arrays: set[str]) -> list[str]:
-    return [x.name for x in ir.walk_expr(e) if isinstance(x, ir.Name) and x.name not in arrays]
-
-
-def exposed_reads(body: list[ir.Stmt], defined: set[str], arrays: set[str], exposed: set[str]) -> set[str]:
-    """Must-define dataflow over structured statements: adds to ``exposed`` every scalar read
-    that may happen before any write in ``body``; returns the scalars surely defined after."""
-    d = set(defined)
-    for s in body:
-        if isinstance(s, ir.Assign):
-            for n in _reads_of(s.value, arrays):
-                if n not in d:
-                    exposed.add(n)
-            if isinstance(s.target, ir.ArrayRef):
-                for sub in s.target.subscripts:
-                    for n in _reads_of(sub, arrays):
-                        if n not in d:
-                            exposed.add(n)
-            elif s.target.name not in arrays:
-                d.add(s.target.name)
-        elif isinstance(s, ir.If):
-            outs = []
-            cur = set(d)
-            for cond, b in s.branches:
-                for n in _reads_of(cond, arrays):
-                    if n not in cur:
-                        exposed.add(n)
-                outs.append(exposed_reads(b, cur, arrays, exposed))
-            outs.append(exposed_reads(s.else_body, cur, arrays, exposed) if s.else_body else set(cur))
-            inter = set.intersection(*outs) if outs else set(cur)
-            d |= inter
-        elif isinstance(s, ir.SelectCase):
-            for n in _reads_of(s.expr, arrays):
-                if n not in d:
-                    exposed.add(n)
-            outs = [exposed_reads(c.body, d, arrays, exposed) for c in s.cases]
-            if not any(not c.values for c in s.cases):
-                outs.append(set(d))
-            if outs:
-                d |= set.intersection(*outs)
-        elif isinstance(s, ir.Do):
-            for e in (s.start, s.end, s.step):
-                if e is not None:
-                    for n in _reads_of(e, arrays):
-                        if n not in d:
-                            exposed.add(n)
-            exposed_reads(s.body, d | {s.var}, arrays, exposed)
-            d.add(s.var)
-        elif isinstance(s, ir.DoWhile):
-            for n in _reads_of(s.cond, arrays):
-                if n not in d:
-                    exposed.add(n)
-            exposed_reads(s.body, d, arrays, exposed)
-        elif isinstance(s, ir.Where):
-            for e in [s.mask]:
-                for n in _reads_of(e, arrays):
-                    if n not in d:
-                        exposed.add(n)
-            exposed_reads(s.body, d, arrays, exposed)
-            exposed_reads(s.elsewhere, d, arrays, exposed)
-        else:
-            for e in stmt_exprs(s):
-                for n in _reads_of(e, arrays):
-                    if n not in d:
-                        exposed.add(n)
-    return d
-
-
-def has_jumps(body: list[ir.Stmt]) -> bool:
-    return any(isinstance(s, (ir.Goto, ir.ComputedGoto, ir.ArithmeticIf)) for s in ir.walk(body))
 
 
 def scalar_writes(body: list[ir.Stmt], arrays: set[str]) -> dict[str, int]:
@@ -699,7 +628,7 @@ _FIXABLE_BESIDES_CONDITION = {"induction-variable", "call-in-loop"}
 
 
 def _entry_facts(kernel: ir.Kernel, loop: ir.Do, ctx: "Context") -> Facts:
-    path = _path_to(kernel.body, loop)
+    path = path_to(kernel.body, loop)
     if path is None:
         return Facts()
     return guard_facts(kernel.body, path, set(scalar_writes(kernel.body, ctx.arrays)), ctx.env)
@@ -772,6 +701,7 @@ class Context:
     arrays: set[str]
     globals_: set[str]  # arguments, COMMON, module variables, function result: live after the kernel
     env: dict  # PARAMETER values
+    flow: FlowGraph  # the routine's control flow: liveness of every scalar
 
 
 def kernel_context(k: ir.Kernel) -> Context:
@@ -785,54 +715,19 @@ def kernel_context(k: ir.Kernel) -> Context:
     if k.result is not None:
         globals_.add(k.result.name)
     env = {n: v.parameter for n, v in k.locals.items() if v.parameter is not None}
-    return Context(arrays, globals_, env)
+    shared = set(k.module_vars) | {n for n, v in k.locals.items() if v.common is not None or v.save}
+    return Context(arrays, globals_, env, FlowGraph(k.body, live_at_end=globals_, globals_=shared))
 
 
-def _path_to(body: list[ir.Stmt], target: ir.Stmt, path=None):
-    """[(block, index, owner)] from the kernel body down to ``target``."""
-    path = path or []
-    for i, s in enumerate(body):
-        if s is target:
-            return path + [(body, i, None)]
-        blocks = []
-        if isinstance(s, (ir.Do, ir.DoWhile)):
-            blocks = [s.body]
-        elif isinstance(s, ir.If):
-            blocks = [b for _, b in s.branches] + [s.else_body]
-        elif isinstance(s, ir.SelectCase):
-            blocks = [c.body for c in s.cases]
-        elif isinstance(s, ir.Where):
-            blocks = [s.body, s.elsewhere]
-        for b in blocks:
-            r = _path_to(b, target, path + [(body, i, s)])
-            if r is not None:
-                return r
-    return None
+def live_after(loop: ir.Do, name: str, ctx: Context) -> bool:
+    """May the value ``name`` has when ``loop`` ends be read later? (flow-sensitive: a
+    reassignment on every path kills it; GOTOs are followed)."""
+    return ctx.flow.is_live_after(loop, name)
 
 
-def live_after(kbody: list[ir.Stmt], loop: ir.Do, name: str, ctx: Context) -> bool:
-    """May the value ``name`` has when ``loop`` ends be read later?"""
-    path = _path_to(kbody, loop)
-    if path is None or has_jumps(kbody):
-        return True
-    defined: set[str] = set()
-    for level in range(len(path) - 1, -1, -1):
-        block, idx, _ = path[level]
-        exposed: set[str] = set()
-        after = exposed_reads(block[idx + 1:], defined, ctx.arrays, exposed)
-        if name in exposed:
-            return True
-        if name in after:
-            return False
-        defined = after
-        owner = path[level - 1][2] if level > 0 else None
-        if isinstance(owner, (ir.Do, ir.DoWhile)):
-            # next iteration of an enclosing loop runs the statements before this one again
-            exposed = set()
-            exposed_reads(block[:idx], set(), ctx.arrays, exposed)
-            if name in exposed:
-                return True
-    return name in ctx.globals_
+def _use_line(loop: ir.Do, name: str, ctx: Context) -> str:
+    use = ctx.flow.use_after(loop, name)
+    return f"line {use.line}" if use is not None else "as an output of the routine"
 
 
 def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) -> ir.LoopInfo:
@@ -866,21 +761,15 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
     if v in writes:
         reasons.append(ir.Diagnostic("loop-variable-modified", f"the loop variable {v} is assigned inside the loop "
                                      f"(line {writes[v]})", writes[v]))
-    exposed: set[str] = set()
-    exposed_reads(loop.body, {v}, ctx.arrays, exposed)
-    if has_jumps(loop.body):
-        # GOTOs inside the body can skip a write and reach a read: the must-define
-        # dataflow above does not follow them, so every scalar read counts as exposed
-        for s in ir.walk(loop.body):
-            for e in stmt_exprs(s):
-                exposed.update(x.name for x in ir.walk_expr(e) if isinstance(x, ir.Name) and x.name not in ctx.arrays)
+    # scalars one iteration reads before assigning them (GOTOs inside the body followed)
+    exposed = set(exposed_reads(loop.body)) - ctx.arrays - {v}
     variant = set(writes) - {v} - inner_vars
     handled: set[str] = set()
 
     # induction variables: ix = ix + incx, once per iteration
     inductions = find_inductions(loop, writes, variant | inner_vars | {v}, ctx)
     for ind in inductions:
-        ind.live_after = live_after(kernel.body, loop, ind.var, ctx)
+        ind.live_after = live_after(loop, ind.var, ctx)
         handled.add(ind.var)
     info.inductions = inductions
     if inductions:
@@ -933,9 +822,10 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
             info.reductions.append(ir.Reduction(name, ops.pop(), writes[name]))
             continue
         if name not in exposed:
-            if live_after(kernel.body, loop, name, ctx):
+            if live_after(loop, name, ctx):
                 reasons.append(ir.Diagnostic("last-value", f"{name} is assigned in the loop over {v} (line {writes[name]}) "
-                                             "and its last value is used after the loop", writes[name]))
+                                             f"and its last value is used after the loop ({_use_line(loop, name, ctx)})",
+                                             writes[name]))
             else:
                 info.private.append(name)
             continue
@@ -945,10 +835,10 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
         if iv not in info.private:
             info.private.append(iv)
     for lv in [v] + sorted(inner_vars):
-        where = loop_var_read_outside(kernel.body, lv)
-        if where is not None or lv in ctx.globals_:
+        if live_after(loop, lv, ctx):
+            use = ctx.flow.use_after(loop, lv)
             reasons.append(ir.Diagnostic("last-value", f"the value of the loop variable {lv} after the loop over {v} "
-                                         f"is used (line {where or loop.line})", where or loop.line))
+                                         f"is used ({_use_line(loop, lv, ctx)})", use.line if use else loop.line))
 
     # arrays
     accesses = array_accesses(loop.body, ctx.arrays)
@@ -1022,31 +912,6 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
     info.reasons = reasons
     info.parallel = not reasons
     return info
-
-
-def loop_var_read_outside(kbody: list[ir.Stmt], v: str) -> Optional[int]:
-    """Line of a read of ``v`` outside every DO over ``v`` (its value after a loop), or None."""
-    def visit(body, inside):
-        for s in body:
-            if isinstance(s, ir.Do):
-                for e in (s.start, s.end, s.step):
-                    if e is not None and not inside and _mentions(e, v):
-                        return s.line
-                r = visit(s.body, inside or s.var == v)
-                if r is not None:
-                    return r
-                continue
-            if not inside:
-                for e in stmt_exprs(s):
-                    if isinstance(s, ir.Assign) and e is s.target and isinstance(e, ir.Name):
-                        continue
-                    if _mentions(e, v):
-                        return s.line
-            r = visit(ir.children(s), inside)
-            if r is not None:
-                return r
-        return None
-    return visit(kbody, False)
 
 
 def find_inductions(loop: ir.Do, writes: dict[str, int], variant: set[str], ctx: Context) -> list[ir.Induction]:

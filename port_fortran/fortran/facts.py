@@ -181,11 +181,33 @@ def _clean(ineqs, nonzero, assigned: set[str]) -> tuple[list, list]:
     return [p for p in ineqs if ok(p)], [p for p in nonzero if ok(p)]
 
 
+def path_to(body: list[ir.Stmt], target: ir.Stmt, path=None) -> Optional[list]:
+    """[(block, index, statement holding the next block)] from ``body`` down to ``target``."""
+    path = path or []
+    for i, s in enumerate(body):
+        if s is target:
+            return path + [(body, i, None)]
+        blocks = []
+        if isinstance(s, (ir.Do, ir.DoWhile)):
+            blocks = [s.body]
+        elif isinstance(s, ir.If):
+            blocks = [b for _, b in s.branches] + [s.else_body]
+        elif isinstance(s, ir.SelectCase):
+            blocks = [c.body for c in s.cases]
+        elif isinstance(s, ir.Where):
+            blocks = [s.body, s.elsewhere]
+        for b in blocks:
+            r = path_to(b, target, path + [(body, i, s)])
+            if r is not None:
+                return r
+    return None
+
+
 def guard_facts(kbody: list[ir.Stmt], path: list, assigned: set[str], env: dict) -> Facts:
     """Facts that hold where the statement at the end of ``path`` starts.
 
     ``path`` is ``[(block, index, statement holding the next block)]`` from the routine's
-    body down to the statement (``dependence._path_to``); ``assigned`` the names the
+    body down to the statement (:func:`path_to`); ``assigned`` the names the
     routine assigns anywhere (facts about them are dropped). A guard ``IF (c) RETURN`` is
     used only when no jump from before it lands between it and the statement."""
     order = {id(s): k for k, s in enumerate(ir.walk(kbody))}

@@ -17,6 +17,7 @@ Conventions
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
@@ -514,18 +515,30 @@ def walk_expr(e: Expr):
         yield from walk_expr(c)
 
 
+def _power(a, b):
+    if isinstance(a, int) and isinstance(b, int) and b < 0:
+        if a == 0:
+            raise ValueError("zero to a negative power")
+        return 1 // a ** -b if abs(a) == 1 else 0  # Fortran integer power: 1/(a**|b|) truncated
+    try:
+        return a ** b
+    except ZeroDivisionError:
+        raise ValueError("zero to a negative power") from None
+
+
 _INT_OPS = {
     "+": lambda a, b: a + b,
     "-": lambda a, b: a - b,
     "*": lambda a, b: a * b,
-    "**": lambda a, b: a**b,
+    "**": _power,
 }
 
 
 def evaluate(e: Expr, env: dict[str, Any]) -> Any:
     """Evaluate an expression of literals, names in ``env`` and simple intrinsics.
     Used for bounds (``n+1``, ``lda*(n-1)+1``, ``max(1,n)``). Integer division truncates
-    toward zero as in Fortran. Raises KeyError for an unknown name, ValueError otherwise."""
+    toward zero as in Fortran. Raises KeyError for an unknown name, ValueError otherwise
+    (division by zero included)."""
     if isinstance(e, Literal):
         return e.value
     if isinstance(e, Name):
@@ -543,6 +556,8 @@ def evaluate(e: Expr, env: dict[str, Any]) -> Any:
         if e.op in _INT_OPS:
             return _INT_OPS[e.op](a, b)
         if e.op == "/":
+            if b == 0:
+                raise ValueError(f"division by zero in {e!r}")
             if isinstance(a, int) and isinstance(b, int):
                 q = abs(a) // abs(b)
                 return q if (a >= 0) == (b >= 0) else -q
@@ -557,12 +572,28 @@ def evaluate(e: Expr, env: dict[str, Any]) -> Any:
     if isinstance(e, FuncCall) and e.intrinsic:
         args = [evaluate(a, env) for a in e.args]
         fns = {
-            "max": max, "min": min, "abs": abs, "int": int, "nint": round,
-            "mod": lambda a, b: a - int(a / b) * b,
+            "max": max, "min": min, "abs": abs, "int": int, "nint": _nint,
+            "mod": _mod,
         }
         if e.name in fns:
             return fns[e.name](*args)
     raise ValueError(f"cannot evaluate expression {e!r}")
+
+
+def _nint(x) -> int:
+    """Fortran NINT: the nearest integer, halves away from zero (nint(2.5) = 3,
+    nint(-2.5) = -3); Python's round() rounds halves to even."""
+    return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
+
+
+def _mod(a, b):
+    """Fortran MOD: a - int(a/b)*b, the sign of a; integer arithmetic kept exact."""
+    if b == 0:
+        raise ValueError("MOD with a zero divisor")
+    if isinstance(a, int) and isinstance(b, int):
+        q = abs(a) // abs(b)
+        return a - (q if (a >= 0) == (b >= 0) else -q) * b
+    return math.fmod(a, b)
 
 
 def to_dict(obj: Any) -> Any:

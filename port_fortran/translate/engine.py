@@ -101,7 +101,6 @@ def inline_function(fn: ir.Kernel, source: Optional[ir.SourceFile], options: Tra
             raise Refusal("impure-call", f"'{fn.name}' has local array '{v.name}'", v.line)
     body = restructure(fn.body)
     em = Emitter(fn, tab, options)
-    em.kernel_body = body
     res = fn.result.name if fn.kind == "function" and fn.result is not None else None
     lines = em.body(body, 1, {"device": True, "loops": [], "result": res, "function": True})
     params = []
@@ -169,7 +168,6 @@ def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Tran
     plan = planner.plan(body, live_end)
 
     em = Emitter(kernel, tab, options, {fn.name: fn for fn in callees})
-    em.kernel_body = body
     lines = em.nodes(plan, 1, {"device": False, "loops": [], "result": result})
     if result:
         em.use(result)
