@@ -25,17 +25,20 @@ def _arg_text(a: ir.Argument) -> str:
 def _loop_text(s: ir.Stmt) -> str:
     if isinstance(s, ir.Do):
         i = s.info
-        if i.parallel:
-            verdict = "parallel"
+        codes = []
+        for r in i.reasons:
+            if r.code not in codes:
+                codes.append(r.code)
+        cond = getattr(i, "condition", None)
+        guard = [f"if {expr_str(cond)}"] if cond is not None else []
+        if i.parallel or codes == ["conditional-independence"]:
+            # parallel, or parallel exactly when the condition holds (serial otherwise)
             extra = [f"{r.op}:{expr_str(r.target) if r.target is not None else r.var}" for r in i.reductions]
-            if extra:
-                verdict += "[" + ",".join(extra) + "]"
+            extra += guard
+            verdict = "parallel" + ("[" + ",".join(extra) + "]" if extra else "")
         else:
-            codes = []
-            for r in i.reasons:
-                if r.code not in codes:
-                    codes.append(r.code)
-            verdict = "serial[" + ",".join(codes) + "]"
+            verdict = "serial[" + ",".join(guard[0] if c == "conditional-independence" and guard else c
+                                           for c in codes) + "]"
         head = f"L{s.line}:{s.var}={verdict}"
     else:
         head = f"L{s.line}:while=serial"
@@ -72,6 +75,8 @@ def _loop_json(s: ir.Stmt) -> dict:
                             for r in i.reductions],
              "private": i.private, "indirect": i.indirect, "scattered": i.scattered, "calls": i.calls,
              "early_exit": i.early_exit,
+             "condition": expr_str(i.condition) if getattr(i, "condition", None) is not None else None,
+             "condition_args": list(getattr(i, "condition_args", []) or []),
              "reasons": [{"code": r.code, "message": r.message, "line": r.line} for r in i.reasons]}
     else:
         d = {"line": s.line, "var": None, "parallel": False, "while": True, "reasons": []}

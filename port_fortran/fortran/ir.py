@@ -200,7 +200,9 @@ class LoopInfo:
     loop, or the loop variable, is used after it), loc-reduction (maxloc/minloc style
     ``if (x(i) > m) then; m = x(i); k = i``), scattered-update (``h(idx(i)) = h(idx(i)) + 1``:
     atomics make it parallel), indirect-write, induction-variable (see ``inductions``),
-    early-exit, call-in-loop, io-in-loop, unsupported-in-loop, loop-variable-modified.
+    early-exit, call-in-loop, io-in-loop, unsupported-in-loop, loop-variable-modified,
+    conditional-independence (independent only when ``condition`` holds: a stride may be
+    zero, an offset small, two regions overlap).
     ``tightly_nested_parallel`` is 0 for a loop that is not parallel."""
 
     parallel: bool = False
@@ -216,6 +218,12 @@ class LoopInfo:
     # induction variables (code 'induction-variable' in reasons): when they are the only
     # reason, the loop is parallel once each is rewritten from the loop index
     inductions: list[Induction] = field(default_factory=list)
+    # conditional independence: iterations are independent when ``condition`` holds (a
+    # logical expression over values known where the loop starts: arguments, locals, outer
+    # DO variables, induction variables before the loop); ``condition_args`` are the
+    # arguments it depends on. Set only when the other reasons are fixable (inductions).
+    condition: Optional[Expr] = None
+    condition_args: list[str] = field(default_factory=list)
 
 
 @dataclass

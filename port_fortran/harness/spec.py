@@ -221,6 +221,8 @@ def infer(kernel: ir.Kernel) -> Spec:
         correctness.append({n: env[n] for n in size_names})
     tol = infer_tolerances(kernel)
     spec = Spec(kernel=kernel.name, args=args, correctness=correctness, timing={}, tolerance=tol, notes=notes)
+    from .versions import choose  # late: versions makes inputs, which needs this module
+    choose(kernel, spec)  # zero/negative strides and the values that select each loop version
     spec.timing = timing_sizes(kernel, spec)
     return spec
 
@@ -345,8 +347,11 @@ HEADER = """\
 # sizes.timing:      the size set for timing (about 64 MB of array data)
 # args.<name>.role:
 #   size         an extent, taken from the size set
-#   scalar       a random value in `range` (or one of `values` for logicals)
-#   stride       one of `values` (non-zero integers), cycled over the cases
+#   scalar       a random value in `range`; or `values`: a logical's drawn at random, an
+#                integer's cycled over the cases (ints or expressions of the sizes, e.g. `n`:
+#                the values that select the versions of a loop, see the notes)
+#   stride       one of `values` (integers: zero and negative strides where the original
+#                accepts them), cycled over the cases; the first one is timed
 #   flag         each of `values` (characters) gets its own cases
 #   leading-dim  `rows` (an expression) + `pad`
 #   array        random values in `range`; `dims` are 'lower:upper' expressions of the
@@ -450,9 +455,8 @@ def parse(data: dict, kernel: ir.Kernel, fname: str) -> Spec:
         s = ArgSpec(role, intent)
         if role == "stride":
             v = d.get("values")
-            if not isinstance(v, list) or not v or not all(isinstance(x, int) and not isinstance(x, bool) and x != 0
-                                                           for x in v):
-                raise bad(f"{f}.values", "expected a list of non-zero integers")
+            if not isinstance(v, list) or not v or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+                raise bad(f"{f}.values", "expected a non-empty list of integers (zero and negative strides included)")
             s.values = v
         elif role == "flag":
             v = d.get("values")
@@ -471,6 +475,8 @@ def parse(data: dict, kernel: ir.Kernel, fname: str) -> Spec:
                 v = d["values"]
                 if not isinstance(v, list) or not v:
                     raise bad(f"{f}.values", "expected a non-empty list")
+                if role == "scalar" and a.ftype.base == "integer":
+                    _check_choice_values(v, data, f"{f}.values", bad)
                 s.values = v
             elif intent != "out" or "range" in d:
                 r = d.get("range")
@@ -527,6 +533,20 @@ def parse(data: dict, kernel: ir.Kernel, fname: str) -> Spec:
         tol[n] = Tolerance(float(rel), float(ab), bool(t.get("reduction", default[n].reduction)))
     return Spec(kernel=kernel.name, args=args, correctness=[dict(c) for c in corr], timing=dict(timing),
                 tolerance=tol)
+
+
+def _check_choice_values(v: list, data: dict, f: str, bad) -> None:
+    """Values of an integer scalar: integers, or expressions of the size arguments."""
+    sizes = {n for n, d in (data.get("args") or {}).items() if isinstance(d, dict) and d.get("role") == "size"}
+    for x in v:
+        if isinstance(x, bool) or not isinstance(x, (int, str)):
+            raise bad(f, f"expected integers or expressions of the sizes, got {x!r}")
+        if isinstance(x, str):
+            try:
+                eval_expr(x, {n: 1 for n in sizes}, f)
+            except ValueError as exc:
+                raise bad(f, f"{exc} (expressions may use the size arguments {', '.join(sorted(sizes)) or '(none)'})") \
+                    from None
 
 
 def _check_size_set(c, size_names, f, bad) -> None:

@@ -195,8 +195,8 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
             ctx.attempt("translate", True, "; ".join(port.notes)[:500], model=spec.name,
                         seconds=time.monotonic() - t0)
             return {"model": spec.name, "options": options_to_dict(port.options or opts),
-                    "patterns": list(port.patterns), "compiled": [], "verified": [], "failure": None,
-                    "route": "validate", "history": hist}
+                    "patterns": list(port.patterns), "versions": list(port.versions), "compiled": [],
+                    "verified": [], "failure": None, "route": "validate", "history": hist}
         # --- LLM translation: the rules' scaffold (header, module, CMake) is the contract
         draft, refusal = "", state.get("refusal", "")
         if ctx.cpp_path.is_file() and state.get("model") == "rules":
@@ -224,7 +224,7 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
             return stop
         ctx.attempt("translate", bool(code.strip()), f"{len(code)} characters of C++", model=spec.name,
                     seconds=time.monotonic() - t0)
-        return {"model": spec.name, "options": {}, "patterns": [], "compiled": [], "verified": [],
+        return {"model": spec.name, "options": {}, "patterns": [], "versions": [], "compiled": [], "verified": [],
                 "failure": None, "route": "validate", "history": hist}
 
     def validate(state: KernelState) -> dict:
@@ -322,7 +322,7 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
             _guard(ctx, "debug", ctx.stages.write_port, port, ctx.port_dir)
             ctx.attempt("debug", True, f"variant {name}", model=spec.name, seconds=time.monotonic() - t0)
             return {"options": options_to_dict(port.options or opts), "patterns": list(port.patterns),
-                    "debug_rounds": rounds, "debug_tried": tried + [name], "compiled": [], "verified": [],
+                    "versions": list(port.versions), "debug_rounds": rounds, "debug_tried": tried + [name], "compiled": [], "verified": [],
                     "route": "validate", "history": hist}
         code_now = ctx.cpp_path.read_text() if ctx.cpp_path.is_file() else ""
         header = ctx.header_text()
@@ -417,7 +417,8 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
                                   roofline_fraction=t.get("roofline_fraction"), sizes=t.get("sizes"))
             ctx.db.set_kernel(ctx.run_id, ctx.kernel_id, status=status, reason=reason[:1000], reason_code=code,
                               model=state.get("model", "") if status == "verified" else state.get("model", ""),
-                              patterns=state.get("patterns") or [], port_dir=str(ctx.port_dir),
+                              patterns=state.get("patterns") or [], versions=state.get("versions") or [],
+                              port_dir=str(ctx.port_dir),
                               finished=time.time())
             ctx.attempt("finalize", status == "verified", f"{status}{' (optimizer kept ' + kept + ')' if kept else ''}"
                         f"{': ' + reason if reason and status != 'verified' else ''}", model=state.get("model", ""))

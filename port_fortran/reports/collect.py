@@ -261,6 +261,7 @@ def collect_report(db: RunDB, run_id: str) -> dict:
             "reason_code": k.get("reason_code") or "",
             "model": k.get("model") or "",
             "patterns": [str(p) for p in _loads(k.get("patterns"), [])],
+            "versions": [str(p) for p in _loads(k.get("versions"), [])],
             "port_dir": k.get("port_dir") or "",
             "started": _iso(k.get("started")),
             "finished": _iso(k.get("finished")),

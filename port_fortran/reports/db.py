@@ -34,7 +34,8 @@ CREATE TABLE IF NOT EXISTS kernels (
     reason      TEXT NOT NULL DEFAULT '',          -- one line: why not verified, with file:line
     reason_code TEXT NOT NULL DEFAULT '',
     model       TEXT NOT NULL DEFAULT '',          -- the model whose port was kept
-    patterns    TEXT NOT NULL DEFAULT '[]',        -- JSON list: parallel_for, mdrange, reduce, serial, atomic
+    patterns    TEXT NOT NULL DEFAULT '[]',        -- JSON list: parallel_for, mdrange, reduce, serial, atomic, versioned
+    versions    TEXT NOT NULL DEFAULT '[]',        -- JSON list: loops parallel only under a run-time condition
     port_dir    TEXT NOT NULL DEFAULT '',
     started     REAL,
     finished    REAL,
@@ -118,6 +119,14 @@ class RunDB:
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA busy_timeout=60000")
         self.conn.executescript(SCHEMA)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Columns added since a database was created (with their defaults)."""
+        have = {r["name"] for r in self.conn.execute("PRAGMA table_info(kernels)")}
+        for col, decl in (("versions", "TEXT NOT NULL DEFAULT '[]'"),):
+            if col not in have:
+                self.conn.execute(f"ALTER TABLE kernels ADD COLUMN {col} {decl}")
 
     @classmethod
     def in_dir(cls, out_dir: str | Path) -> "RunDB":
@@ -156,8 +165,9 @@ class RunDB:
                    "VALUES (?,?,?,?,?,?)", (run_id, kernel_id, file, name, line_start, line_end))
 
     def set_kernel(self, run_id: str, kernel_id: str, **fields: Any) -> None:
-        if "patterns" in fields and not isinstance(fields["patterns"], str):
-            fields["patterns"] = json.dumps(list(fields["patterns"]))
+        for key in ("patterns", "versions"):
+            if key in fields and not isinstance(fields[key], str):
+                fields[key] = json.dumps(list(fields[key]))
         cols = ", ".join(f"{k}=?" for k in fields)
         self._exec(f"UPDATE kernels SET {cols} WHERE run_id=? AND kernel_id=?",
                    list(fields.values()) + [run_id, kernel_id])

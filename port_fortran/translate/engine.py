@@ -194,7 +194,7 @@ def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Tran
     if not patterns and not any(isinstance(n, PKernel) for n in plan):
         planner.notes.append("no array work: the routine runs on the host")
     return Port(kernel=k, entry=f"{k}_kokkos", files=files, model="rules", patterns=patterns,
-                notes=planner.notes, options=options)
+                notes=planner.notes, options=options, versions=list(planner.versions))
 
 
 def _host_decls(kernel: ir.Kernel, tab: SymbolTable, used: set[str]) -> list[str]:
