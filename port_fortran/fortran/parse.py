@@ -36,10 +36,16 @@ _LOCK = threading.Lock()
 _PARSER = None
 
 
+# modules that work on whole programs, after the per-file parse: they do not change what
+# the cache holds, so editing them keeps it
+_NOT_PER_FILE = {"program.py", "interproc.py", "commands.py", "__init__.py"}
+
+
 def _code_version() -> str:
     h = hashlib.sha256()
     for p in sorted(Path(__file__).parent.glob("*.py")):
-        h.update(p.read_bytes())
+        if p.name not in _NOT_PER_FILE:
+            h.update(p.read_bytes())
     return h.hexdigest()[:16]
 
 
