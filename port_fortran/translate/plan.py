@@ -212,7 +212,7 @@ class Planner:
                     return None, f"reduction on {r.var} of type {sym.ftype} not supported"
             why = ""
             if "call-in-loop" in codes:
-                why += "; calls only pure functions of this file"
+                why += "; calls only pure functions, inlined"
             if inductions:
                 why += "; induction variable" + ("s " if len(inductions) > 1 else " ") + \
                     ", ".join(i.var for i in inductions) + f" computed from {do.var}"
