@@ -109,3 +109,23 @@ def test_two_trees_ported_and_verified(tmp_path):
     spec2 = (out / "tree_a" / "gather" / "gather2" / "gather2.spec.yaml").read_text()
     assert "dims: ['1:k']" in spec2
     assert any(n["code"] == "extent-from-config" for n in doc["program"]["notes"])
+
+
+def test_a_file_that_does_not_compile_is_left_out_unless_the_kernel_calls_into_it(tmp_path):
+    _gfortran_or_skip()
+    from port_fortran.errors import UserError
+    from port_fortran.harness import Harness
+
+    (tmp_path / "k.f").write_text(
+        "      subroutine quiet(n, x)\n      integer n, i\n      real x(n)\n      do i = 1, n\n"
+        "         x(i) = 2 * x(i)\n      end do\n      end\n"
+        "      subroutine noisy(n, x)\n      integer n\n      real x(n)\n      call shout(n)\n      end\n")
+    (tmp_path / "g.f").write_text("      subroutine shout(n)\n      include 'nowhere.h'\n      end\n")
+    prog = build_program([tmp_path])
+    prog.objects_dir = str(tmp_path / "objects")
+    h = Harness(*prog.load(tmp_path / "k.f", "quiet"), tmp_path / "quiet", program=prog)
+    h.build_reference()  # g.f is left out: quiet never reaches shout (stubbed)
+    assert any("g.f does not compile" in n for n in h.link_notes)
+    h2 = Harness(*prog.load(tmp_path / "k.f", "noisy"), tmp_path / "noisy", program=prog)
+    with pytest.raises(UserError, match=r"(?s)g\.f: compiling the original failed .*nowhere\.h"):
+        h2.build_reference()

@@ -224,6 +224,7 @@ class Program:
         self.commons: dict[str, list[tuple[str, str]]] = {}  # block ('' blank) -> [(file, routine)]
         self.config: dict[str, dict] = {}  # the configuration's `routines:` (per routine, per argument)
         self.objects_dir: Optional[str] = None  # where the harness caches the tree's objects
+        self.path: Optional[str] = None  # where it was saved (port.json points there)
         self.notes: list[ir.Diagnostic] = []  # program-level findings (extents, ambiguous names)
         self._kernels: dict[tuple[str, str], ir.Kernel] = {}
         self._routine: dict[tuple[str, str], Routine] = {}
@@ -542,6 +543,7 @@ class Program:
     def save(self, path) -> Path:
         p = Path(path)
         p.parent.mkdir(parents=True, exist_ok=True)
+        self.path = str(p.resolve())
         tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
         with open(tmp, "wb") as fh:
             pickle.dump(self, fh, protocol=pickle.HIGHEST_PROTOCOL)

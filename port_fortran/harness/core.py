@@ -90,12 +90,15 @@ class Harness:
         p = self.port_dir / "port.json"
         if p.exists():
             return
-        p.write_text(json.dumps({
+        meta = {
             "kernel": self.kernel.name,
             "source": str(self.source_path),
             "include_dirs": self.include_dirs,
             "defines": self.defines,
-        }, indent=2) + "\n")
+        }
+        if self._program is not None and self._program.path:
+            meta["program"] = self._program.path  # the run's program model: callees, modules, extents
+        p.write_text(json.dumps(meta, indent=2) + "\n")
 
     @property
     def spec_path(self) -> Path:
@@ -178,6 +181,7 @@ class Harness:
         if not self.source_path.is_file():
             raise UserError(f"{self.source_path}: original source not found (needed to build the reference)")
         links = self.tree_objects(timing, openmp).link_set(str(self.source_path))
+        links.check(self._reached_files())
         self.link_notes = links.notes()
         key = hashlib.sha256("\0".join([" ".join(flags), driver, support, str(self.source_path),
                                         *(f"{o}@{o.stat().st_mtime_ns}" for o in links.objects),
@@ -231,6 +235,10 @@ class Harness:
             if views is None and stale.exists():
                 stale.unlink()
         return src
+
+    def _reached_files(self) -> list[str]:
+        """Files defining the routines the kernel calls, transitively (the program's graph)."""
+        return sorted({c.routine.file for c in self.program.reaches(self.kernel) if c.routine is not None})
 
     def _port_links(self) -> list[str]:
         """What the port's driver links besides the port: the original objects the kernel's

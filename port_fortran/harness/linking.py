@@ -7,9 +7,10 @@ file, module files into ``root/mod`` with ``-J``, each module's file before its 
 file, the objects to link: those whose symbols the previous ones leave undefined, found
 with ``nm`` and mapped to files by the program (``Program.file_for_symbol``). Main
 programs in those objects are renamed away (the driver has its own). Symbols no file of
-the tree defines (a library routine, MPI, a C function) get a stub that stops with a
-message naming the routine if it is ever called: routines the kernel never reaches stay
-linkable, and one it does reach fails loudly. Everything is cached in ``root`` (stamps
+the tree defines (a library routine, MPI, a C function), or that only files which do not
+compile define, get a stub that stops with a message naming the routine if it is ever
+called: routines the kernel never reaches stay linkable, and one it does reach fails
+loudly (or, for a file that does not compile, is refused with that file's error). Everything is cached in ``root`` (stamps
 with the sources, flags and compiler), shared by every kernel of a run and safe across
 processes (a lock file).
 """
@@ -44,6 +45,16 @@ class LinkSet:
     stubs: list[str] = field(default_factory=list)  # symbols no file defines (stubbed)
     files: list[str] = field(default_factory=list)  # the source files behind ``objects``
     archive: Optional[Path] = None  # the same objects as a static library (port drivers)
+    # files that define something the objects refer to but do not compile: left out (their
+    # routines stubbed) -- a kernel that reaches one of them cannot be built (``check``)
+    dropped: dict[str, str] = field(default_factory=dict)
+
+    def check(self, reached_files) -> None:
+        """Raise the compile error of a left-out file the kernel really calls into."""
+        for f in reached_files:
+            for g, msg in self.dropped.items():
+                if os.path.abspath(g) == os.path.abspath(f):
+                    raise UserError(msg)
 
     def notes(self) -> list[str]:
         out = []
@@ -53,6 +64,8 @@ class LinkSet:
         if self.stubs:
             out.append("no file of the tree defines " + ", ".join(_routine_name(s) for s in self.stubs)
                        + " (stubbed: the reference stops if it calls them)")
+        for f in self.dropped:
+            out.append(f"{f} does not compile and is left out (the kernel does not call into it)")
         return out
 
 
@@ -160,23 +173,31 @@ class TreeObjects:
             if g not in _stack:
                 self.compile(g, f"it defines a module {Path(p).name} uses", _stack + (p,))
         obj = self.object_path(p)
-        stamp = obj.with_suffix(".key")
+        stamp, failed = obj.with_suffix(".key"), obj.with_suffix(".failed")
         key = self._key(p)
         if obj.exists() and stamp.exists() and stamp.read_text() == key:
             return obj
+        if failed.exists():  # compiled before with the same sources and flags, and failed
+            data = json.loads(failed.read_text())
+            if data.get("key") == key:
+                raise UserError(data["message"])
         self.mod_dir.mkdir(parents=True, exist_ok=True)
         cmd = [self.gfortran, *self.flags_for(p), f"-J{self.mod_dir}", f"-I{self.mod_dir}", "-c", p, "-o", str(obj)]
         res = run_limited(cmd, self.root, self.limits)
         if not res.ok:
             tail = "\n".join((res.stderr or res.stdout).strip().splitlines()[-15:])
             missing = self.program.external_modules(p)
-            hint = (f"; module(s) {', '.join(missing)} are used but no file of the tree defines them: add the "
+            hint = (f"module(s) {', '.join(missing)} are used but no file of the tree defines them: add the "
                     "files that do, or -I the directory of their .mod files") if missing else \
-                "; check the include dirs (-I), defines (-D) and Fortran flags given for this file"
-            raise UserError(f"{self.program.given.get(p, p)}: compiling the original failed"
-                            f"{' (needed because ' + why + ')' if why else ''}:\n{tail}\n{hint.lstrip('; ')}")
+                "check the include dirs (-I), defines (-D) and Fortran flags given for this file"
+            msg = (f"{self.program.given.get(p, p)}: compiling the original failed"
+                   f"{' (needed because ' + why + ')' if why else ''}:\n{tail}\n{hint}")
+            failed.write_text(json.dumps({"key": key, "message": msg}))
+            raise UserError(msg)
         hide_main(obj, _hash(p)[:8])
         stamp.write_text(key)
+        if failed.exists():
+            failed.unlink()
         return obj
 
     # ------------------------------------------------------------------ link sets
@@ -193,10 +214,18 @@ class TreeObjects:
         objects: list[Path] = []
         defined: set[str] = set()
         undefined: set[str] = set()
+        dropped: dict[str, str] = {}
         i = 0
         while i < len(files):
             f = files[i]
-            obj = self.compile(f, why[f])
+            i += 1
+            try:
+                obj = self.compile(f, why[f])
+            except UserError as exc:
+                if f == kfile:
+                    raise
+                dropped[self.program.given.get(f, f)] = str(exc)  # its routines get stubs
+                continue
             objects.append(obj)
             d, u = symbols(obj)
             defined |= d
@@ -208,10 +237,9 @@ class TreeObjects:
                 if g is not None and g not in why:
                     files.append(g)
                     why[g] = f"it defines {_routine_name(sym)}, which {Path(f).name} calls"
-            i += 1
         missing = sorted(s for s in undefined - defined)
         ldir = self.root / "links" / f"{Path(kfile).stem}-{_hash(kfile)[:10]}"
-        key = _hash(*(o.with_suffix(".key").read_text() for o in objects), " ".join(self.link_flags))
+        key = _hash(*(o.with_suffix(".key").read_text() for o in objects), " ".join(self.link_flags), *sorted(dropped))
         meta = ldir / "link.json"
         if meta.exists():
             try:
@@ -230,13 +258,14 @@ class TreeObjects:
             archive.unlink()
         subprocess.run([_tool("ar"), "rcs", str(archive), *map(str, objects + extra)], check=True)
         data = {"key": key, "objects": [str(o) for o in objects + extra], "libs": libs, "stubs": stubs,
-                "files": [self.program.given.get(f, f) for f in files]}
+                "files": [self.program.given.get(f, f) for f in files if self.program.given.get(f, f) not in dropped],
+                "dropped": dropped}
         meta.write_text(json.dumps(data, indent=1) + "\n")
         return self._from_meta(data, ldir)
 
     def _from_meta(self, data: dict, ldir: Path) -> LinkSet:
         return LinkSet([Path(o) for o in data["objects"]], self.mod_dir, list(data["libs"]), list(data["stubs"]),
-                       list(data["files"]), ldir / "libpf_tree.a")
+                       list(data["files"]), ldir / "libpf_tree.a", dict(data.get("dropped", {})))
 
     def _unresolved(self, objects: list[Path], missing: list[str], ldir: Path) -> tuple[list[str], list[str]]:
         """Of the symbols the objects leave undefined, those the compiler's run-time
