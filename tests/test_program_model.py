@@ -79,6 +79,15 @@ def test_parse_order_puts_module_definers_first(tmp_path):
 
     prog = build_program([tmp_path], parse=parse)
     assert order == ["z_mod.f90", "a_user.f90"]  # the definer first...
+    seen = {}
+
+    def parse_with_modules(p, inc, d, modules):
+        from port_fortran.fortran import parse_file
+        seen[Path(p).name] = {m: Path(sf.path).name for m, sf in modules.items()}
+        return parse_file(p, include_dirs=inc, defines=d)
+
+    build_program([tmp_path], parse=parse_with_modules)
+    assert seen == {"z_mod.f90": {}, "a_user.f90": {"zz_mod": "z_mod.f90"}}  # the hook: used modules, parsed
     assert [Path(p).name for p in prog.order] == ["a_user.f90", "z_mod.f90"]  # ...the program in given order
     assert prog.files[str(tmp_path / "z_mod.f90")].module_entities == {"zz_mod": {"c": "parameter"}}
 

@@ -89,6 +89,8 @@ def apply_extents(prog: "Program") -> None:
     memo: dict = {}
     for r in prog.all_routines():
         k = prog.kernel_of(r)
+        if not isinstance(k, ir.Kernel):  # a stand-in front end's record: nothing to size
+            continue
         changed = False
         cfg_args = (prog.routine_config(k.name).get("args") or {})
         for a in k.args:

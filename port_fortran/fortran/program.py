@@ -234,6 +234,10 @@ class Program:
     # ------------------------------------------------------------------ building
 
     def add_file(self, path: str, sf: ir.SourceFile, settings: FileSettings, units: FileUnits) -> None:
+        """One parsed file. ``sf`` is the front end's SourceFile; a stand-in front end (a
+        ``stages_factory`` of tests or other harnesses) may give any object with ``kernels``
+        (each with ``name``, ``line_start``, ``line_end``) and ``errors``: what it lacks is
+        taken as empty (no calls, no modules)."""
         key = norm(path)
         if key in self.files:
             return
@@ -241,18 +245,20 @@ class Program:
         self.given[key] = str(path)
         self.files[key] = sf
         self.settings[key] = settings
-        self.units[key] = FileUnits(list(dict.fromkeys(units.modules + sf.modules)), list(units.uses))
+        self.units[key] = FileUnits(list(dict.fromkeys(units.modules + list(getattr(sf, "modules", [])))),
+                                    list(units.uses))
         for m in self.units[key].modules:
             self.modules.setdefault(m, []).append(key)
         for k in sf.kernels:
-            r = Routine(k.name, k.kind, key, k.line_start, k.line_end, k.module, list(k.calls), list(k.uses),
-                        [c.name for c in k.commons])
+            r = Routine(k.name, getattr(k, "kind", "subroutine"), key, k.line_start, k.line_end,
+                        getattr(k, "module", None), list(getattr(k, "calls", [])), list(getattr(k, "uses", [])),
+                        [c.name for c in getattr(k, "commons", [])])
             if (key, k.name) in self._routine:
                 continue  # the same name twice in one file (internal procedures of two hosts)
             self._routine[(key, k.name)] = r
             self._kernels[(key, k.name)] = k
             self.routines.setdefault(k.name, []).append(r)
-            for c in k.commons:
+            for c in getattr(k, "commons", []):
                 self.commons.setdefault(c.name, []).append((key, k.name))
 
     def link(self) -> None:
@@ -284,7 +290,7 @@ class Program:
     def module_entities(self, module: str) -> dict[str, str]:
         """Names a module of the tree declares (``ir.SourceFile.module_entities``)."""
         for f in self.modules.get(module, [])[:1]:
-            return self.files[f].module_entities.get(module, {})
+            return getattr(self.files[f], "module_entities", {}).get(module, {})
         return {}
 
     def _resolve(self, r: Routine, name: str) -> Callee:
@@ -577,6 +583,14 @@ def load_program(path) -> Program:
 ParseFn = Callable[..., ir.SourceFile]
 
 
+def _takes_modules(fn) -> bool:
+    import inspect
+    try:
+        return "modules" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def build_program(sources: Iterable, include_dirs=(), defines: Optional[dict] = None, fflags=(),
                   routines: Optional[dict] = None, *, files: Optional[list] = None,
                   parse: Optional[ParseFn] = None, settings: Optional[dict] = None) -> Program:
@@ -585,7 +599,8 @@ def build_program(sources: Iterable, include_dirs=(), defines: Optional[dict] = 
     (default: ``parse.parse_file`` with its cache); ``settings`` maps a path to its own
     :class:`FileSettings` (default: the same for every file). Files are parsed in
     module-dependency order (a module's file before its users), so a front end that reads
-    other files' modules finds them in the program already (``Program.module_files``).
+    other files' modules finds them parsed: a ``parse`` with a ``modules`` parameter is
+    called with ``modules={name: SourceFile defining it}`` for the modules the file uses.
     ``routines`` is the configuration's per-routine section (extents, value ranges)."""
     from .interproc import refine
     from .parse import discover, parse_file
@@ -617,9 +632,14 @@ def build_program(sources: Iterable, include_dirs=(), defines: Optional[dict] = 
     for p in paths:
         visit(norm(p))
     parsed: dict[str, ir.SourceFile] = {}
+    wants_modules = _takes_modules(parse)
     for f in ordered:
         st = per_file.get(f, default)
-        parsed[f] = parse(given[f], st.include_dirs, st.defines_dict)
+        if wants_modules:  # the hook for front ends that read other files' modules (kinds, constants)
+            used = {u: parsed[definers[u]] for u in units[f].uses if definers.get(u) in parsed}
+            parsed[f] = parse(given[f], st.include_dirs, st.defines_dict, modules=used)
+        else:
+            parsed[f] = parse(given[f], st.include_dirs, st.defines_dict)
     prog = Program()
     prog.config = {str(k).lower(): v for k, v in (routines or {}).items()}
     for p in paths:  # the program keeps the command-line order

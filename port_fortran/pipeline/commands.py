@@ -48,10 +48,15 @@ def plan_jobs(sources: list[str], config: Config, run_id: str, out_dir: Path, db
     cfg_dict = config.to_dict()
     # every file as one program (calls across files and trees, module order, extents from
     # call sites): saved once for the workers, summarised in the run database
-    program = stages.build_program(files, config.include_dirs, config.defines, routines=config.routines)
+    from .stages import Stages
+
+    # stages written before the program model (a parse method only) get the interface's own
+    build = getattr(stages, "build_program", None) or (lambda *a, **kw: Stages.build_program(stages, *a, **kw))
+    program = build(files, config.include_dirs, config.defines, routines=config.routines)
     program.objects_dir = str((out_dir / "program" / "objects").resolve())
     program_path = str(program.save(out_dir / "program" / "program.pickle").resolve())
-    stages.use_program(program)
+    if hasattr(stages, "use_program"):
+        stages.use_program(program)
     rel_of = {os.path.abspath(f): os.path.relpath(f.resolve(), root) for f in files}
     set_program = getattr(db, "set_program", None)
     if set_program is not None:
@@ -92,8 +97,7 @@ def program_report(program: Any, rel_of: dict[str, str]) -> dict:
     data = program.summary(rel)
     data["routines_by_kernel"] = {}
     for r in program.all_routines():
-        k = program.kernel_of(r)
-        info = program.routine_json(k)
+        info = program.routine_json(r)
         for c in info["callees"]:
             if "file" in c:
                 c["file"] = rel(c["file"])
