@@ -43,6 +43,11 @@ def test_calls_resolve_across_trees_and_externals_are_named(prog):
     # callers, and what a kernel reaches transitively
     assert {r.name for r in prog.callers(prog.kernel(B / "helpers.f", "twice"))} == {"scale3", "scale2"}
     assert prog.routine_json(k)["externals"] == ["mpi_barrier"]
+    # purity, transitively: twice is pure, scale2 reaches an external routine
+    assert prog.impurities(prog.kernel(B / "helpers.f", "twice")) == []
+    assert prog.routine_json(prog.kernel(A / "kernels.f", "scale3"))["pure"] is True
+    why = prog.impurities(k)
+    assert why[0].code == "impure-call" and "mpi_barrier" in why[0].message
     assert set(prog.externals()) == {"mpi_barrier", "ddot"}
     assert prog.callee(prog.kernel(A / "kernels.f", "mdot"), "ddot").library == "BLAS/LAPACK"
     # a module procedure of a module defined in another file
@@ -250,6 +255,7 @@ def test_list_shows_the_call_graph_and_externals(capsys):
     k = next(k for f in data for k in f["kernels"] if k["name"] == "clip")
     assert k["callees"] == [{"name": "clamp", "where": "module", "file": str(B / "limits_mod.f90"), "line": 5,
                              "module": "limits_mod"}]
+    assert k["pure"] is True
 
 
 def test_plan_saves_the_program_for_workers_and_the_report(tmp_path):

@@ -160,6 +160,17 @@ class FileUnits:
     uses: list[str] = field(default_factory=list)
 
 
+def unknown_where(c: Callee) -> str:
+    """Why a call is not to a routine of the tree, for messages."""
+    if c.where == "generic":
+        return f"'{c.name}' is a generic interface of module {c.module}"
+    if c.where == "module-variable":
+        return f"'{c.name}' is an array of module {c.module}, read as a call"
+    if c.where == "intrinsic":
+        return f"'{c.name}' is an intrinsic procedure"
+    return f"'{c.name}' is not defined in any file of the tree (external{': ' + c.library if c.library else ''})"
+
+
 # --------------------------------------------------------------------------- scanning
 
 _MODULE_RE = re.compile(r"^\s*module\s+(\w+)\s*(?:!.*)?$", re.IGNORECASE)
@@ -420,6 +431,38 @@ class Program:
                     todo.append(c.routine)
         return list(seen.values())
 
+    def impurities(self, k, _seen: Optional[set] = None) -> list[ir.Diagnostic]:
+        """Why the routine is not a function of its arguments alone (empty: it is): I/O and
+        other constructs the IR cannot model, STOP, state kept between calls (SAVE), COMMON
+        blocks and module variables, and the same in every routine it calls, transitively;
+        a callee no file defines counts too. What a device function of a callee needs."""
+        seen = _seen if _seen is not None else set()
+        key = (norm(k.file), k.name)
+        if key in seen:
+            return []
+        seen.add(key)
+        kern = self._kernels.get(key)
+        if not isinstance(kern, ir.Kernel):
+            return []
+        out = [ir.Diagnostic(u.construct, u.reason, u.line, kern.file) for u in kern.unsupported]
+        out += [ir.Diagnostic("stop", "STOP ends the program", s.line, kern.file)
+                for s in ir.walk(kern.body) if isinstance(s, ir.Stop)]
+        out += [ir.Diagnostic("save-variable", f"local '{n}' keeps its value between calls", v.line, kern.file)
+                for n, v in kern.locals.items() if v.save and v.parameter is None]
+        out += [ir.Diagnostic("common-block", f"COMMON /{c.name}/ is shared state", c.line, kern.file)
+                for c in kern.commons]
+        out += [ir.Diagnostic("module-variable", f"module variable '{n}' of {v.module} is shared state", v.line,
+                              kern.file) for n, v in kern.module_vars.items()]
+        for c in self.callees(kern):
+            if c.routine is not None:
+                inner = self.impurities(c.routine, seen)
+                if inner:
+                    out.append(ir.Diagnostic("impure-call", f"calls {c.name} ({c.routine.where}): {inner[0].message}",
+                                             kern.line_start, kern.file))
+            elif c.where not in ("intrinsic",):
+                out.append(ir.Diagnostic("call-to-unknown", unknown_where(c), kern.line_start, kern.file))
+        return out
+
     def call_sites(self, k) -> list[tuple[ir.Kernel, list[ir.Expr], int]]:
         """(caller, actual arguments, line) of every call of the routine in the tree."""
         out = []
@@ -520,6 +563,7 @@ class Program:
     def routine_json(self, k) -> dict:
         """Callers, callees and the externals reached (transitively) of one routine."""
         return {
+            "pure": not self.impurities(k),
             "callees": [self.callee_json(c) for c in self.callees(k)],
             "callers": [{"name": r.name, "file": self.given.get(r.file, r.file), "line": r.line}
                         for r in self.callers(k)],

@@ -91,19 +91,17 @@ def unknown_callee(k: ir.Kernel, name: str, program=None) -> str:
     if program is None:
         return (f"'{name}' is not defined in this source file (give the files or directories that define it on "
                 "the command line)")
-    c = program.callee(k, name)
-    where = getattr(c, "where", "external")
-    if where == "intrinsic":
+    from ..fortran.program import Callee, unknown_where
+
+    c = program.callee(k, name) or Callee(name, "external")
+    if c.where == "intrinsic":
         return f"'{name}' is an intrinsic procedure the rules do not translate"
-    if where == "generic":
-        return (f"'{name}' is a generic interface of module {c.module}: the call is not resolved to one of its "
-                f"specific procedures ({', '.join(r.name for r in c.alternatives) or 'none in the tree'})")
-    if where == "module-variable":
-        return (f"'{name}' is an array of module {c.module}, defined in another file, that the front end read as "
-                "a function call")
-    lib = getattr(c, "library", "")
-    return (f"'{name}' is not defined in any file of the tree (external{': ' + lib if lib else ''}); "
-            "give the files that define it on the command line")
+    if c.where == "generic":
+        return (f"{unknown_where(c)}: the call is not resolved to one of its specific procedures "
+                f"({', '.join(r.name for r in c.alternatives) or 'none in the tree'})")
+    if c.where == "module-variable":
+        return f"{unknown_where(c)} by the front end (the module is defined in another file)"
+    return f"{unknown_where(c)}; give the files that define it on the command line"
 
 
 def _call_line(k: ir.Kernel, name: str) -> int:
