@@ -5,7 +5,7 @@ import json
 import sys
 
 from . import ir
-from .parse import default_include_dirs, discover, parse_file
+from .parse import default_include_dirs, discover
 from .render import expr_str
 
 

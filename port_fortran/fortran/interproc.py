@@ -236,7 +236,7 @@ def _extent_of_dim(prog, k: ir.Kernel, v: ir.Variable, d: int, memo, depth) -> t
 def actual_size(prog, caller: ir.Kernel, act: ir.Expr, memo, depth) -> tuple[Optional[ir.Expr], str]:
     """Elements available from the actual argument on, in the caller's names (None, why)."""
     if not isinstance(act, (ir.Name, ir.ArrayRef)):
-        return None, f"the actual argument is an expression"
+        return None, "the actual argument is an expression"
     v = _var(caller, act.name)
     if v is None:
         return None, f"'{act.name}' is not declared in {caller.name}"
