@@ -433,6 +433,9 @@ class SourceFile:
     preprocessed: bool = False
     # internal procedures of main programs ("program:name"): listed, not kernels
     internal_procedures: list[str] = field(default_factory=list)
+    # per module of the file: its entities by name -> 'variable' | 'parameter' | 'procedure'
+    # | 'generic:<specific>,<specific>...' (what other files of the program can USE)
+    module_entities: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- helpers

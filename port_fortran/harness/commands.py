@@ -27,6 +27,15 @@ def load_harness(port_dir: str, **kw):
         raise UserError(f"{meta_path}: unreadable ({exc}); write it again by re-running the port") from None
     if not Path(source).is_file():
         raise UserError(f"{meta_path}: the original source {source} no longer exists; restore it or port again")
+    prog_path = meta.get("program")
+    if prog_path and Path(prog_path).is_file():  # ported as part of a program: callees, modules, extents
+        from ..fortran.program import load_program
+
+        prog = load_program(prog_path)
+        if prog.has_file(source):
+            kernel, sf = prog.load(source, name)
+            return Harness(kernel, sf, d, include_dirs=meta.get("include_dirs", []), defines=meta.get("defines", {}),
+                           program=prog, **kw)
     sf = parse_file(source, include_dirs=meta.get("include_dirs", []), defines=meta.get("defines", {}))
     kernel = next((k for k in sf.kernels if k.name == name), None)
     if kernel is None:

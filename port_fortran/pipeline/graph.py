@@ -582,6 +582,9 @@ def port_kernel(job: KernelJob, *, stages: Optional[Stages] = None,
         ctx = KernelContext(job, config, stages, db, chat_factory)
         ctx.on_stage = on_stage
         try:
+            if job.program and hasattr(stages, "use_program"):
+                from ..fortran.program import load_program
+                stages.use_program(load_program(job.program))
             ctx.kernel, ctx.source = stages.load(job.file, job.kernel, config.include_dirs, config.defines)
         except Exception as exc:
             return _record_error(db, job, f"{job.file}: cannot load kernel {job.kernel}: {exc}", "load-error",

@@ -27,6 +27,7 @@ class KernelJob:
     kernel: str
     config: dict  # config.Config.to_dict()
     port_dir: str = ""
+    program: str = ""  # the saved program model of the run (fortran.program.Program.save), '' if none
 
     @property
     def kernel_id(self) -> str:

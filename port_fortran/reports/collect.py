@@ -247,6 +247,8 @@ def collect_report(db: RunDB, run_id: str) -> dict:
     calls_all = db.llm_calls(run_id)
     calls = _group(calls_all)
 
+    program = db.program(run_id) if hasattr(db, "program") else None
+    by_kernel = (program or {}).pop("routines_by_kernel", {}) if program else {}
     kernels = []
     for k in kernels_rows:
         kid = k["kernel_id"]
@@ -271,8 +273,10 @@ def collect_report(db: RunDB, run_id: str) -> dict:
             "attempts": attempts_by_stage(attempts.get(kid, [])),
             "llm": llm_summary(calls.get(kid, [])),
         })
+        if kid in by_kernel:  # where its callees are, who calls it, what it needs from outside the tree
+            kernels[-1]["calls"] = by_kernel[kid]
 
-    return {
+    doc = {
         "schema_version": SCHEMA_VERSION,
         "generated_at": _iso(time.time()),
         "run": _run_meta(run),
@@ -282,6 +286,9 @@ def collect_report(db: RunDB, run_id: str) -> dict:
         "models": _models(kernels, calls_all),
         "kernels": kernels,
     }
+    if program is not None:
+        doc["program"] = program
+    return doc
 
 
 def _group(rows: list[dict]) -> dict[str, list[dict]]:

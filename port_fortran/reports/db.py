@@ -97,6 +97,10 @@ CREATE TABLE IF NOT EXISTS llm_calls (
     error       TEXT NOT NULL DEFAULT '',
     at          REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS program (
+    run_id      TEXT PRIMARY KEY,
+    data        TEXT NOT NULL DEFAULT '{}'         -- JSON: the program model's summary (files, externals, call graph)
+);
 CREATE INDEX IF NOT EXISTS attempts_k ON attempts(run_id, kernel_id);
 CREATE INDEX IF NOT EXISTS llm_k ON llm_calls(run_id, kernel_id);
 """
@@ -219,6 +223,14 @@ class RunDB:
         if kernel_id is not None:
             q, p = q + " AND kernel_id=?", p + [kernel_id]
         return [dict(r) for r in self._exec(q + " ORDER BY id", p)]
+
+    # ----------------------------------------------------------------- the program model
+    def set_program(self, run_id: str, data: dict) -> None:
+        self._exec("INSERT OR REPLACE INTO program(run_id, data) VALUES (?,?)", (run_id, json.dumps(data, default=str)))
+
+    def program(self, run_id: str) -> Optional[dict]:
+        r = self._exec("SELECT data FROM program WHERE run_id=?", (run_id,)).fetchone()
+        return json.loads(r["data"]) if r else None
 
     # ----------------------------------------------------------------- LLM calls
     def add_llm_call(self, run_id: str, model: str, *, kernel_id: str = "", stage: str = "", provider: str = "",

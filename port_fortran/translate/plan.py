@@ -232,7 +232,7 @@ class Planner:
             if "conditional-independence" in codes:
                 why += f"; independent when {expr_str(cond)}"
             if "call-in-loop" in codes:
-                why += "; calls only pure functions of this file"
+                why += "; calls only pure functions, inlined"
             if inductions:
                 why += "; induction variable" + ("s " if len(inductions) > 1 else " ") + \
                     ", ".join(i.var for i in inductions) + f" computed from {do.var}"

@@ -116,8 +116,13 @@ def entry_body(kernel: ir.Kernel, tab: SymbolTable) -> list[str]:
             if hi is None:
                 ab = a.access_bounds[d] if d < len(a.access_bounds) else None
                 if ab is None:
-                    raise Refusal("unknown-extent", f"the extent of assumed-size '{a.name}' (dimension {d + 1}) "
-                                  "cannot be bounded from the subscripts the kernel uses", a.line)
+                    why = next((x.message for x in kernel.diagnostics if x.code == "extent-unknown"
+                                and f"'{a.name}'" in x.message), None)
+                    raise Refusal("unknown-extent", why or (
+                        f"the extent of assumed-size '{a.name}' (dimension {d + 1}) cannot be bounded from the "
+                        f"subscripts the kernel uses; state it in the run configuration (--config FILE): "
+                        f"routines.{kernel.name}.args.{a.name}.extent: '<upper bound, in terms of the arguments>' "
+                        "(port the whole tree to take it from the call sites)"), a.line)
                 hi = ab[1]
             p.line = a.line
             exts.append(f"pf::extent({p.expr(lo)}, {p.expr(hi)})")
