@@ -397,9 +397,9 @@ def install(backends="serial,openmp", source=None, arch: Optional[str] = None, c
     if hit is not None and (prefix is None or Path(hit.prefix).resolve() == target):
         return InstallResult(hit, True, time.monotonic() - t0)
 
-    for tool in ("cmake",):
-        if not shutil.which(tool):
-            raise ToolMissing(f"{tool} not found on PATH; install it (apt-get install cmake) and retry")
+    from .cmake import cmake_info
+
+    cmake_info()  # raises ToolMissing naming the fix
     with tempfile.TemporaryDirectory(prefix="port-fortran-kokkos-") as tmp:
         tmpd = Path(tmp)
         if src_path is None:
