@@ -229,4 +229,9 @@ pybind11_add_module(pf_module MODULE NO_EXTRAS {module}.cpp)
 set_target_properties(pf_module PROPERTIES OUTPUT_NAME {module})
 target_include_directories(pf_module PRIVATE "{support_dir}")
 target_link_libraries(pf_module PRIVATE {libs} Kokkos::kokkos)
+if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
+  # the static Kokkos and port libraries stay private to this module: it never binds to
+  # another Kokkos that something else in the Python process brought in
+  target_link_options(pf_module PRIVATE "LINKER:--exclude-libs,ALL")
+endif()
 """
