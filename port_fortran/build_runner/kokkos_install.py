@@ -143,6 +143,15 @@ def fetch_default_sdist(dest_dir: Optional[Path] = None, pip_args: Sequence[str]
             return cached
         except UserError:
             cached.unlink()
+    for d in _find_links():  # a wheelhouse (offline installs: docs/install.md)
+        cand = Path(d) / DEFAULT_SDIST_FILE
+        if cand.is_file():
+            verify_sha256(cand, DEFAULT_SDIST_SHA256)
+            progress(f"[kokkos] Kokkos {DEFAULT_VERSION} source from {cand}")
+            tmp_dest = dest_dir / (DEFAULT_SDIST_FILE + ".part")
+            shutil.copyfile(cand, tmp_dest)
+            os.replace(tmp_dest, cached)
+            return cached
     progress(f"[kokkos] downloading {DEFAULT_SDIST} (Kokkos {DEFAULT_VERSION} source) with pip")
     with tempfile.TemporaryDirectory(prefix="port-fortran-pip-") as tmp:
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
@@ -158,6 +167,13 @@ def fetch_default_sdist(dest_dir: Optional[Path] = None, pip_args: Sequence[str]
         shutil.copyfile(got, tmp_dest)
         os.replace(tmp_dest, cached)
     return cached
+
+
+def _find_links() -> list[str]:
+    """The local directories of ``PIP_FIND_LINKS`` (how an offline machine points pip at a
+    wheelhouse; docs/install.md): the sdist is taken from there without running pip."""
+    dirs = os.environ.get("PIP_FIND_LINKS", "").split()
+    return [d[len("file://"):] if d.startswith("file://") else d for d in dirs if not d.startswith(("http:", "https:"))]
 
 
 def _safe_extract_tar(tf: tarfile.TarFile, dest: Path, members=None) -> None:

@@ -12,6 +12,7 @@
 #define PF_PYBIND_HPP
 
 #include <pybind11/complex.h>
+#include <pybind11/gil_safe_call_once.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
@@ -56,11 +57,31 @@ inline std::string short_repr(py::handle o) {
   return r.size() > 40 ? r.substr(0, 37) + "..." : r;
 }
 
-inline bool isinstance_of(py::handle o, const char* module, const char* cls) {
-  return py::isinstance(o, py::module_::import(module).attr(cls));
+// The Python classes the checks use, looked up once per process.
+enum class Cls { Integral, Real, Complex, NumpyBool };
+
+inline py::handle cls(Cls which) {
+  using Store = py::gil_safe_call_once_and_store<py::object>;
+  static Store integral, real, complex_, npbool;
+  switch (which) {
+    case Cls::Integral:
+      return integral.call_once_and_store_result([] { return py::module_::import("numbers").attr("Integral"); })
+          .get_stored();
+    case Cls::Real:
+      return real.call_once_and_store_result([] { return py::module_::import("numbers").attr("Real"); })
+          .get_stored();
+    case Cls::Complex:
+      return complex_.call_once_and_store_result([] { return py::module_::import("numbers").attr("Complex"); })
+          .get_stored();
+    default:
+      return npbool.call_once_and_store_result([] { return py::module_::import("numpy").attr("bool_"); })
+          .get_stored();
+  }
 }
 
-inline bool is_bool(py::handle o) { return PyBool_Check(o.ptr()) || isinstance_of(o, "numpy", "bool_"); }
+inline bool isinstance_of(py::handle o, Cls which) { return py::isinstance(o, cls(which)); }
+
+inline bool is_bool(py::handle o) { return PyBool_Check(o.ptr()) || isinstance_of(o, Cls::NumpyBool); }
 
 [[noreturn]] inline void type_error(const Arg& a, const std::string& what) {
   throw py::type_error(a.where() + ": " + what);
@@ -74,7 +95,7 @@ inline bool is_bool(py::handle o) { return PyBool_Check(o.ptr()) || isinstance_o
 
 template <class T>
 T integer(py::handle o, const Arg& a) {
-  if (is_bool(o) || !isinstance_of(o, "numbers", "Integral"))
+  if (!PyLong_CheckExact(o.ptr()) && (is_bool(o) || !isinstance_of(o, Cls::Integral)))
     type_error(a, "expected an integer (int or a numpy integer), got " + type_name(o) + " " + short_repr(o));
   py::int_ v = py::reinterpret_steal<py::int_>(PyNumber_Index(o.ptr()));
   if (!v) throw py::error_already_set();
@@ -88,7 +109,7 @@ T integer(py::handle o, const Arg& a) {
 
 template <class T>
 T real(py::handle o, const Arg& a) {
-  if (is_bool(o) || !isinstance_of(o, "numbers", "Real"))
+  if (!PyFloat_CheckExact(o.ptr()) && !PyLong_CheckExact(o.ptr()) && (is_bool(o) || !isinstance_of(o, Cls::Real)))
     type_error(a, "expected a real number (float, int or a numpy float), got " + type_name(o) + " " + short_repr(o));
   double x = PyFloat_AsDouble(o.ptr());
   if (x == -1.0 && PyErr_Occurred()) throw py::error_already_set();
@@ -97,7 +118,7 @@ T real(py::handle o, const Arg& a) {
 
 template <class T>  // T = std::complex<float|double>
 T complex(py::handle o, const Arg& a) {
-  if (is_bool(o) || !isinstance_of(o, "numbers", "Complex"))
+  if (is_bool(o) || !isinstance_of(o, Cls::Complex))
     type_error(a, "expected a number (complex, float or int), got " + type_name(o) + " " + short_repr(o));
   Py_complex c = PyComplex_AsCComplex(o.ptr());
   if (c.real == -1.0 && PyErr_Occurred()) throw py::error_already_set();
@@ -157,6 +178,14 @@ inline py::dtype numpy_dtype(const char* spec) {  // '<f8', '<i4', ... as numpy.
   return py::reinterpret_borrow<py::dtype>(py::module_::import("numpy").attr("dtype")(spec));
 }
 
+// ``spec`` is a little-endian numpy dtype string, '<f8': kind 'f', 8 bytes. The array's
+// dtype matches when it has that kind and size in this machine's byte order.
+inline bool same_dtype(const py::dtype& have, const char* spec) {
+  const char order = have.byteorder();
+  const bool little = order == '<' || order == '|' || (order == '=' && PY_LITTLE_ENDIAN);
+  return little && have.kind() == spec[1] && have.itemsize() == std::stoi(spec + 2);
+}
+
 inline std::string shape_text(const py::array& arr) {
   std::string s = "(";
   for (py::ssize_t d = 0; d < arr.ndim(); ++d) s += (d ? ", " : "") + std::to_string(arr.shape(d));
@@ -179,13 +208,11 @@ struct ArrayArg {
 inline ArrayArg array(py::handle o, const Arg& a, const char* dtype, const char* dtype_name, int rank,
                       const long long* need, const char* const* bounds, bool writable, bool copy,
                       const char* copy_kw) {
-  py::module_ np = py::module_::import("numpy");
   if (!py::isinstance<py::array>(o))
     type_error(a, "expected a numpy array of dtype " + std::string(dtype_name) + ", got " + type_name(o) +
                       "; pass np.asarray(" + a.name + ", dtype=np." + dtype_name + ", order='F')");
   py::array arr = py::reinterpret_borrow<py::array>(o);
-  py::dtype want = numpy_dtype(dtype);
-  if (PyObject_RichCompareBool(arr.dtype().ptr(), want.ptr(), Py_EQ) != 1) {
+  if (!same_dtype(arr.dtype(), dtype)) {
     std::string got = py::str(arr.dtype());
     std::string hint = std::string(a.ftype).rfind("logical", 0) == 0
                            ? " (gfortran's LOGICAL: 0 for .false., 1 for .true.)"
@@ -227,7 +254,7 @@ inline ArrayArg array(py::handle o, const Arg& a, const char* dtype, const char*
                        "np.asfortranarray(" + a.name + "), or call with " + copy_kw +
                        "=True to let the binding copy it in" + (writable ? " and back out" : ""));
   }
-  py::array tmp = np.attr("array")(arr, py::arg("order") = "F", py::arg("copy") = true);
+  py::array tmp = py::module_::import("numpy").attr("array")(arr, py::arg("order") = "F", py::arg("copy") = true);
   return ArrayArg{tmp, writable ? py::reinterpret_borrow<py::object>(o) : py::object()};
 }
 
