@@ -246,3 +246,30 @@ def test_wrong_order_is_refused_unless_copy_is_asked(first_module):
     assert _call(mod, kw, copy=True) == want  # both copied; b's copy written back
     np.testing.assert_array_equal(wide[::2], ref["b"])
     np.testing.assert_array_equal(kw["z"], ref["z"])
+
+
+def test_run_with_python_records_the_module(tmp_path):
+    """`--python` on a run: one module of the verified kernels in OUT/python, in the run
+    database and the report (one kernel, one backend: the lean version of a real run)."""
+    from port_fortran.reports.db import RunDB
+
+    cfg = tmp_path / "fast.yaml"
+    cfg.write_text("bench: false\noptimize: false\n")
+    out = tmp_path / "out"
+    rc = main(["run", str(DATA / "bindk.f90"), "--kernel", "wsum", "--backends", BACKENDS[0], "--out", str(out),
+               "--config", str(cfg), "--python-module", "wsum_ports", "--quiet"])
+    assert rc == 0
+    db = RunDB.in_dir(out)
+    (row,) = db.python_modules(db.latest_run())
+    assert row["ok"] and row["module"] == "wsum_ports" and row["backend"] == BACKENDS[0]
+    assert json.loads(row["kernels"]) == ["bindk.f90:wsum"] and "cmake" in row["cmake"]
+    db.close()
+    report = json.loads((out / "report.json").read_text())
+    k = report["kernels"][0]
+    assert k["python"]["module"] == "wsum_ports" and k["python"]["ok"] and k["cmake"].startswith("cmake ")
+    assert k["sources"]["fortran"]["first_line"] == 46 and "wsum_kokkos" in k["sources"]["kokkos"]["text"]
+    assert 'id="python-table"' in (out / "report.html").read_text()
+    call = "import numpy as np, wsum_ports as m; print(m.wsum(3, np.ones(3), np.arange(3.0)))"
+    res = subprocess.run([sys.executable, "-c", call], capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, PYTHONPATH=str(out / "python"), OMP_PROC_BIND="false"))
+    assert res.returncode == 0 and res.stdout.strip() == "3.0", res.stderr

@@ -134,3 +134,28 @@ def test_module_source_holds_each_function_once():
     assert text.count("pf_common_bcfg bcfg_;") == 1
     cm = codegen.module_cmake("m", {"blend": "/p/blend", "wsum": "/p/wsum"}, "/s")
     assert "blend_kokkos wsum_kokkos Kokkos::kokkos" in cm and "OUTPUT_NAME m" in cm
+
+
+def test_command_line_errors_are_one_line(tmp_path, capsys):
+    from port_fortran.cli import main
+
+    assert main(["bindings", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"{tmp_path / 'port.json'}: not found" in err and "\n" not in err
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "port.json").write_text(
+            '{"kernel": "blend", "source": "%s", "include_dirs": [], "defines": {}}' % (DATA / "bindk.f90"))
+    assert main(["bindings", str(tmp_path / "a"), str(tmp_path / "b"), "-o", str(tmp_path / "py")]) == 2
+    assert "needs --module NAME" in capsys.readouterr().err
+    assert main(["bindings", str(tmp_path / "a"), "--module", "not-a-name"]) == 2
+    assert "not a valid Python module name" in capsys.readouterr().err
+    assert main(["bindings", str(tmp_path / "a"), "--backend", "fpga"]) == 2
+    assert "--backend 'fpga'" in capsys.readouterr().err
+    # two ports of one routine cannot share a module
+    assert main(["bindings", str(tmp_path / "a"), str(tmp_path / "b"), "--module", "m", "--backend", "serial",
+                 "-o", str(tmp_path / "py")]) == 2
+    assert "routine blend is also ported in" in capsys.readouterr().err
+    # no verdict.json and no --backend: say how to choose
+    assert main(["bindings", str(tmp_path / "a")]) == 2
+    assert "pass --backend" in capsys.readouterr().err
