@@ -122,3 +122,24 @@ def test_side_by_side_renders_in_headless_chromium(synthetic):
                    capture_output=True, timeout=120)
     assert shot.stat().st_size > 20_000
     json.loads((out / "report.json").read_text())  # still valid JSON beside the page
+
+
+def test_an_older_database_gains_the_cmake_column(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "port-fortran.db"
+    old = sqlite3.connect(path)
+    old.execute("CREATE TABLE kernels (run_id TEXT NOT NULL, kernel_id TEXT NOT NULL, file TEXT NOT NULL, "
+                "name TEXT NOT NULL, line_start INTEGER, line_end INTEGER, status TEXT NOT NULL DEFAULT 'pending', "
+                "reason TEXT NOT NULL DEFAULT '', reason_code TEXT NOT NULL DEFAULT '', model TEXT NOT NULL DEFAULT '', "
+                "patterns TEXT NOT NULL DEFAULT '[]', port_dir TEXT NOT NULL DEFAULT '', started REAL, finished REAL, "
+                "PRIMARY KEY (run_id, kernel_id))")
+    old.execute("INSERT INTO kernels(run_id, kernel_id, file, name) VALUES ('r', 'a.f:k', 'a.f', 'k')")
+    old.commit()
+    old.close()
+    db = RunDB(path)
+    assert db.kernel("r", "a.f:k")["cmake"] == ""
+    db.set_kernel("r", "a.f:k", cmake="cmake 4.1.0 (/x, from PATH)")
+    assert db.kernel("r", "a.f:k")["cmake"] == "cmake 4.1.0 (/x, from PATH)"
+    RunDB(path).close()  # a second open finds the column there
+    db.close()
