@@ -440,8 +440,10 @@ def install(backends="serial,openmp", source=None, arch: Optional[str] = None, c
                     inst.cxx_flags = cxx_flags
                     return InstallResult(inst, True, time.monotonic() - t0)
             inst = _configure_build_install(tree, version, bks, arch, cxx_flags, target, jobs, progress, tmpd)
+            from .cmake import cmake_info
+
             marker = dict(want, version=version, installed=time.strftime("%Y-%m-%dT%H:%M:%S"),
-                          seconds=round(time.monotonic() - t0, 1))
+                          seconds=round(time.monotonic() - t0, 1), cmake=cmake_info().describe())
             (target / _MARKER).parent.mkdir(parents=True, exist_ok=True)
             (target / _MARKER).write_text(json.dumps(marker, indent=2) + "\n")
             record_install(inst, source=key)
