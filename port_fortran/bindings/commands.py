@@ -92,17 +92,13 @@ def build_run_module(db: Any, run_id: str, out: Path, module: str, backends: lis
         t0 = time.monotonic()
         try:
             p = load_port(k["port_dir"])
-            plan_module(module, [p])  # refusals are this kernel's alone
+            # with the ports taken so far: a clash (a second routine of one name, a COMMON
+            # block laid out differently) leaves this kernel out, not the module
+            plan_module(module, ports + [p])
         except UserError as exc:
             db.add_attempt(run_id, k["kernel_id"], "python", False, str(exc)[:2000], backend=backend,
                            seconds=time.monotonic() - t0)
             print(f"port-fortran: {k['kernel_id']}: not in the Python module: {exc}", file=stream)
-            continue
-        if p.kernel.name in {q.kernel.name for q in ports}:
-            other = next(q for q in ports if q.kernel.name == p.kernel.name)
-            why = f"{p.kernel.name} is already in the module from {other.port_dir}"
-            db.add_attempt(run_id, k["kernel_id"], "python", False, why, backend=backend)
-            print(f"port-fortran: {k['kernel_id']}: not in the Python module: {why}", file=stream)
             continue
         ports.append(p)
         included.append(k["kernel_id"])
