@@ -16,7 +16,7 @@ views (``module.common.<block>.<member>``).
 from __future__ import annotations
 
 import keyword
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
