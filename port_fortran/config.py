@@ -18,6 +18,7 @@ Example file::
     threads: 8
     executor: local
     jobs: 2
+    python: true                            # one Python module of the verified kernels
     include_dirs: [include]
     defines: {USE_MPI: "0"}
     routines:                               # per routine of the tree, per argument
@@ -84,6 +85,8 @@ class Config:
     seeds: Optional[int] = None  # random input sets for the differential test (harness default)
     recursion_limit: Optional[int] = None  # graph steps per kernel; None: enough for the configured bounds
     quiet: bool = False
+    python: bool = False  # after the run: one Python module of the verified kernels (OUT/python)
+    python_module: str = "kokkos_ports"
     # "module:function" returning a pipeline.stages.Stages; for alternative harnesses and tests
     stages_factory: Optional[str] = None
 
@@ -196,7 +199,11 @@ def _build(d: dict, where: str, base: Optional[Config] = None) -> Config:
             else:
                 n = _num(v, key, where, integer=True)
                 cfg.debug_rounds = {s: n for s in DEBUG_STAGES}
-        elif key in ("optimize", "quiet", "bench"):
+        elif key == "python_module":
+            if not isinstance(v, str) or not v.isidentifier():
+                raise _err(where, key, f"expected a Python module name (letters, digits, _), got {v!r}")
+            cfg.python_module = v
+        elif key in ("optimize", "quiet", "bench", "python"):
             if not isinstance(v, bool):
                 raise _err(where, key, f"expected true or false, got {v!r}")
             setattr(cfg, key, v)
@@ -343,6 +350,10 @@ def from_args(args: Any) -> Config:
         flags["executor"] = args.executor
     if getattr(args, "quiet", False):
         flags["quiet"] = True
+    if getattr(args, "python", False) or getattr(args, "python_module", None):
+        flags["python"] = True
+    if getattr(args, "python_module", None):
+        flags["python_module"] = args.python_module
     if getattr(args, "include", None):
         flags["include_dirs"] = list(cfg.include_dirs) + list(args.include)
     if getattr(args, "define", None):

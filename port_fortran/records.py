@@ -80,6 +80,7 @@ class BuildResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     condensed: str = ""  # at most 20 lines for the debugger
     artifacts: dict[str, str] = field(default_factory=dict)  # name -> path of built executables/libs
+    cmake: str = ""  # which CMake built it: 'cmake 4.1.0 (<path>, from the cmake Python package)'
 
 
 @dataclass

@@ -12,8 +12,17 @@ from ..records import BACKENDS
 
 
 def load_harness(port_dir: str, **kw):
-    from ..fortran import parse_file
     from .core import Harness
+
+    kernel, sf, meta = load_port_meta(port_dir)
+    return Harness(kernel, sf, Path(port_dir), include_dirs=meta.get("include_dirs", []),
+                   defines=meta.get("defines", {}), **kw)
+
+
+def load_port_meta(port_dir):
+    """(kernel IR, source file IR, port.json) of a port directory written by a run: the
+    original named in ``port.json`` is parsed again with its include dirs and defines."""
+    from ..fortran import parse_file
 
     d = Path(port_dir)
     meta_path = d / "port.json"
@@ -41,7 +50,7 @@ def load_harness(port_dir: str, **kw):
     if kernel is None:
         errs = "; ".join(str(e) for e in sf.errors[:3])
         raise UserError(f"{source}: kernel {name!r} not found any more" + (f" ({errs})" if errs else ""))
-    return Harness(kernel, sf, d, include_dirs=meta.get("include_dirs", []), defines=meta.get("defines", {}), **kw)
+    return kernel, sf, meta
 
 
 def _backends(text: str) -> list[str]:

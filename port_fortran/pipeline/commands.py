@@ -186,18 +186,14 @@ def _term_as_interrupt():
 
 def check_tools(config: Config) -> None:
     """Fail before any work (exit 3) when a tool every kernel needs is missing."""
-    import shutil
-
+    from ..build_runner.cmake import cmake_info
     from ..build_runner.kokkos import find_install
+    from ..build_runner.toolchain import gfortran_path
     from ..errors import ToolMissing
 
-    from ..build_runner.toolchain import gfortran_path
-
     if gfortran_path() is None:
-        raise ToolMissing("gfortran not found on PATH; `port-fortran doctor` says how to install it")
-    for tool in ("cmake",):
-        if shutil.which(tool) is None:
-            raise ToolMissing(f"{tool} not found on PATH; `port-fortran doctor` says how to install it")
+        raise ToolMissing("gfortran not found on PATH (or in FC); `port-fortran doctor` says how to get it")
+    cmake_info()  # raises ToolMissing naming the fix
     missing = [b for b in config.backends if find_install(b) is None]
     if missing:
         raise ToolMissing(f"no Kokkos install with the {', '.join(missing)} backend(s): run `port-fortran kokkos "
@@ -270,6 +266,10 @@ def cmd_run(args: Any) -> int:
         finally:
             if old_term is not None:
                 signal.signal(signal.SIGTERM, old_term)
+        if config.python:
+            from ..bindings.commands import build_run_module
+
+            build_run_module(db, run_id, out, config.python_module, config.backends)
         db.finish_run(run_id, "finished")
         summary(db, run_id)
         _render(db, run_id, out)

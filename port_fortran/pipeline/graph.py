@@ -256,7 +256,9 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
             f = dbg.failure_from_build(res)
             ctx.attempt("compile", False, f["detail"] or f["message"], model=model, backend=b, seconds=secs)
             return {"failure": f, "route": "debug", "history": hist}
-        ctx.attempt("compile", True, model=model, backend=b, seconds=secs)
+        ctx.attempt("compile", True, getattr(res, "cmake", "") or "", model=model, backend=b, seconds=secs)
+        if ctx.db is not None and getattr(res, "cmake", ""):
+            ctx.db.set_kernel(ctx.run_id, ctx.kernel_id, cmake=res.cmake)  # which CMake built the port
         done.append(b)
         return {"compiled": done, "route": "compile" if len(done) < len(backends) else "run", "history": hist}
 
@@ -422,6 +424,7 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
                               finished=time.time())
             ctx.attempt("finalize", status == "verified", f"{status}{' (optimizer kept ' + kept + ')' if kept else ''}"
                         f"{': ' + reason if reason and status != 'verified' else ''}", model=state.get("model", ""))
+            _record_sources(ctx)
         if ctx.port_dir.is_dir():
             (ctx.port_dir / "outcome.json").write_text(json.dumps(
                 {"kernel_id": ctx.kernel_id, "status": status, "reason": reason, "reason_code": code,
@@ -431,6 +434,25 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
 
     return {"translate": translate, "validate": validate, "compile": compile_, "run": run, "debug": debug,
             "optimize": optimize, "finalize": finalize}
+
+
+def _record_sources(ctx: KernelContext) -> None:
+    """The routine's lines of the original and the port kept, for the report's side-by-side
+    view (the report reads only the database)."""
+    fortran, first = "", 1
+    k = ctx.kernel
+    if k is not None and k.line_start:
+        try:
+            lines = Path(ctx.job.file).read_text(errors="replace").splitlines()
+        except OSError:
+            lines = []
+        first = k.line_start
+        fortran = "\n".join(lines[k.line_start - 1:k.line_end or k.line_start])
+    kokkos = ctx.cpp_path.read_text(errors="replace") if ctx.cpp_path.is_file() else ""
+    if fortran or kokkos:
+        ctx.db.set_sources(ctx.run_id, ctx.kernel_id, fortran_file=ctx.job.rel_file or ctx.job.file,
+                           fortran_first_line=first, fortran=fortran,
+                           kokkos_file=ctx.cpp_path.name if kokkos else "", kokkos=kokkos)
 
 
 def _fill(f: dict) -> dict:
