@@ -653,6 +653,10 @@ def gather(pairs, codes, args, fflags_ok: bool) -> dict:
                              cp.code_root(args.src, code))
         units.append({k: meta.get(k) for k in ("code", "unit", "status", "exit_codes", "seconds", "timeouts",
                                                 "unit_timeout", "files", "run_id", "fflags", "fflags_passed")})
+    prefixes = [str(Path(args.src).resolve()) + "/", str(Path(args.out).resolve()) + "/"]
+    for r in rows:  # paths in reasons relative to the corpus (src: <code>/..., out: <code>/<unit>/...)
+        for p in prefixes:
+            r["reason"] = r["reason"].replace(p, "")
     names = list(dict.fromkeys(c.name for c, _ in pairs))
     note = ("passed to port-fortran with --fflags" if fflags_ok else
             "corpus.yaml lists them per code, but this port-fortran has no --fflags option, so they were not passed")
