@@ -311,3 +311,59 @@ def test_results_markdown_and_json(tmp_path):
     assert "| c | 9 | 8 | 2 | 1 | 1 | 0 | 2 | 4 | 2 (25.0 %) | 1 (12.5 %) |" in text
     assert "| lost:parse-error | 2 | 2 |" in text
     assert json.loads(js.read_text())["aggregate"]["total"]["lost"] == 4
+
+
+# ----------------------------------------------------------------------------- failure classes
+
+import classify  # noqa: E402
+
+
+def _row(status, code, reason, routine="k", unit="u", has_loops=True):
+    return {"code": "c", "unit": unit, "file": "a.f", "routine": routine, "kind": "subroutine", "line": 1,
+            "status": status, "reason_code": code, "reason": reason, "has_loops": has_loops}
+
+
+def test_classes_split_calls_by_what_the_callee_is_and_take_the_first_matching_rule():
+    rows = [
+        _row("refused", "call-to-unknown", "a.f:3: [call-to-unknown] 'helper' is not defined in this source file"),
+        _row("refused", "call-to-unknown", "a.f:4: [call-to-unknown] 'mpi_allreduce' is not defined", routine="k2"),
+        _row("refused", "call-to-unknown", "a.f:5: [call-to-unknown] 'cpu_time' is not defined", routine="k3"),
+        _row("refused", "call-to-unknown", "a.f:6: [call-to-unknown] 'qim' is not defined", routine="k4"),
+        _row("error", "stage-error", "compiling the original failed (...): Fatal Error: Cannot open module file "
+                                     "'m.mod' for reading", routine="k5"),
+        _row("error", "stage-error", "building the reference driver failed: Error: Line truncated at (1)",
+             routine="k6"),
+        _row("failed", "wrong-result", "cp: shape differs: original (1:0,1:0), port (7:6,11:10)", routine="k7"),
+        _row("lost", "parse-error", "the file was not read: a.f:1: expression nesting too deep", routine="k8"),
+        _row("verified", "", "", routine="helper"),
+    ]
+    names = classify.program_routine_names(rows)
+    groups = classify.classify(rows, classify.with_themes(classify.make_classes(names)))
+    got = {r["routine"]: key for key, rs in groups.items() for r in rs}
+    assert got == {"k": "refused-call-other-file", "k2": "refused-call-mpi", "k3": "refused-call-intrinsic",
+                   "k4": "refused-call-undefined", "k5": "error-module-order", "k6": "error-driver-line-length",
+                   "k7": "failed-empty-bounds", "k8": "lost-parse-nesting"}
+    text = classify.render({"rows": rows, "date": "d", "command": "x", "tool_commit": "t"}, groups,
+                           classify.with_themes(classify.make_classes(names)))
+    assert "| Call to a routine defined in another file of the same program (`refused-call-other-file`) | refused | 1 |" \
+        in text
+
+
+@pytest.mark.integration
+def test_compile_check_orders_modules_and_reads_the_objects(tmp_path):
+    """gfortran compiles the unit in module order; nm's routines agree with the count."""
+    root = tmp_path / "src" / "c"
+    root.mkdir(parents=True)
+    (root / "use.f90").write_text("subroutine s(n, x)\n  use m\n  integer :: n\n  real :: x(n)\n  x = x + k\n"
+                                  "end subroutine s\n")
+    (root / "m.f90").write_text("module m\n  integer :: k = 1\ncontains\n  subroutine mp()\n  end subroutine mp\n"
+                                "  subroutine hidden()\n  end subroutine hidden\nend module m\n")
+    (root / ".corpus-commit").write_text("a" * 40)
+    code = cp.parse_corpus({"codes": [{"name": "c", "repository": "o/c", "commit": "a" * 40, "fetch": ["*.f90"],
+                                       "files": ["*.f90"], "units": [{"name": "u", "files": ["*.f90"]}]}]})[0]
+    symbols: dict = {}
+    res = cp.compile_check(code, code.units[0], tmp_path / "src", symbols=symbols)
+    assert res == {"m.f90": "", "use.f90": ""}
+    assert symbols == {"m.f90": {"mp", "hidden"}, "use.f90": {"s"}}
+    scan = rc.scan_unit(code, code.units[0], tmp_path / "src")
+    assert {r["name"] for r in scan} == {"mp", "hidden", "s"}

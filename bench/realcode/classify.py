@@ -43,6 +43,19 @@ class Cls:
     title: str
     rule: Callable[[dict], bool]
     todo: str  # what would fix it, for the team
+    theme: str = ""  # the area of work it belongs to (THEMES)
+
+
+THEMES = {
+    "host": "Host-side work inside the routine (I/O, MPI, ALLOCATE, strings, timers, SAVE): outlining or hybrid mode",
+    "hybrid": "Main programs and internal procedures are never kernels (hybrid mode, host association)",
+    "frontend": "Front end: files or routines dropped, kinds misread (issue 20)",
+    "harness": "Harness build: the original or its driver does not build or link (issues 12 and 20)",
+    "program": "Program model across files: callees and names defined in other files (issue 12)",
+    "translate": "Translator coverage: constructs refused inside the routine",
+    "verify": "Verification: translated, not proven",
+    "runner": "Tool or runner errors",
+}
 
 
 def _r(pattern: str) -> Callable[[dict], bool]:
@@ -82,7 +95,35 @@ def call_kind(row: dict, program_routines: dict[tuple[str, str], set[str]]) -> s
     return "undefined"
 
 
-def make_classes(program_routines: dict[tuple[str, str], set[str]]) -> list[Cls]:
+_DOUBLE_DECL = re.compile(r"^\s*(real\s*\(\s*(kind\s*=\s*)?(?!4\s*\))[a-z_]\w*\s*\)|real\s*\*\s*8|double\s+precision"
+                          r"|real\s*\(\s*(kind\s*=\s*)?8\s*\))", re.I | re.M)
+
+
+def kind_mismatch(row: dict, src_root: Path, out_root: Path) -> bool:
+    """The harness spec treats the routine's reals as float32 (tolerance rel 1e-05) while its
+    source declares them double (named kind, real*8, double precision)."""
+    spec = out_root / (row.get("port_dir") or "") / f"{row['routine']}.spec.yaml"
+    if not row.get("port_dir") or not spec.is_file():
+        return False
+    if "rel: 1.0e-05" not in spec.read_text():
+        return False
+    src = src_root / row["code"] / row["file"]
+    try:
+        lines = src.read_text(errors="replace").split("\n")
+    except OSError:
+        return False
+    body = "\n".join(lines[row["line"] - 1:(row.get("end_line") or row["line"])])
+    return bool(_DOUBLE_DECL.search(body))
+
+
+def _calls_outside(row: dict, files_of: dict[tuple[str, str], set[str]]) -> list[str]:
+    """The kernel's CALL targets that its own file does not define."""
+    return [c for c in row.get("calls") or [] if row["file"] not in files_of.get((row["code"], c), set())]
+
+
+def make_classes(program_routines: dict[tuple[str, str], set[str]],
+                 files_of: Optional[dict[tuple[str, str], set[str]]] = None) -> list[Cls]:
+    files_of = files_of or {}
     ck = lambda kind: (lambda row: row.get("reason_code") == "call-to-unknown" and call_kind(row, program_routines) == kind)  # noqa: E731
     return [
         # ------------------------------------------------------------ lost: never seen as kernels
@@ -110,10 +151,21 @@ def make_classes(program_routines: dict[tuple[str, str], set[str]]) -> list[Cls]
             "compiled first ('Cannot open module file')",
             _st("error", _r(r"Cannot open module file")),
             "Compile the tree's modules in dependency order for the reference and port drivers (issue 20 item 5)."),
+        Cls("error-argument-mismatch", "Harness: the original does not compile with gfortran's defaults: legacy "
+            "calls with argument type/rank mismatches (gfortran >= 10 needs -fallow-argument-mismatch)",
+            _st("error", _r(r"compiling the original failed"), _r(r"(Type|Rank) mismatch")),
+            "Fortran flags per tree (--fflags) and legacy defaults (issue 20 item 4); corpus.yaml lists the flags."),
         Cls("error-driver-line-length", "Harness: generated Fortran driver line longer than 132 columns",
-            _st("error", _r(r"Line truncated|line-truncation")),
+            _st("error", _r(r"Line truncated|line-truncation|driver failed.*Syntax error in argument list")),
             "Wrap generated Fortran lines with '&' continuations (issue 12, class 3)."),
-        Cls("error-link-callee", "Harness: link failed, a callee's object is not linked ('undefined reference')",
+        Cls("error-link-whole-file", "Harness: link failed because the original's object is the whole file: "
+            "the kernel calls nothing outside its file, but other routines of the file do ('undefined reference' "
+            "from functions that are not the kernel)",
+            _st("error", _r(r"undefined reference"), lambda row: not _calls_outside(row, files_of)),
+            "Link only what the kernel needs: extract the routine (or its call closure) from the file, or link the "
+            "objects of the whole tree with the library externals stubbed (issue 12, class 2)."),
+        Cls("error-link-callee", "Harness: link failed, a routine the kernel itself calls is not linked "
+            "('undefined reference')",
             _st("error", _r(r"undefined reference")),
             "Link the objects of every routine the kernel calls, transitively (issue 12, class 2)."),
         Cls("error-original-compile", "Harness: compiling the original failed (other than module order)",
@@ -166,6 +218,14 @@ def make_classes(program_routines: dict[tuple[str, str], set[str]]) -> list[Cls]
             _st("refused", _r(r"implicit SAVE")), "Model implicit SAVE (state kept between calls) or hybrid mode."),
         Cls("refused-character", "CHARACTER data: substrings, arguments longer than one character",
             _st("refused", _r(r"character substring|CHARACTER argument")), "Host-side string handling."),
+        Cls("refused-equivalence", "EQUIVALENCE in the routine or in a file it INCLUDEs",
+            _st("refused", _code("equivalence")),
+            "Model EQUIVALENCE of names the kernel does not touch as irrelevant; alias the rest (one storage)."),
+        Cls("refused-impure-call", "Call to a routine of the same file that cannot become a device function "
+            "(it takes an array argument, or does I/O)", _st("refused", _code("impure-call")),
+            "Device functions with array (view) arguments, or keep the call on the host (hybrid mode)."),
+        Cls("refused-intrinsic", "Intrinsic used in a way the translator does not support",
+            _st("refused", _code("unsupported-intrinsic")), "See the examples."),
         Cls("refused-pointer", "Pointers", _st("refused", _code("pointer")), "See the examples."),
         Cls("refused-loop-analysis", "Loop structure the translator refuses (variable-step DO, loop variable "
             "used after the loop, GOTO out of loops ...)",
@@ -177,6 +237,11 @@ def make_classes(program_routines: dict[tuple[str, str], set[str]]) -> list[Cls]
             "See the examples."),
         Cls("refused-other", "Other refusals", _st("refused"), "See the examples."),
         # ------------------------------------------------------------ failed: translated, not proven
+        Cls("failed-kind-real4", "Kinds misread: the routine declares double precision through a named kind "
+            "(real(kind=REAL64), real(dp), real*8 ...) and the harness treats it as real(4): the original aborts or "
+            "returns garbage on single-precision data", lambda row: row["status"] == "failed" and row.get("_kind_mismatch"),
+            "Resolve kinds like a compiler (iso_fortran_env, kind(), selected_real_kind, module parameters; "
+            "issue 20 item 1)."),
         Cls("failed-empty-bounds", "Inputs contradict the kernel: bound pairs with upper < lower, so outputs are "
             "empty and 'shape differs'", _st("failed", _r(r"shape differs")),
             "Infer lower <= upper constraints; zero-size outputs compare equal (issue 12, class 4)."),
@@ -187,6 +252,28 @@ def make_classes(program_routines: dict[tuple[str, str], set[str]]) -> list[Cls]
             _st("failed", _r(r"hard-coded")), "Compare against the original's own literals (issue 20 item 2)."),
         Cls("failed-other", "Other failures (wrong results, builds)", _st("failed"), "See the examples."),
     ]
+
+
+THEME_OF = {
+    "lost-unnamed-main-drops-file": "frontend", "lost-parse-nesting": "frontend", "lost-parse-timeout": "frontend",
+    "lost-parse-other": "frontend", "lost-not-seen": "frontend", "failed-kind-real4": "frontend",
+    "lost-main-program": "hybrid", "lost-internal-procedure": "hybrid",
+    "error-module-order": "harness", "error-argument-mismatch": "harness", "error-driver-line-length": "harness",
+    "error-link-whole-file": "harness", "error-link-callee": "harness", "error-original-compile": "harness",
+    "error-kernel-timeout": "runner", "error-unit": "runner", "error-other": "runner",
+    "refused-call-other-file": "program", "refused-call-other-unit": "program", "refused-call-undefined": "program",
+    "refused-unknown-name": "program", "refused-module-variable": "program",
+    "refused-call-intrinsic": "host", "refused-call-mpi": "host", "refused-call-openmp": "host", "refused-io": "host",
+    "refused-allocate": "host", "refused-implicit-save": "host", "refused-character": "host",
+    "failed-empty-bounds": "verify", "failed-not-finite": "verify", "failed-hard-coded": "verify",
+    "failed-other": "verify",
+}
+
+
+def with_themes(classes: list[Cls]) -> list[Cls]:
+    for c in classes:
+        c.theme = THEME_OF.get(c.key, "translate")
+    return classes
 
 
 def classify(rows: list[dict], classes: list[Cls]) -> dict[str, list[dict]]:
@@ -324,6 +411,17 @@ def render(results: dict, groups: dict[str, list[dict]], classes: list[Cls],
            "exactly one class: the first whose rule matches its status and the reason the run recorded "
            "(the tool records one reason per routine, the first it meets). Written by "
            "`bench/realcode/classify.py`; the rules are in that file.", ""]
+    by_theme: dict[str, list[dict]] = defaultdict(list)
+    theme_of = {c.key: c.theme for c in classes}
+    for key, rs in groups.items():
+        by_theme[theme_of.get(key, "translate")] += rs
+    out += ["## Summary by area of work", "",
+            "| area | routines | with loops | classes (routines) |", "|---|---:|---:|---|"]
+    for th, rs in sorted(by_theme.items(), key=lambda kv: -len(kv[1])):
+        ks = Counter(k for k, g in groups.items() for _ in g if theme_of.get(k, "translate") == th)
+        out.append(f"| {THEMES.get(th, th)} | {len(rs)} | {sum(1 for r in rs if r['has_loops'])} | "
+                   + ", ".join(f"`{k}` {n}" for k, n in ks.most_common()) + " |")
+    out.append("")
     out += ["## Classes", "", "| # | class | status | routines | with loops | " + " | ".join(codes) + " |",
             "|---:|---|---|---:|---:|" + "---:|" * len(codes)]
     order = [c for c in classes if groups.get(c.key)] + ([Cls("unclassified", "Unclassified", lambda r: True, "")]
@@ -389,9 +487,16 @@ def main(argv: Optional[list[str]] = None) -> int:
         return 2
     results = json.loads(Path(res_path).read_text())
     rows = results["rows"]
+    out_root = cp.HERE / "out"
+    for r in rows:
+        if r["status"] == "failed":
+            r["_kind_mismatch"] = kind_mismatch(r, args.src, out_root)
     names = program_routine_names(rows)
     add_context_names(names, rows)
-    classes = make_classes(names)
+    files_of: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for r in rows:
+        files_of[(r["code"], r["routine"])].add(r["file"])
+    classes = with_themes(make_classes(names, files_of))
     groups = classify(rows, classes)
     blockers = blocker_sets = None
     if not args.no_blockers:

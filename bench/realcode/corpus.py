@@ -354,11 +354,13 @@ def check_partition(code: Code, src_root: Path) -> list[str]:
 
 
 def compile_check(code: Code, unit: Unit, src_root: Path, gfortran: str = "gfortran",
-                  timeout: float = 300.0) -> dict[str, str]:
+                  timeout: float = 300.0, symbols: Optional[dict[str, set[str]]] = None) -> dict[str, str]:
     """Compile the unit's files and context with gfortran (``-c``, the unit's flags) in
     module-dependency order, found by retrying until no file makes progress. Returns
     {file (relative to the code root or stub name): '' if it compiled, else gfortran's first
-    error line}. Used to decide which variants belong in the corpus."""
+    error line}. Used to decide which variants belong in the corpus. ``symbols``, when given,
+    receives per compiled file the routines its object defines (``nm``: external procedures
+    and module procedures, lower case, without gfortran's decorations)."""
     root = code_root(src_root, code)
     files = unit_files(code, unit, src_root) + unit_context(code, unit, src_root)
     flags = unit_fflags(code, unit) + [f"-I{d}" for d in include_dirs(code, src_root)]
@@ -377,18 +379,41 @@ def compile_check(code: Code, unit: Unit, src_root: Path, gfortran: str = "gfort
                     status[f] = ""
                     todo.remove(f)
                     progress = True
+                    if symbols is not None:
+                        symbols[_key(root, f)] = object_routines(Path(tmp) / (f.name + ".o"))
                 else:
                     status[f] = _first_error(p.stderr)
             if not progress:
                 break
 
-    def key(p: Path) -> str:
-        try:
-            return p.relative_to(root).as_posix()
-        except ValueError:
-            return f"stubs/{p.name}"
+    return {_key(root, f): status.get(f, "not compiled") for f in files}
 
-    return {key(f): status.get(f, "not compiled") for f in files}
+
+def _key(root: Path, p: Path) -> str:
+    try:
+        return p.relative_to(root).as_posix()
+    except ValueError:
+        return f"stubs/{p.name}"
+
+
+def object_routines(obj: Path) -> set[str]:
+    """Procedures an object file defines, from ``nm``: external ones (``name_``) and module
+    procedures (``__mod_MOD_name``, private ones too); not the main program nor the
+    compiler's derived-type helpers (``__copy_*``, ``__final_*``)."""
+    out = subprocess.run(["nm", "--defined-only", str(obj)], capture_output=True, text=True).stdout
+    names = set()
+    for ln in out.split("\n"):
+        parts = ln.split()
+        if len(parts) != 3 or parts[1] not in "TtWw":
+            continue
+        sym = parts[2]
+        m = re.match(r"^__\w+?_MOD_(\w+)$", sym)
+        if m:
+            if not m.group(1).startswith("__"):  # __copy_*, __final_*, __vtab_*: the compiler's
+                names.add(m.group(1).lower())
+        elif parts[1] in "TW" and sym not in ("main", "MAIN__") and not sym.startswith("__"):
+            names.add(sym[:-1].lower() if sym.endswith("_") else sym.lower())
+    return names
 
 
 def _first_error(stderr: str) -> str:

@@ -42,6 +42,7 @@ class Routine:
     internal: bool = False  # CONTAINed in a subroutine, function or program
     has_loops: bool = False
     loops: int = 0  # DO statements of the routine itself
+    calls: list[str] = field(default_factory=list)  # targets of its CALL statements (not function references)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -164,6 +165,7 @@ _LABEL_RE = re.compile(r"^\d+\s+")
 _CONSTRUCT_RE = re.compile(r"^[a-z_]\w*\s*:(?!:)\s*", re.I)
 # statements that may stand before a unit's first statement without starting a main program
 _NOT_PROGRAM_START = re.compile(r"^(?:include\b)", re.I)
+_CALL_RE = re.compile(r"(?:^|\)\s*)call\s+([a-z_]\w*)", re.I)
 
 
 def _clean(stmt: str) -> str:
@@ -278,6 +280,11 @@ def scan_statements(stmts: list[tuple[int, str]], file: str) -> list[Routine]:
             if r is not None:
                 r.loops += 1
                 r.has_loops = True
+        m = _CALL_RE.search(s)
+        if m and (low.startswith("call") or low.startswith("if")):
+            r = innermost_routine()
+            if r is not None and m.group(1).lower() not in r.calls:
+                r.calls.append(m.group(1).lower())
     while stack:  # a file that ends without END: close what is open at the last line
         pop(stmts[-1][0] if stmts else 0)
     return out

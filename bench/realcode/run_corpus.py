@@ -100,6 +100,11 @@ class UnitPlan:
 
     @property
     def sources(self) -> list[Path]:
+        """What the tool is given: the unit's files and its context, except when the unit's
+        own files hold no routine the tool could take as a kernel (a main program alone):
+        then the context would only make the tool port other units' routines."""
+        if self.context and not self.kernels:
+            return list(self.files)
         return self.files + self.context
 
     def tool_root(self) -> Path:
@@ -342,7 +347,7 @@ def collect_unit(code_name: str, unit_name: str, scan: list[dict], kernels: list
         row = {"code": code_name, "unit": unit_name, "file": s["file"], "routine": s["name"], "kind": s["kind"],
                "line": s["line"], "end_line": s.get("end_line"), "host": s.get("host"),
                "internal": bool(s.get("internal")), "has_loops": bool(s.get("has_loops")),
-               "loops": s.get("loops", 0), "status": "lost", "reason_code": "", "reason": "", "parallel": False,
+               "loops": s.get("loops", 0), "calls": s.get("calls", []), "status": "lost", "reason_code": "", "reason": "", "parallel": False,
                "patterns": [], "tool_line": None, "seconds": None}
         cands = by_key.get((s["file"], s["name"]), [])
         k = min(cands, key=lambda c: abs((c["line_start"] or 0) - s["line"])) if cands else None
@@ -399,6 +404,7 @@ def _apply_kernel(row: dict, k: dict, timeouts: set[str]) -> None:
         status = "error"
     row.update(status=status, reason_code=code if status != "verified" else "", reason=k["reason"] or "",
                patterns=pats, parallel=status == "verified" and is_parallel(pats), tool_line=k["line_start"],
+               port_dir=k.get("port_dir") or "",
                seconds=(k["finished"] - k["started"]) if k.get("finished") and k.get("started") else None)
 
 
@@ -442,9 +448,12 @@ def tool_commit() -> str:
 
         pkg = Path(port_fortran.__file__).resolve().parent
         sha = subprocess.run(["git", "-C", str(pkg), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+        last = subprocess.run(["git", "-C", str(pkg), "log", "-1", "--format=%h %cs %s", "--", "."],
+                              capture_output=True, text=True).stdout.strip()
         dirty = subprocess.run(["git", "-C", str(pkg), "status", "--porcelain", "--", "."], capture_output=True,
                                text=True).stdout.strip()
-        return f"{sha}{' (port_fortran/ modified)' if dirty else ''} at {pkg.parent}"
+        return (f"{sha[:12]} at {pkg.parent}{' (port_fortran/ modified)' if dirty else ''}; last change to "
+                f"port_fortran/: {last[:100]}")
     except (ImportError, OSError) as exc:
         return f"unknown ({exc})"
 
@@ -569,7 +578,13 @@ def check_materialised(code: cp.Code, src_root: Path) -> None:
                           f"--codes {code.name}")
 
 
+def _term_as_interrupt(signum, frame):
+    raise KeyboardInterrupt()
+
+
 def main(argv: Optional[list[str]] = None) -> int:
+    signal.signal(signal.SIGTERM, _term_as_interrupt)  # a killed runner stops its unit's run too
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # also when started in the background
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", type=Path, default=cp.CORPUS_YAML)
@@ -648,7 +663,9 @@ def gather(pairs, codes, args, fflags_ok: bool) -> dict:
         done += meta["status"] == "done"
         err += meta["status"] == "error"
         seconds += meta.get("seconds", 0.0)
-        scan = json.loads((d / "scan.json").read_text())
+        # the count is redone here (fast, and independent of the run), so a better scanner
+        # improves the tables without running the tool again; scan.json is what the run used
+        scan = scan_unit(code, unit, args.src)
         rows += collect_unit(code.name, unit.name, scan, db_kernels(d, meta.get("run_id")), meta,
                              cp.code_root(args.src, code))
         units.append({k: meta.get(k) for k in ("code", "unit", "status", "exit_codes", "seconds", "timeouts",
@@ -657,6 +674,8 @@ def gather(pairs, codes, args, fflags_ok: bool) -> dict:
     for r in rows:  # paths in reasons relative to the corpus (src: <code>/..., out: <code>/<unit>/...)
         for p in prefixes:
             r["reason"] = r["reason"].replace(p, "")
+            if r.get("port_dir", "").startswith(p):
+                r["port_dir"] = r["port_dir"][len(p):]
     names = list(dict.fromkeys(c.name for c, _ in pairs))
     note = ("passed to port-fortran with --fflags" if fflags_ok else
             "corpus.yaml lists them per code, but this port-fortran has no --fflags option, so they were not passed")
@@ -682,14 +701,29 @@ def command_line() -> str:
 
 
 def _compile_check(pairs, src_root: Path) -> int:
+    """Every unit file through gfortran; and the routine count checked against the objects:
+    the external and module procedures fscan finds must be those ``nm`` lists."""
     bad = 0
     for code, unit in pairs:
-        res = cp.compile_check(code, unit, src_root)
+        symbols: dict[str, set[str]] = {}
+        res = cp.compile_check(code, unit, src_root, symbols=symbols)
         fails = {k: v for k, v in res.items() if v}
-        print(f"{code.name}/{unit.name}: {len(res) - len(fails)}/{len(res)} compile")
+        scan = [r for r in scan_unit(code, unit, src_root) if r.get("name")]
+        diffs = []
+        root = cp.code_root(src_root, code)
+        for f in sorted(p.relative_to(root).as_posix() for p in cp.unit_files(code, unit, src_root)):
+            if f not in symbols:
+                continue  # did not compile: reported above
+            mine = {r["name"] for r in scan if r["file"] == f and not r["internal"] and r["kind"] != "program"}
+            if mine != symbols[f]:
+                diffs.append(f"{f}: count only {sorted(mine - symbols[f])}, object only {sorted(symbols[f] - mine)}")
+        print(f"{code.name}/{unit.name}: {len(res) - len(fails)}/{len(res)} compile; "
+              f"{'count matches the objects' if not diffs else 'COUNT DIFFERS'}")
         for k, v in fails.items():
             print(f"  {k}: {v}")
-        bad += bool(fails)
+        for d in diffs:
+            print(f"  {d}")
+        bad += bool(fails or diffs)
     return 1 if bad else 0
 
 
