@@ -158,6 +158,7 @@ def test_scan_free_form_modules_interfaces_types_and_internal_procedures():
     got = {r.name: (r.kind, r.host, r.internal, r.loops) for r in rs}
     assert got == {"p": ("subroutine", "m", False, 0), "g": ("function", "m", False, 1),
                    "main": ("program", None, False, 0), "work": ("subroutine", "main", True, 1)}
+    assert {r.name: r.calls for r in rs}["main"] == ["work"]
 
 
 def test_is_do_tells_loops_from_lookalikes():
@@ -367,3 +368,12 @@ def test_compile_check_orders_modules_and_reads_the_objects(tmp_path):
     assert symbols == {"m.f90": {"mp", "hidden"}, "use.f90": {"s"}}
     scan = rc.scan_unit(code, code.units[0], tmp_path / "src")
     assert {r["name"] for r in scan} == {"mp", "hidden", "s"}
+
+
+def test_a_hand_written_reading_survives_regeneration(tmp_path):
+    old = tmp_path / "FAILURES_d.md"
+    old.write_text("# T\n\nold intro\n\n" + classify.PREFACE_START + "\nmy reading\n" + classify.PREFACE_END
+                   + "\n\n## Classes\nold\n")
+    new = classify.keep_preface("# T\n\nnew intro\n\n## Classes\nnew\n", old)
+    assert new.index("new intro") < new.index("my reading") < new.index("## Classes\nnew")
+    assert "old" not in new

@@ -358,6 +358,78 @@ def all_blockers(rows: list[dict], src_root: Path) -> dict[tuple[str, str, str, 
     return out
 
 
+def loop_verdicts(rows: list[dict], src_root: Path) -> dict[tuple[str, str, str, str], list[dict]]:
+    """For every routine the front end sees as a kernel: its loops (every nesting level) with
+    the dependence verdict, from port-fortran's own IR. Key (code, unit, file, routine) ->
+    [{line, parallel, depth, codes: [...], first: message}]."""
+    from port_fortran.fortran import ir, parse_file
+
+    codes = {c.name: c for c in cp.load()}
+    files: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
+    for r in rows:
+        files[(r["code"], r["unit"], r["file"])].append(r)
+    out: dict[tuple[str, str, str, str], list[dict]] = {}
+
+    def walk(body, depth, acc):
+        for st in body:
+            if isinstance(st, ir.Do):
+                info = st.info
+                msgs: dict[str, str] = {}
+                for d in info.reasons:
+                    msgs.setdefault(d.code, str(d.message))
+                acc.append({"line": st.line, "parallel": info.parallel, "depth": depth, "codes": list(msgs),
+                            "msgs": msgs, "first": str(info.reasons[0].message) if info.reasons else ""})
+                walk(st.body, depth + 1, acc)
+            else:
+                walk(ir.children(st), depth, acc)
+
+    for (code_name, unit_name, f), rs in sorted(files.items()):
+        code = codes[code_name]
+        unit = code.unit(unit_name)
+        defines = {k: ("1" if v is None else v) for k, v in cp.unit_defines(code, unit).items()}
+        sf = parse_file(cp.code_root(src_root, code) / f, include_dirs=[str(d) for d in cp.include_dirs(code, src_root)],
+                        defines=defines)
+        for k in sf.kernels:
+            acc: list[dict] = []
+            walk(k.body, 0, acc)
+            out[(code_name, unit_name, f, k.name)] = acc
+    return out
+
+
+def render_loops(rows: list[dict], loops: dict) -> list[str]:
+    """Why loops stay serial: over every loop of every kernel the front end sees, and for the
+    verified routines whose port has no parallel loop."""
+    all_loops = [(key, lp) for key, lps in loops.items() for lp in lps]
+    outer = [(k, lp) for k, lp in all_loops if lp["depth"] == 0]
+    ser = [(k, lp) for k, lp in outer if not lp["parallel"]]
+    by_code: Counter = Counter()
+    ex: dict[str, tuple] = {}
+    for k, lp in ser:
+        for c in lp["codes"] or ["?"]:
+            by_code[c] += 1
+            ex.setdefault(c, (k, lp))
+    out = ["## Why loops stay serial (dependence analysis)", "",
+           f"Over the {len(loops)} routines the front end takes as kernels (whatever happened to them later): "
+           f"{len(all_loops)} DO loops, {len(outer)} outermost; {len(outer) - len(ser)} outermost loops parallel, "
+           f"{len(ser)} serial. Reason codes of the serial outermost loops (a loop can have several):", "",
+           "| reason | outermost loops | example |", "|---|---:|---|"]
+    for c, n in by_code.most_common():
+        (code, unit, f, name), lp = ex[c]
+        out.append(f"| `{c}` | {n} | `{code}/{f}:{lp['line']}` {name}: {lp['msgs'].get(c, '')[:160]} |")
+    vs = [r for r in rows if r["status"] == "verified" and r["has_loops"] and not r["parallel"]]
+    if vs:
+        out += ["", f"Verified routines with loops whose port has no parallel pattern ({len(vs)}):", ""]
+        for r in vs:
+            lps = loops.get((r["code"], r["unit"], r["file"], r["routine"]), [])
+            cs = Counter(c for lp in lps if not lp["parallel"] for c in lp["codes"])
+            first = next((lp for lp in lps if not lp["parallel"] and lp["codes"]), None)
+            why = f"; first: line {first['line']}: {first['first'][:200]}" if first else ""
+            out.append(f"- `{r['code']}/{r['file']}:{r['line']}` {r['routine']}: serial loops' reasons "
+                       + ", ".join(f"`{c}` {n}" for c, n in cs.most_common()) + why)
+    out.append("")
+    return out
+
+
 def blocker_classes(row: dict, diags: list[dict], classes: list[Cls]) -> list[str]:
     keys = []
     for d in diags:
@@ -398,7 +470,8 @@ def _examples(rs: list[dict], n: int = 3) -> list[dict]:
 
 
 def render(results: dict, groups: dict[str, list[dict]], classes: list[Cls],
-           blockers: Optional[dict] = None, blocker_sets: Optional[dict] = None) -> str:
+           blockers: Optional[dict] = None, blocker_sets: Optional[dict] = None,
+           loop_data: Optional[dict] = None) -> str:
     rows = results["rows"]
     total = len(rows)
     loops = sum(1 for r in rows if r["has_loops"])
@@ -455,6 +528,12 @@ def render(results: dict, groups: dict[str, list[dict]], classes: list[Cls],
         nb = Counter(len(ks) for _, ks in blocker_sets.values())
         out += ["", "Number of distinct blocking classes per refused routine: "
                 + ", ".join(f"{n} class{'es' if n != 1 else ''}: {c}" for n, c in sorted(nb.items())) + "."]
+    if blockers is not None:
+        out += ["", "Caveat: the translator reports every kernel-level reason at once (constructs, module "
+                "variables, I/O, types), but stops at the first refusal it meets while translating the body "
+                "(calls, loop shapes, extents); for those classes `sole` is an upper bound."]
+    if loop_data is not None:
+        out += [""] + render_loops(rows, loop_data)
     out += ["", "## Each class, with examples", ""]
     for i, c in enumerate(order, 1):
         rs = groups[c.key]
@@ -469,9 +548,26 @@ def render(results: dict, groups: dict[str, list[dict]], classes: list[Cls],
             out.append(f"- {_ex(r)}")
         if c.key.startswith("refused-call"):
             callees = Counter(_callee(r) for r in rs)
-            out.append(f"- callees: " + ", ".join(f"`{k}` {n}" for k, n in callees.most_common(12)))
+            out.append("- callees: " + ", ".join(f"`{k}` {n}" for k, n in callees.most_common(12)))
         out.append("")
     return "\n".join(out)
+
+
+PREFACE_START, PREFACE_END = "<!-- written by hand: kept when the file is generated again -->", "<!-- end -->"
+
+
+def keep_preface(text: str, old_path: Path) -> str:
+    """Carry the hand-written reading of the numbers (between the markers) of an existing
+    file into the newly generated one, right after its first paragraph."""
+    if not old_path.is_file():
+        return text
+    old = old_path.read_text()
+    i, j = old.find(PREFACE_START), old.find(PREFACE_END)
+    if i < 0 or j < i:
+        return text
+    block = old[i:j + len(PREFACE_END)]
+    head, sep, rest = text.partition("\n## ")
+    return f"{head}\n{block}\n{sep}{rest}" if sep else text + "\n" + block
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -506,8 +602,10 @@ def main(argv: Optional[list[str]] = None) -> int:
             key = (r["code"], r["unit"], r["file"], r["routine"])
             if key in blockers:
                 blocker_sets[key] = (r, blocker_classes(r, blockers[key], classes))
-    text = render(results, groups, classes, blockers, blocker_sets)
+    loops = None if args.no_blockers else loop_verdicts(rows, args.src)
+    text = render(results, groups, classes, blockers, blocker_sets, loops)
     out = args.out or Path(res_path).with_name(f"FAILURES_{results['date']}.md")
+    text = keep_preface(text, out)
     out.write_text(text)
     print(f"wrote {out}")
     return 0

@@ -40,6 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+import yaml
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus as cp  # noqa: E402
 import fscan  # noqa: E402
@@ -226,8 +228,6 @@ def run_unit(plan: UnitPlan, *, tool: list[str], jobs: int, kernel_limit: float,
             return meta
     out.mkdir(parents=True, exist_ok=True)
     cfg_path = out / "config.yaml"
-    import yaml
-
     cfg_path.write_text(yaml.safe_dump(RUN_CONFIG, sort_keys=False))
     prev = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
     meta: dict[str, Any] = {
