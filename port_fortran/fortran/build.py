@@ -143,6 +143,24 @@ def stmt_label(node) -> Optional[int]:
         return None
 
 
+def find_nodes(root, types) -> list:
+    """Nodes of the given classes under ``root`` in pre-order (fparser's ``walk``, without
+    its recursion: a 1,000-term expression is 1,000 levels deep)."""
+    out, stack = [], [root]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, types):
+            out.append(n)
+        if isinstance(n, Base):
+            kids = n.children
+        elif isinstance(n, (list, tuple)):
+            kids = n
+        else:
+            continue
+        stack.extend(reversed([c for c in kids if isinstance(c, (Base, list, tuple))]))
+    return out
+
+
 def children(node) -> list:
     return [c for c in (getattr(node, "children", None) or []) if c is not None]
 
@@ -177,6 +195,11 @@ def fval(text: str) -> float:
 
 
 # --------------------------------------------------------------------------- expressions
+
+# Longest operator chain (a + b + ... as one expression) the IR takes: deeper trees would
+# exhaust the recursion the later stages use to copy, pickle and print them (see
+# parse.RECURSION_LIMIT). The longest in the corpus we test on has 360 terms.
+MAX_CHAIN = 2500
 
 
 class ExprBuilder:
@@ -264,15 +287,33 @@ class ExprBuilder:
         return self.expr(n.items[1])
 
     def binop(self, n):
-        left, op, right = n.items
-        opn = _OPS.get(str(op).upper())
-        if opn is None:
-            raise Unsup("unsupported-construct", f"defined operator {op} is not modelled")
-        if left is None:  # unary written as Level_2_Expr
+        # a left-deep chain (a + b - c ...: fparser nests it on the left) is walked down
+        # iteratively and built bottom-up, so a 1,000-term stencil costs no recursion
+        chain = []
+        while (isinstance(n, BinaryOpBase) and n.items[0] is not None
+               and not hasattr(self, "e_" + type(n).__name__)):
+            left, op, right = n.items
+            opn = _OPS.get(str(op).upper())
+            if opn is None:
+                raise Unsup("unsupported-construct", f"defined operator {op} is not modelled")
+            chain.append((opn, right))
+            n = left
+        if len(chain) > MAX_CHAIN:
+            raise Unsup("unsupported-construct", f"an expression of {len(chain)} chained operations (more than "
+                        f"{MAX_CHAIN}): split it into several statements")
+        if chain:
+            acc = self.expr(n)
+        else:
+            left, op, right = n.items  # unary written as Level_2_Expr
+            opn = _OPS.get(str(op).upper())
+            if opn is None:
+                raise Unsup("unsupported-construct", f"defined operator {op} is not modelled")
             r = self.expr(right)
             return ir.UnaryOp(opn, r, ftype=r.ftype)
-        a, b = self.expr(left), self.expr(right)
-        return ir.BinOp(opn, a, b, ftype=ftypes.binop_type(opn, a.ftype, b.ftype))
+        for opn, right in reversed(chain):
+            b = self.expr(right)
+            acc = ir.BinOp(opn, acc, b, ftype=ftypes.binop_type(opn, acc.ftype, b.ftype))
+        return acc
 
     def unop(self, n):
         op, operand = n.items
@@ -828,8 +869,7 @@ class DeclBuilder:
         self.unsup(n, "entry", "ENTRY gives the routine a second entry point; not modelled")
 
     def s_Interface_Block(self, n):
-        from fparser.two.utils import walk
-        for st in walk(n, (F.Subroutine_Stmt, F.Function_Stmt)):
+        for st in find_nodes(n, (F.Subroutine_Stmt, F.Function_Stmt)):
             name = lname(st.items[1])
             self.declare(name, stmt_line(n, self.src)).external = True
             self.user_functions.add(name)
@@ -1216,6 +1256,17 @@ def expr_names(e: ir.Expr):
 stmt_exprs = ir.stmt_exprs  # kept here for the analysis modules that import it from build
 
 
+def first_use_line(body: list[ir.Stmt], names: set[str]) -> int:
+    """Line of the first statement that mentions one of ``names`` (0 if none does)."""
+    for s in ir.walk(body):
+        if isinstance(s, ir.Do) and s.var in names:
+            return s.line
+        for e in stmt_exprs(s):
+            if any(nm in names for nm in expr_names(e)):
+                return s.line
+    return 0
+
+
 def referenced_names(body: list[ir.Stmt]) -> list[str]:
     seen: dict[str, None] = {}
     for s in ir.walk(body):
@@ -1237,32 +1288,44 @@ class FileBuilder:
                                  preprocessed=src.preprocessed)
 
     def build(self, tree) -> ir.SourceFile:
-        from fparser.two.utils import walk
-        for st in walk(tree, (F.Function_Stmt,)):
-            self.user_functions.add(lname(st.items[1]))
-        units = children(tree)
-        # modules first, so USE in any later unit of the file resolves
-        for u in units:
-            if type(u).__name__ == "Module":
-                self.module_scope(u)
-        for u in units:
-            cls = type(u).__name__
-            try:
+        return self.build_units([(self.src, tree)])
+
+    def build_units(self, units: list) -> ir.SourceFile:
+        """The IR of a file from the parse trees of its parts (``[(source slice, tree)]``,
+        see ``parse.parse_units``): modules first, so USE in any unit resolves."""
+        whole = self.src
+        for _part, tree in units:
+            for st in find_nodes(tree, (F.Function_Stmt,)):
+                self.user_functions.add(lname(st.items[1]))
+        for part, tree in units:
+            self.src = part
+            for u in children(tree):
+                if type(u).__name__ == "Module":
+                    self._guard(u, self.module_scope)
+        for part, tree in units:
+            self.src = part
+            for u in children(tree):
+                cls = type(u).__name__
                 if cls == "Module":
-                    self.module_procs(u)
+                    self._guard(u, self.module_procs)
                 elif cls in ("Subroutine_Subprogram", "Function_Subprogram"):
-                    self.kernel(u, Scope(), None)
-                elif cls == "Main_Program":
-                    self.program(u)
+                    self._guard(u, lambda x: self.kernel(x, Scope(), None))
+                elif cls in ("Main_Program", "Main_Program0"):
+                    self._guard(u, self.program)
                 elif cls in ("Comment", "Block_Data"):
                     continue
                 else:
                     self.out.errors.append(ir.Diagnostic("unsupported-construct", f"{cls} at file level is not modelled",
                                                          stmt_line(u, self.src), self.src.path))
-            except Exception as exc:  # one bad unit must not lose the others
-                self.out.errors.append(ir.Diagnostic("internal-error", f"front end failed on {cls}: {type(exc).__name__}: {exc}",
-                                                     stmt_line(u, self.src), self.src.path))
+        self.src = whole
         return self.out
+
+    def _guard(self, u, fn) -> None:
+        try:
+            fn(u)
+        except Exception as exc:  # one bad unit must not lose the others
+            self.out.errors.append(ir.Diagnostic("internal-error", f"front end failed on {type(u).__name__}: "
+                                                 f"{type(exc).__name__}: {exc}", stmt_line(u, self.src), self.src.path))
 
     def module_scope(self, u):
         kids = stmt_children(u)
@@ -1291,6 +1354,9 @@ class FileBuilder:
                         self.kernel(p, Scope(scope, module=None), name)
 
     def program(self, u):
+        """A main program is not a kernel (the hybrid mode handles its loops); its internal
+        procedures are, with the program's variables as host variables. A program without
+        a PROGRAM statement is named ``main`` (gfortran's MAIN__)."""
         kids = stmt_children(u)
         head = kids[0]
         pname = lname(head.items[1]) if type(head).__name__ == "Program_Stmt" else "main"
@@ -1299,12 +1365,24 @@ class FileBuilder:
         for c in kids:
             if type(c).__name__ == "Specification_Part":
                 DeclBuilder(scope, self.src, self.modules, self.user_functions).visit(c)
-        for c in kids:
+        internal = [c for c in kids if type(c).__name__ == "Internal_Subprogram_Part"]
+        if internal:
+            # variables the program types implicitly (by using them) are host variables too
+            body = []
+            for c in kids:
+                if type(c).__name__ == "Execution_Part":
+                    body = StmtBuilder(scope, self.src, self.user_functions).block(children(c))
+            for nm in referenced_names(body):
+                if scope.lookup(nm) is None and scope.type_of(nm) is not None:
+                    scope.local(nm).ftype = scope.type_of(nm)
+        for c in internal:
             if type(c).__name__ == "Internal_Subprogram_Part":
                 for p in stmt_children(c):
                     if type(p).__name__ in ("Subroutine_Subprogram", "Function_Subprogram"):
-                        head = stmt_children(p)[0]
-                        self.out.internal_procedures.append(f"{pname}:{lname(head.items[1])}")
+                        name = lname(stmt_children(p)[0].items[1])
+                        self.out.internal_procedures.append(f"{pname}:{name}")
+                        self._guard(p, lambda x: self.kernel(x, Scope(scope), None, host=pname,
+                                                             host_kind="program"))
 
     def _apply_data(self, k: ir.Kernel, db: DeclBuilder, scope: Scope) -> None:
         """DATA-initialised locals never assigned in the kernel are constants (their values
@@ -1349,7 +1427,8 @@ class FileBuilder:
                 v.parameter = vals if v.dims else vals[0]
                 v.save = True
 
-    def kernel(self, u, scope: Scope, module: Optional[str], host: Optional[str] = None) -> ir.Kernel:
+    def kernel(self, u, scope: Scope, module: Optional[str], host: Optional[str] = None,
+               host_kind: str = "routine") -> ir.Kernel:
         kids = stmt_children(u)
         head = kids[0]
         kind = "function" if type(head).__name__ == "Function_Stmt" else "subroutine"
@@ -1365,7 +1444,8 @@ class FileBuilder:
         end_node = kids[-1]
         end_raw = end_node.item.span[1] if getattr(end_node, "item", None) is not None else raw_line(end_node)
         end = self.src.origin(end_raw).main_line
-        k = ir.Kernel(name=name, kind=kind, file=self.src.path, line_start=start, line_end=end, module=module)
+        k = ir.Kernel(name=name, kind=kind, file=self.src.path, line_start=start, line_end=end, module=module,
+                      host=host)
         db = DeclBuilder(scope, self.src, self.modules, self.user_functions)
         result_name = name
         prefix_type = None
@@ -1462,12 +1542,16 @@ class FileBuilder:
                     k.locals[nm] = v
                 else:
                     k.module_vars[nm] = v
-            else:  # host association (internal procedure)
+            elif s.is_parameter:  # a host's constant: a constant here too
                 k.locals[nm] = v
-                if not s.is_parameter:
-                    k.unsupported.append(ir.Unsupported("unsupported-construct",
-                                                        f"{nm} comes from the host {host or 'routine'} (host association)",
-                                                        nm, line=start))
+            else:  # host association (internal procedure): shared state, like a module variable
+                k.host_vars[nm] = v
+        if k.host_vars:
+            names = sorted(k.host_vars)
+            k.unsupported.append(ir.Unsupported(
+                "host-association", f"uses {', '.join(names)} of its host {host_kind} {host} (host association): "
+                "the port cannot reach the host's variables yet; pass them as arguments",
+                ", ".join(names), line=first_use_line(body, set(names)) or start))
         self._apply_data(k, db, scope)
         calls = []
         for c in sb.calls + sb.eb.called:
@@ -1478,8 +1562,16 @@ class FileBuilder:
         k.source_text = "\n".join(lines)
         k.has_openmp = any(_OMP_RE.match(ln) for ln in lines)
         if host is not None:
-            k.diagnostics.append(ir.Diagnostic("internal-procedure", f"{name} is an internal procedure of {host}", start))
+            k.diagnostics.append(ir.Diagnostic("internal-procedure", f"{name} is an internal procedure of {host_kind} "
+                                               f"{host}", start))
         self.out.kernels.append(k)
+        if internal:
+            # the routine's implicitly typed variables are host variables of its internal
+            # procedures too (they are not in the scope until now)
+            for nm, v in k.locals.items():
+                if nm not in scope.syms:
+                    sym = scope.local(nm)
+                    sym.ftype = v.ftype
         for p in internal:
-            self.kernel(p, Scope(scope), module, host=name)
+            self._guard(p, lambda x: self.kernel(x, Scope(scope), module, host=name, host_kind=kind))
         return k

@@ -13,7 +13,7 @@ io-in-loop, unsupported-in-loop, loop-variable-modified.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import gcd
 from typing import Optional
 
@@ -402,22 +402,64 @@ class Context:
     """Facts about the kernel the loop analysis needs."""
 
     arrays: set[str]
-    globals_: set[str]  # arguments, COMMON, module variables, function result: live after the kernel
+    globals_: set[str]  # arguments, COMMON, module and host variables, function result: live after the kernel
     env: dict  # PARAMETER values
+    # name -> line of its first read outside every DO over it (see loop_var_reads_outside)
+    reads_outside: dict = field(default_factory=dict)
+    where: dict = field(default_factory=dict)  # id(stmt) -> (block, index, parent stmt): block_index
+    jumps: bool = False  # the kernel has GOTOs (has_jumps of its body)
 
 
 def kernel_context(k: ir.Kernel) -> Context:
     arrays = {a.name for a in k.args if a.dims}
     arrays |= {n for n, v in k.locals.items() if v.dims}
     arrays |= {n for n, v in k.module_vars.items() if v.dims}
+    arrays |= {n for n, v in k.host_vars.items() if v.dims}
     if k.result is not None and k.result.dims:
         arrays.add(k.result.name)
-    globals_ = {a.name for a in k.args} | set(k.module_vars)
+    globals_ = {a.name for a in k.args} | set(k.module_vars) | set(k.host_vars)
     globals_ |= {n for n, v in k.locals.items() if v.common is not None or v.save}
     if k.result is not None:
         globals_.add(k.result.name)
     env = {n: v.parameter for n, v in k.locals.items() if v.parameter is not None}
-    return Context(arrays, globals_, env)
+    return Context(arrays, globals_, env, loop_var_reads_outside(k.body), block_index(k.body), has_jumps(k.body))
+
+
+def block_index(body: list[ir.Stmt], parent: Optional[ir.Stmt] = None, out: Optional[dict] = None) -> dict:
+    """id(stmt) -> (the block holding it, its index there, the statement owning the block),
+    for every statement nested in ``body``: one pass, then paths cost their depth."""
+    out = {} if out is None else out
+    for i, s in enumerate(body):
+        out[id(s)] = (body, i, parent)
+        for b in _blocks(s):
+            block_index(b, s, out)
+    return out
+
+
+def _blocks(s: ir.Stmt) -> list[list[ir.Stmt]]:
+    if isinstance(s, (ir.Do, ir.DoWhile)):
+        return [s.body]
+    if isinstance(s, ir.If):
+        return [b for _, b in s.branches] + [s.else_body]
+    if isinstance(s, ir.SelectCase):
+        return [c.body for c in s.cases]
+    if isinstance(s, ir.Where):
+        return [s.body, s.elsewhere]
+    return []
+
+
+def path_in(where: dict, target: ir.Stmt):
+    """What :func:`_path_to` returns, from a :func:`block_index`."""
+    loc = where.get(id(target))
+    if loc is None:
+        return None
+    out = [(loc[0], loc[1], None)]
+    parent = loc[2]
+    while parent is not None:
+        block, idx, up = where[id(parent)]
+        out.append((block, idx, parent))
+        parent = up
+    return out[::-1]
 
 
 def _path_to(body: list[ir.Stmt], target: ir.Stmt, path=None):
@@ -444,8 +486,8 @@ def _path_to(body: list[ir.Stmt], target: ir.Stmt, path=None):
 
 def live_after(kbody: list[ir.Stmt], loop: ir.Do, name: str, ctx: Context) -> bool:
     """May the value ``name`` has when ``loop`` ends be read later?"""
-    path = _path_to(kbody, loop)
-    if path is None or has_jumps(kbody):
+    path = path_in(ctx.where, loop) if ctx.where else _path_to(kbody, loop)
+    if path is None or (ctx.jumps if ctx.where else has_jumps(kbody)):
         return True
     defined: set[str] = set()
     for level in range(len(path) - 1, -1, -1):
@@ -577,7 +619,7 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
         if iv not in info.private:
             info.private.append(iv)
     for lv in [v] + sorted(inner_vars):
-        where = loop_var_read_outside(kernel.body, lv)
+        where = ctx.reads_outside.get(lv)
         if where is not None or lv in ctx.globals_:
             reasons.append(ir.Diagnostic("last-value", f"the value of the loop variable {lv} after the loop over {v} "
                                          f"is used (line {where or loop.line})", where or loop.line))
@@ -650,6 +692,35 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
     info.reasons = reasons
     info.parallel = not reasons
     return info
+
+
+def loop_var_reads_outside(kbody: list[ir.Stmt]) -> dict[str, int]:
+    """For every name, the line of its first read outside every DO over it (the value a
+    loop variable has after its loop), in one pass over the kernel: the same answers as
+    :func:`loop_var_read_outside` for each name, without a pass per loop."""
+    out: dict[str, int] = {}
+
+    def note(e: ir.Expr, enclosing: frozenset, line: int):
+        for x in ir.walk_expr(e):
+            if isinstance(x, (ir.Name, ir.ArrayRef)) and x.name not in enclosing and x.name not in out:
+                out[x.name] = line
+
+    def visit(body, enclosing: frozenset):
+        for s in body:
+            if isinstance(s, ir.Do):
+                for e in (s.start, s.end, s.step):
+                    if e is not None:
+                        note(e, enclosing, s.line)
+                visit(s.body, enclosing | {s.var})
+                continue
+            for e in stmt_exprs(s):
+                if isinstance(s, ir.Assign) and e is s.target and isinstance(e, ir.Name):
+                    continue
+                note(e, enclosing, s.line)
+            visit(ir.children(s), enclosing)
+
+    visit(kbody, frozenset())
+    return out
 
 
 def loop_var_read_outside(kbody: list[ir.Stmt], v: str) -> Optional[int]:

@@ -391,6 +391,8 @@ class Kernel:
     commons: list[CommonBlock] = field(default_factory=list)
     module_vars: dict[str, Variable] = field(default_factory=dict)  # used module variables
     module: Optional[str] = None  # containing module, for module procedures
+    host: Optional[str] = None  # the program or routine an internal procedure is CONTAINed in
+    host_vars: dict[str, Variable] = field(default_factory=dict)  # host variables it uses (host association)
     uses: list[str] = field(default_factory=list)  # USEd module names
     body: list[Stmt] = field(default_factory=list)
     unsupported: list[Unsupported] = field(default_factory=list)
@@ -422,7 +424,7 @@ class SourceFile:
     errors: list[Diagnostic] = field(default_factory=list)  # parse errors etc.
     includes: list[str] = field(default_factory=list)
     preprocessed: bool = False
-    # internal procedures of main programs ("program:name"): listed, not kernels
+    # internal procedures of main programs ("program:name"); each is also a kernel (Kernel.host)
     internal_procedures: list[str] = field(default_factory=list)
 
 
@@ -501,9 +503,15 @@ def expr_children(e: Expr) -> list[Expr]:
 
 
 def walk_expr(e: Expr):
-    yield e
-    for c in expr_children(e):
-        yield from walk_expr(c)
+    """Every node of ``e`` in pre-order. Iterative: a long operator chain is a left-deep
+    tree, and nested generators would make each node cost its depth."""
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        yield x
+        ch = expr_children(x)
+        if ch:
+            stack.extend(reversed(ch))
 
 
 _INT_OPS = {
