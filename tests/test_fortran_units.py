@@ -270,3 +270,12 @@ def test_loop_variable_reads_in_one_pass_match_the_per_loop_scan(tmp_path):
         assert table.get(name) == loop_var_read_outside(k.body, name), name
     assert table["i"] == 7 and table["k"] == 14 and table["j"] == 19
     assert kernel_context(k).reads_outside == table
+
+
+def test_an_undefined_macro_is_named_in_the_syntax_error(tmp_path):
+    p = tmp_path / "mw.F90"
+    p.write_text("program mw\n  integer, parameter :: nx = _NX\n  print *, nx\nend program mw\n")
+    (e,) = parse_file(p, use_cache=False).errors
+    assert e.code == "syntax-error" and e.line == 2 and "-D_NX=VALUE" in e.message
+    sf = parse_file(p, defines={"_NX": "400"}, use_cache=False)
+    assert not sf.errors and sf.programs == ["mw"]

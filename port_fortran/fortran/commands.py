@@ -101,8 +101,10 @@ def cmd_list(args) -> int:
         print("port-fortran: error: no Fortran files found in " + " ".join(args.sources), file=sys.stderr)
         return 2
     include += [d for d in default_include_dirs(args.sources) if d not in include]
+    # modules USEd in one file and defined in another are looked for in everything given
+    search = [str(p) for p in args.sources] + include
     for f in files:
-        sf = parse_file(f, include_dirs=include, defines=defines)
+        sf = parse_file(f, include_dirs=include, defines=defines, module_search=search)
         if sf.errors:
             bad = True
         if args.json:

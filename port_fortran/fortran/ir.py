@@ -413,6 +413,26 @@ class Kernel:
 
 
 @dataclass
+class ModuleInterface:
+    """What a module makes visible to code that USEs it (its own public names and those it
+    re-exports): enough to type variables, resolve kinds and constants, and tell arrays
+    from functions in another file. ``SourceFile.interfaces`` holds those of a file's
+    modules; ``parse_file(..., modules={name: interface})`` feeds them to another file."""
+
+    name: str
+    file: str = ""
+    line: int = 0
+    variables: dict[str, Variable] = field(default_factory=dict)  # constants carry their value
+    constants: list[str] = field(default_factory=list)  # PARAMETER names
+    pointers: list[str] = field(default_factory=list)
+    procedures: dict[str, Optional[FType]] = field(default_factory=dict)  # function result type; None: subroutine
+    derived_types: list[str] = field(default_factory=list)
+    unresolved: dict[str, str] = field(default_factory=dict)  # names whose declaration could not be read -> why
+    uses: list[str] = field(default_factory=list)
+    intrinsic: bool = False  # iso_fortran_env, iso_c_binding, omp_lib: built in, not from a file
+
+
+@dataclass
 class SourceFile:
     """What the front end made of one file."""
 
@@ -426,6 +446,9 @@ class SourceFile:
     preprocessed: bool = False
     # internal procedures of main programs ("program:name"); each is also a kernel (Kernel.host)
     internal_procedures: list[str] = field(default_factory=list)
+    interfaces: dict[str, ModuleInterface] = field(default_factory=dict)  # of the modules defined here
+    # modules USEd but found neither in the file nor among the modules given: name -> first line
+    missing_modules: dict[str, int] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- helpers

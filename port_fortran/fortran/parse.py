@@ -179,6 +179,14 @@ def _syntax_diag(src: SourceText, msg: str) -> ir.Diagnostic:
             detail = ln.strip()
             break
     message = f"syntax error: {text}" + (f" ({detail})" if detail and detail not in text else "")
+    if src.preprocessed:
+        # an identifier left as written by the preprocessor is often a macro the build
+        # defines (-D_NX=400): say so
+        macros = [t for t in dict.fromkeys(re.findall(r"(?<![\w'\"])(_[A-Z][A-Z0-9_]*)\b", text))]
+        if macros:
+            what = "a preprocessor macro that is" if len(macros) == 1 else "preprocessor macros that are"
+            message += (f"; {', '.join(macros)} looks like {what} not defined: give -D{macros[0]}=VALUE "
+                        "as the build does")
     return ir.Diagnostic("syntax-error", message, org.line, org.file)
 
 
@@ -210,7 +218,7 @@ def _with_timeout(fn, timeout: float):
 # --------------------------------------------------------------------------- parse_file
 
 
-def _key(src: SourceText) -> str:
+def _key(src: SourceText, interfaces: dict | None = None, notes: dict | None = None) -> str:
     h = hashlib.sha256()
     h.update(_VERSION.encode())
     h.update(src.path.encode())
@@ -220,6 +228,9 @@ def _key(src: SourceText) -> str:
     h.update(repr(sorted(src.replaced.items())).encode())
     h.update(repr(src.errors).encode())  # preprocessor/include errors differ with -D/-I
     h.update(repr(src.includes).encode())
+    if interfaces:  # modules of other files: their content decides kinds and types here
+        h.update(pickle.dumps(sorted(interfaces.items()), protocol=4))
+    h.update(repr(sorted((notes or {}).items())).encode())
     return h.hexdigest()
 
 
@@ -266,10 +277,16 @@ def _from_blob(blob: bytes) -> ir.SourceFile | None:
     return sf if isinstance(sf, ir.SourceFile) else None
 
 
-def parse_file(path, include_dirs=(), defines=None, *, timeout: float | None = None,
-               use_cache: bool = True) -> ir.SourceFile:
+def parse_file(path, include_dirs=(), defines=None, *, modules=None, module_search=None,
+               timeout: float | None = None, use_cache: bool = True) -> ir.SourceFile:
     """Parse one Fortran file into the IR (kernels analysed). Never raises for bad input.
-    Cached in memory and on disk as pickles: each call returns a fresh copy."""
+    Cached in memory and on disk as pickles: each call returns a fresh copy.
+
+    Modules the file USEs but does not define: ``modules`` ({name: ir.ModuleInterface},
+    e.g. from a program model), else looked for in the files and trees of
+    ``module_search`` (default: the file's directory and ``include_dirs``), whose files are
+    parsed with the same options. A module found nowhere leaves its names unknown: the
+    kernels that need them are refused with the reason (``SourceFile.missing_modules``)."""
     ensure_recursion_limit()
     path = str(path)
     defines = dict(defines or {})
@@ -286,7 +303,10 @@ def parse_file(path, include_dirs=(), defines=None, *, timeout: float | None = N
         sf = ir.SourceFile(path=path, form="free")
         sf.errors.append(ir.Diagnostic("read-error", f"cannot prepare {path}: {type(exc).__name__}: {exc}", 1, path))
         return sf
-    key = _key(src)
+    from .modules import resolve_interfaces
+    interfaces, notes = resolve_interfaces(path, src.text, include_dirs=tuple(include_dirs), defines=defines,
+                                           modules=modules, module_search=module_search)
+    key = _key(src, interfaces, notes)
     if use_cache:
         with _LOCK:
             blob = _MEM_CACHE.get(key)
@@ -297,7 +317,7 @@ def parse_file(path, include_dirs=(), defines=None, *, timeout: float | None = N
             with _LOCK:
                 _MEM_CACHE[key] = blob
             return hit
-    sf = _parse_uncached(src, text, timeout)
+    sf = _parse_uncached(src, text, timeout, interfaces, notes)
     if use_cache and not any(e.code in ("parse-timeout", "analysis-timeout") for e in sf.errors):
         try:
             blob = pickle.dumps(sf, protocol=pickle.HIGHEST_PROTOCOL)
@@ -463,17 +483,18 @@ def _gc_paused():
             gc.enable()
 
 
-def _parse_uncached(src: SourceText, original_text: str, timeout: float | None) -> ir.SourceFile:
+def _parse_uncached(src: SourceText, original_text: str, timeout: float | None, interfaces=None,
+                    notes=None) -> ir.SourceFile:
     with _gc_paused():
-        return _parse_gc_off(src, original_text, timeout)
+        return _parse_gc_off(src, original_text, timeout, interfaces, notes)
 
 
-def _parse_gc_off(src: SourceText, original_text: str, timeout: float | None) -> ir.SourceFile:
+def _parse_gc_off(src: SourceText, original_text: str, timeout: float | None, interfaces, notes) -> ir.SourceFile:
     from .analysis import analyse_file
     from .build import FileBuilder
 
     units, errors = parse_units(src, timeout)
-    fb = FileBuilder(src, original_text.split("\n"))
+    fb = FileBuilder(src, original_text.split("\n"), modules=interfaces, module_notes=notes)
     limit = _unit_timeout(src.text.count("\n") + 1, timeout)
 
     def work():

@@ -27,12 +27,14 @@ def load_harness(port_dir: str, **kw):
         raise UserError(f"{meta_path}: unreadable ({exc}); write it again by re-running the port") from None
     if not Path(source).is_file():
         raise UserError(f"{meta_path}: the original source {source} no longer exists; restore it or port again")
-    sf = parse_file(source, include_dirs=meta.get("include_dirs", []), defines=meta.get("defines", {}))
+    sf = parse_file(source, include_dirs=meta.get("include_dirs", []), defines=meta.get("defines", {}),
+                    module_search=meta.get("module_search") or None)
     kernel = next((k for k in sf.kernels if k.name == name), None)
     if kernel is None:
         errs = "; ".join(str(e) for e in sf.errors[:3])
         raise UserError(f"{source}: kernel {name!r} not found any more" + (f" ({errs})" if errs else ""))
-    return Harness(kernel, sf, d, include_dirs=meta.get("include_dirs", []), defines=meta.get("defines", {}), **kw)
+    return Harness(kernel, sf, d, include_dirs=meta.get("include_dirs", []), defines=meta.get("defines", {}),
+                   fflags=meta.get("fflags", []), module_search=meta.get("module_search", []), **kw)
 
 
 def _backends(text: str) -> list[str]:

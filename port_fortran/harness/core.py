@@ -32,6 +32,15 @@ DEFAULT_LIMITS = Limits(wall_s=60.0, cpu_s=None, mem_mb=4096)
 REF_BUILD_LIMITS = Limits(wall_s=600.0, cpu_s=None, mem_mb=None)
 VERIFY_FFLAGS = ("-O2",)
 TIMING_FFLAGS = ("-O3", "-march=native")
+# Legacy code gfortran >= 10 rejects by default, and the flag that makes it accept the code
+# as older compilers did. Added only after gfortran refused the original with that error
+# (not always: -fallow-argument-mismatch also hides genuine interface bugs as warnings), and
+# recorded in port.json ("fflags_added") and in the build's log.
+LEGACY_FFLAGS = (
+    (r"(Type|Rank) mismatch (between actual argument|in argument)", "-fallow-argument-mismatch",
+     "calls pass arguments of different types or ranks to the same routine (legacy code; an error "
+     "since gfortran 10)"),
+)
 HOST_BACKENDS = ("serial", "openmp")
 HOST_CXXFLAGS = ("-march=native",)  # CMake Release adds -O3; the port's CMakeLists adds -fno-math-errno
 
@@ -56,7 +65,8 @@ class Harness:
 
     def __init__(self, kernel: ir.Kernel, source_file: Union[ir.SourceFile, str, Path, None], port_dir,
                  include_dirs: Sequence[str] = (), defines: Optional[dict] = None,
-                 limits: Optional[Limits] = None, threads: Optional[int] = None):
+                 limits: Optional[Limits] = None, threads: Optional[int] = None,
+                 fflags: Sequence[str] = (), module_search: Sequence[str] = ()):
         from .commons import driven_kernel
         # COMMON members the kernel uses are driven as extra arguments after the real ones
         self.kernel = driven_kernel(kernel)
@@ -69,6 +79,9 @@ class Harness:
         self.port_dir = Path(port_dir).resolve()
         self.include_dirs = [str(Path(d).resolve()) for d in include_dirs]
         self.defines = dict(defines or {})
+        self.fflags = list(fflags)  # the user's, after the harness's own
+        self.module_search = [str(Path(d).resolve()) for d in module_search]
+        self.fflags_added: dict[str, str] = {}  # legacy flags the original needed: flag -> why
         self.limits = limits or DEFAULT_LIMITS
         self.threads = threads or default_threads()
         self._spec: Optional[Spec] = None
@@ -82,15 +95,24 @@ class Harness:
     # ------------------------------------------------------------------ bookkeeping
 
     def _write_port_json(self) -> None:
+        """What ``verify``/``bench`` need to rebuild this harness later: the source, the
+        options it was parsed and compiled with, the legacy flags the original needed."""
         p = self.port_dir / "port.json"
+        old: dict = {}
         if p.exists():
-            return
-        p.write_text(json.dumps({
-            "kernel": self.kernel.name,
-            "source": str(self.source_path),
-            "include_dirs": self.include_dirs,
-            "defines": self.defines,
-        }, indent=2) + "\n")
+            try:
+                old = json.loads(p.read_text())
+            except (json.JSONDecodeError, OSError):
+                old = {}
+        if not self.fflags_added and isinstance(old.get("fflags_added"), dict) \
+                and old.get("fflags") == self.fflags and old.get("source") == str(self.source_path):
+            self.fflags_added = dict(old["fflags_added"])  # learnt by an earlier build: start with them
+        meta = dict(old)
+        meta.update({"kernel": self.kernel.name, "source": str(self.source_path), "include_dirs": self.include_dirs,
+                     "defines": self.defines, "fflags": self.fflags, "fflags_added": self.fflags_added,
+                     "module_search": self.module_search})
+        if meta != old:
+            p.write_text(json.dumps(meta, indent=2) + "\n")
 
     @property
     def spec_path(self) -> Path:
@@ -118,11 +140,20 @@ class Harness:
             flags.append(f"-D{k}" if v in (None, "", True) else f"-D{k}={v}")
         for d in self.include_dirs:
             flags.append(f"-I{d}")
-        return flags
+        return flags + list(self.fflags_added) + self.fflags
 
     def build_reference(self, timing: bool = False, openmp: bool = False) -> Path:
         """The original compiled with its driver (cached; rebuilt when the source or the
-        flags change). Raises UserError when the original does not compile."""
+        flags change). Raises UserError when the original does not compile. When gfortran
+        rejects legacy code that a flag of :data:`LEGACY_FFLAGS` lets through, the build is
+        done again with that flag (recorded in port.json)."""
+        for _ in range(len(LEGACY_FFLAGS) + 1):
+            exe = self._build_reference_once(timing, openmp)
+            if exe is not None:
+                return exe
+        raise AssertionError("unreachable: each legacy flag is added at most once")
+
+    def _build_reference_once(self, timing: bool, openmp: bool) -> Optional[Path]:
         gfortran = gfortran_path()
         if not gfortran:
             raise ToolMissing("gfortran not found: install it (e.g. apt-get install gfortran); "
@@ -150,7 +181,10 @@ class Harness:
                 common + ["-c", str(self.source_path), "-o", "original.o"],
             ]
             for cmd in steps:
-                self._check(run_limited(cmd, bdir, REF_BUILD_LIMITS), cmd, "compiling the original")
+                res = run_limited(cmd, bdir, REF_BUILD_LIMITS)
+                if cmd is steps[-1] and self._legacy_retry(res):
+                    return None  # build again with the flag the legacy code needs
+                self._check(res, cmd, "compiling the original")
             self._hide_main(bdir / "original.o")
             for cmd in (common + ["-c", "pf_ref_driver.f90", "-o", "pf_ref_driver.o"],
                         [gfortran, *(["-fopenmp"] if openmp else []), "pf_ref_driver.o", "original.o",
@@ -159,13 +193,28 @@ class Harness:
             stamp.write_text(key)
         return exe
 
+    def _legacy_retry(self, res) -> Optional[str]:
+        """The legacy flag (:data:`LEGACY_FFLAGS`) that answers the error gfortran gave for
+        the original, newly added (and recorded in port.json); None if there is none."""
+        import re
+
+        if res.ok:
+            return None
+        text = (res.stderr or "") + (res.stdout or "")
+        for pattern, flag, why in LEGACY_FFLAGS:
+            if flag not in self.fflags_added and flag not in self.fflags and re.search(pattern, text):
+                self.fflags_added[flag] = why
+                self._write_port_json()
+                return flag
+        return None
+
     def _check(self, res, cmd, what: str) -> None:
         if res.ok:
             return
         tail = "\n".join((res.stderr or res.stdout).strip().splitlines()[-15:])
         raise UserError(f"{self.source_path}:{self.kernel.line_start}: {what} failed "
                         f"({' '.join(map(str, cmd[:1] + cmd[-4:]))}):\n{tail}\n"
-                        f"check the include dirs (-I) and defines (-D) given for this file")
+                        f"check the include dirs (-I), defines (-D) and Fortran flags (--fflags) given for this file")
 
     @staticmethod
     def _hide_main(obj: Path) -> None:

@@ -41,6 +41,9 @@ def plan_jobs(sources: list[str], config: Config, run_id: str, out_dir: Path, db
     extra = [os.path.abspath(d) for d in default_include_dirs(sources) if os.path.abspath(d) not in given]
     if extra:
         config.include_dirs = list(config.include_dirs) + extra
+    # modules USEd in one file and defined in another are looked for in everything given
+    if not config.module_search:
+        config.module_search = [os.path.abspath(s) for s in sources] + list(config.include_dirs)
     jobs: list[KernelJob] = []
     errors: list[str] = []
     wanted = set(config.kernels)

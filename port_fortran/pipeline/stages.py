@@ -70,7 +70,8 @@ class RealStages(Stages):
     def parse(self, path, include_dirs=(), defines=None):
         from ..fortran import parse_file
 
-        return parse_file(path, include_dirs=tuple(include_dirs), defines=dict(defines or {}))
+        search = list(getattr(self.config, "module_search", None) or []) or None
+        return parse_file(path, include_dirs=tuple(include_dirs), defines=dict(defines or {}), module_search=search)
 
     def load(self, file, kernel, include_dirs=(), defines=None):
         sf = self.parse(file, include_dirs, defines)
@@ -92,10 +93,11 @@ class RealStages(Stages):
         write_port(port, Path(port_dir))
 
     def validate(self, code, kernel, port_dir, backend, compile_check=True):
-        from ..agents.validator import validate
+        from ..agents.validator import source_constants, validate
 
         inc = tuple(getattr(self.config, "include_dirs", ()) or ())
-        return validate(code, kernel.name, port_dir, backend=backend, include_dirs=inc, compile_check=compile_check)
+        return validate(code, kernel.name, port_dir, backend=backend, include_dirs=inc, compile_check=compile_check,
+                        constants=tuple(source_constants(kernel)))
 
     def harness(self, kernel, source, port_dir):
         key = str(Path(port_dir).resolve())
@@ -112,7 +114,8 @@ class RealStages(Stages):
                 if cfg.threads:
                     kw["threads"] = cfg.threads
             h = Harness(kernel, source, Path(port_dir), include_dirs=tuple(getattr(cfg, "include_dirs", ()) or ()),
-                        defines=dict(getattr(cfg, "defines", {}) or {}), **kw)
+                        defines=dict(getattr(cfg, "defines", {}) or {}), fflags=list(getattr(cfg, "fflags", ()) or ()),
+                        module_search=list(getattr(cfg, "module_search", ()) or ()), **kw)
             self._harness[key] = h
         return h
 
