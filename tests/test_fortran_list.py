@@ -137,3 +137,18 @@ def test_default_include_dirs(tmp_path):
     (tmp_path / "src").mkdir()
     assert default_include_dirs([tmp_path]) == [str(tmp_path / "a" / "include"), str(tmp_path / "b" / "inc")]
     assert default_include_dirs([tmp_path / "src"]) == []
+
+
+def test_list_finds_modules_in_the_other_files_given(tmp_path, capsys):
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "prec.f90").write_text("module prec\n  integer, parameter :: rk = selected_real_kind(12)\n"
+                                               "end module prec\n")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "k.f90").write_text("subroutine k(n, a)\n  use prec\n  integer n\n  real(rk) a(n)\n"
+                                            "  a(1) = 1\nend subroutine\n")
+    assert main(["list", str(tmp_path / "src"), str(tmp_path / "lib")]) == 0
+    assert "subroutine k(n:integer(4)(0)/in, a:real(8)(1)/out)" in capsys.readouterr().out
+    # given alone, the kernel is refused with the reason; a note names the missing module
+    assert main(["list", str(tmp_path / "src")]) == 0
+    out, err = capsys.readouterr()
+    assert "unsupported: L4:unknown-kind" in out and "k.f90:2: note: module prec is not in this file" in err

@@ -297,3 +297,14 @@ def test_legacy_argument_mismatch_is_compiled_with_the_flag_gfortran_needs(tmp_p
     # a later harness on the same port directory starts with the flag it learnt
     h2 = Harness(k, sf, tmp_path / "port")
     assert "-fallow-argument-mismatch" in h2._fflags(False, False)
+
+
+def test_an_internal_procedure_is_not_driven_from_outside_its_host(tmp_path):
+    from port_fortran.fortran import parse_file
+    from port_fortran.harness.drivers import unsupported_reason
+
+    src = tmp_path / "p.f90"
+    src.write_text("program p\n  real :: x(4)\n  call fill(x)\ncontains\n  subroutine fill(y)\n"
+                   "    real, intent(out) :: y(4)\n    y = 1\n  end subroutine\nend program\n")
+    (k,) = parse_file(src, use_cache=False).kernels
+    assert k.host == "p" and "internal procedure of p" in unsupported_reason(k)

@@ -40,6 +40,7 @@ class Sym:
     line: int = 0
     char_len: Optional[int] = None
     bad: Optional[str] = None  # why its declaration could not be read (unknown kind, missing module)
+    bad_code: str = "unknown-kind"  # the Unsupported construct its users get: unknown-kind | unknown-module
 
 
 class Scope:
@@ -143,9 +144,9 @@ def scope_from_interface(iface: ir.ModuleInterface) -> Scope:
     for name, rt in iface.procedures.items():
         sym = scope.local(name)
         sym.ftype, sym.typed, sym.external, sym.module = rt, rt is not None, True, iface.name
-    for name, why in iface.unresolved.items():
+    for name, (code, why) in iface.unresolved.items():
         sym = scope.local(name)
-        sym.bad, sym.module = why, iface.name
+        sym.bad, sym.bad_code, sym.module = why, code, iface.name
     scope.derived_types |= set(iface.derived_types)
     return scope
 
@@ -158,14 +159,14 @@ def interface_of(name: str, scope: Scope, procedures: list[ir.Kernel], file: str
     pool.update(scope.syms)
     for nm, sym in pool.items():
         if sym.bad:
-            iface.unresolved[nm] = sym.bad
+            iface.unresolved[nm] = (sym.bad_code, sym.bad)
             continue
         if sym.external:
             iface.procedures[nm] = sym.ftype
             continue
         t = sym.ftype or scope.type_of(nm)
         if t is None:
-            iface.unresolved[nm] = f"{nm} has no type in module {name} (IMPLICIT NONE)"
+            iface.unresolved[nm] = ("untyped", f"{nm} has no type in module {name} (IMPLICIT NONE)")
             continue
         iface.variables[nm] = ir.Variable(nm, t, list(sym.dims or []), parameter=sym.parameter if sym.is_parameter else None,
                                           allocatable=sym.allocatable, save=sym.save, module=sym.module or name,
@@ -783,7 +784,8 @@ class DeclBuilder:
             why = (f"comes from module {modname} (USE at line {line}), which was not found: "
                    + (f"{note}; " if note else "") + "give port-fortran the file that defines it too")
             for local in list(names or []) + list(renames):
-                self.scope.imported[local] = Sym(local, bad=f"{local} {why}", module=modname, line=line)
+                self.scope.imported[local] = Sym(local, bad=f"{local} {why}", bad_code="unknown-module", module=modname,
+                                                 line=line)
             return
         pool = dict(mscope.syms)
         pool.update(mscope.imported)
@@ -1071,8 +1073,8 @@ class DeclBuilder:
                 target = ir.ArrayRef(name, subs, ftype=s.ftype or self.scope.type_of(name))
                 out.append(ir.Assign(target, value, line=line, label=stmt_label(n)))
             elif s is not None and s.bad:
-                out.append(ir.Unsupported("unknown-module" if "not found" in s.bad else "unknown-kind",
-                                          f"{name}(...) = ... cannot be read: {s.bad}", str(n).strip(), line=line))
+                out.append(ir.Unsupported(s.bad_code, f"{name}(...) = ... cannot be read: {s.bad}", str(n).strip(),
+                                          line=line))
             else:
                 out.append(ir.Unsupported("statement-function", f"statement function {name} is not modelled (if "
                                           f"{name} is an array of a module, give port-fortran the file of that "
@@ -1164,8 +1166,7 @@ class StmtBuilder:
             name = lname(lhs.items[0])
             s = self.scope.lookup(name)
             if s is not None and s.bad and not s.dims:
-                raise Unsup("unknown-module" if "not found" in s.bad else "unknown-kind",
-                            f"{name}(...) = ... cannot be read: {s.bad}")
+                raise Unsup(s.bad_code, f"{name}(...) = ... cannot be read: {s.bad}")
             if not (s is not None and s.dims):
                 t = self.scope.type_of(name)
                 if t is not None and t.base == "character" and s is not None and s.typed:
@@ -1744,7 +1745,7 @@ class FileBuilder:
                 continue
             s = scope.lookup(nm)
             if s is not None and s.bad and nm not in scope.syms:  # a local's bad declaration is reported already
-                unknown[nm] = ("unknown-module" if "not found" in s.bad else "unknown-kind", s.bad)
+                unknown[nm] = (s.bad_code, s.bad)
                 continue
             if s is not None and (s.external or (s.intrinsic and not s.dims)):
                 continue

@@ -87,7 +87,7 @@ def kernel_json(k: ir.Kernel) -> dict:
                   "intent_declared": a.intent_declared} for a in k.args],
         "loops": [_loop_json(s) for s in _top_loops(k.body)],
         "unsupported": [{"construct": u.construct, "reason": u.reason, "line": u.line} for u in k.unsupported],
-        "calls": k.calls, "has_openmp": k.has_openmp,
+        "calls": k.calls, "has_openmp": k.has_openmp, "host": k.host, "host_vars": sorted(k.host_vars),
     }
 
 
@@ -109,13 +109,16 @@ def cmd_list(args) -> int:
             bad = True
         if args.json:
             out_json.append({"path": sf.path, "form": sf.form, "modules": sf.modules, "programs": sf.programs,
-                             "internal_procedures": sf.internal_procedures,
+                             "internal_procedures": sf.internal_procedures, "missing_modules": sf.missing_modules,
                              "errors": [{"code": e.code, "message": e.message, "file": e.file or sf.path, "line": e.line}
                                         for e in sf.errors],
                              "kernels": [kernel_json(k) for k in sf.kernels]})
             continue
         for e in sf.errors:
             print(f"{e.file or sf.path}:{e.line}: error: {e.message}", file=sys.stderr)
+        for m, line in sf.missing_modules.items():
+            print(f"{sf.path}:{line}: note: module {m} is not in this file nor in the files given: what uses its "
+                  "names is refused (give the file that defines it)", file=sys.stderr)
         for k in sf.kernels:
             print(kernel_line(k))
         if not sf.kernels and not sf.errors:

@@ -427,7 +427,8 @@ class ModuleInterface:
     pointers: list[str] = field(default_factory=list)
     procedures: dict[str, Optional[FType]] = field(default_factory=dict)  # function result type; None: subroutine
     derived_types: list[str] = field(default_factory=list)
-    unresolved: dict[str, str] = field(default_factory=dict)  # names whose declaration could not be read -> why
+    # names whose declaration could not be read -> (Unsupported construct for their users, why)
+    unresolved: dict[str, tuple[str, str]] = field(default_factory=dict)
     uses: list[str] = field(default_factory=list)
     intrinsic: bool = False  # iso_fortran_env, iso_c_binding, omp_lib: built in, not from a file
 

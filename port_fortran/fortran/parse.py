@@ -17,8 +17,9 @@ from pathlib import Path
 from . import ir
 from .reader import FORTRAN_EXTS, SourceText, read_source
 
-# CPU seconds allowed for one file: a base plus a share per 1,000 lines (fparser2 needs
-# about 2 s per 1,000 lines); PORT_FORTRAN_PARSE_TIMEOUT overrides it with a fixed figure.
+# CPU seconds allowed to parse one program unit, and again to build and analyse a file's
+# IR: a base plus a share per 1,000 lines (fparser2 needs about 1 s per 1,000 lines);
+# PORT_FORTRAN_PARSE_TIMEOUT overrides it with a fixed figure.
 PARSE_TIMEOUT_BASE_S = 60.0
 PARSE_TIMEOUT_PER_KLINE_S = 30.0
 
@@ -31,6 +32,8 @@ def default_timeout(lines: int) -> float:
         except ValueError:
             pass
     return PARSE_TIMEOUT_BASE_S + PARSE_TIMEOUT_PER_KLINE_S * lines / 1000.0
+
+
 _MEM_CACHE: dict[str, bytes] = {}  # pickled SourceFiles
 _MEM_CACHE_MAX = 256
 _LOCK = threading.Lock()

@@ -286,6 +286,9 @@ class Harness:
         res.seconds = time.monotonic() - t0
         res.artifacts = dict(res.artifacts)
         res.artifacts["ref_driver"] = str(ref)
+        notes = "".join(f"note: the original was compiled with {flag}: {why} (port.json: fflags_added)\n"
+                        for flag, why in self.fflags_added.items())
+        res.log = notes + (res.log or "")
         if res.ok:
             exe = bdir / "pf_driver"
             if not exe.exists():

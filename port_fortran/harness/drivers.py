@@ -21,6 +21,9 @@ C_TYPES = {
 
 def unsupported_reason(kernel: ir.Kernel) -> str:
     """Why the harness cannot drive this kernel ('' if it can)."""
+    if getattr(kernel, "host", None):
+        return (f"{kernel.name} is an internal procedure of {kernel.host}: the reference driver cannot call it "
+                "from outside its host (it must be outlined first, which the hybrid mode does)")
     for a in kernel.args:
         if a.ftype.base == "character" and a.rank:
             return f"argument {a.name}: character arrays are not supported by the harness"
