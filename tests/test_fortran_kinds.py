@@ -219,3 +219,35 @@ def test_the_nearest_definition_of_a_module_is_taken(tmp_path):
     sf = parse_file(kern2, use_cache=False, module_search=[str(tmp_path)])
     (u,) = [u for u in sf.kernels[0].unsupported if u.construct == "unknown-kind"]
     assert "several files" in u.reason
+
+
+def test_enumerators_are_constants_and_unreadable_declarations_keep_their_reason(tmp_path):
+    sf = parse(tmp_path, """
+        program p
+          use iso_c_binding
+          implicit none
+          enum, bind(c)
+            enumerator :: geometric, linear = 5, patch
+          end enum
+          type(c_ptr) :: handle
+          integer :: mode
+          mode = patch
+        contains
+          subroutine pick(m, k)
+            integer, intent(in) :: m
+            integer, intent(out) :: k
+            k = 0
+            if (m == linear) k = patch
+          end subroutine
+          subroutine keep(k)
+            integer, intent(out) :: k
+            k = 1
+            call use_it(handle)
+          end subroutine
+        end program
+    """)
+    ks = {k.name: k for k in sf.kernels}
+    assert not ks["pick"].unsupported and ks["pick"].locals["patch"].parameter == 6
+    assert ks["pick"].locals["linear"].parameter == 5
+    (u,) = ks["keep"].unsupported
+    assert u.construct == "derived-type" and "handle" == u.text and "declared at line 7" in u.reason

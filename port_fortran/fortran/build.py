@@ -739,8 +739,44 @@ class DeclBuilder:
                     self.unsup(c, "unsupported-construct", f"{cls.replace('_', ' ')} is not modelled")
             except Unsup as u:
                 self.unsup(c, u.construct, u.reason)
+                self._mark_declared(c, u.construct, u.reason)
             except Exception as exc:
-                self.unsup(c, "unsupported-construct", f"{cls.replace('_', ' ')} not modelled ({type(exc).__name__}: {exc})")
+                why = f"{cls.replace('_', ' ')} not modelled ({type(exc).__name__}: {exc})"
+                self.unsup(c, "unsupported-construct", why)
+                self._mark_declared(c, "unsupported-construct", why)
+
+    def _mark_declared(self, n, construct: str, reason: str) -> None:
+        """The names a declaration that could not be read declares: marked with why, so that
+        a use elsewhere (a module's user, an internal procedure, an assignment that looks
+        like a statement function) is refused for that reason, not as an untyped name."""
+        if type(n).__name__ != "Type_Declaration_Stmt":
+            return
+        line = stmt_line(n, self.src)
+        for ent in list_items(n.items[2]):
+            try:
+                sym = self.declare(lname(ent.items[0]), line)
+            except (AttributeError, IndexError, TypeError):
+                continue
+            if not sym.bad:
+                sym.bad, sym.bad_code = f"{reason} (declared at line {line})", construct
+
+    def s_Enum_Def(self, n):
+        """``ENUM, BIND(C)``: each enumerator a named integer(c_int) constant, counting from
+        0 or from the value given."""
+        line = stmt_line(n, self.src)
+        nxt = 0
+        for st in children(n):
+            if type(st).__name__ != "Enumerator_Def_Stmt":
+                continue
+            for e in list_items(st.items[1]):
+                if type(e).__name__ == "Enumerator":
+                    name = lname(e.items[0])
+                    nxt = int(eval_const(self.eb().expr(e.items[2]), self.scope.params()))
+                else:
+                    name = lname(e)
+                sym = self.declare(name, line)
+                sym.ftype, sym.typed, sym.is_parameter, sym.parameter = ir.INTEGER, True, True, nxt
+                nxt += 1
 
     def s_Implicit_Stmt(self, n):
         spec = n.items[0]

@@ -20,10 +20,18 @@ _INSTALLED = False
 
 
 def _left_recursive_rules():
+    """Rule class -> a cheap upper bound of the number of its operators in a text (a chain
+    needs two): most texts are single operands, and they go straight to fparser."""
     from fparser.two import Fortran2003 as F
 
-    # rule class -> the operator pattern its match() splits on (lhs class == the rule)
-    return {F.Add_Operand, F.Level_2_Expr, F.Level_3_Expr, F.Or_Operand, F.Equiv_Operand, F.Level_5_Expr}
+    return {
+        F.Add_Operand: lambda s: s.count("*") + s.count("/"),
+        F.Level_2_Expr: lambda s: s.count("+") + s.count("-"),
+        F.Level_3_Expr: lambda s: s.count("//"),
+        F.Or_Operand: lambda s: s.count(".") // 2,
+        F.Equiv_Operand: lambda s: s.count(".") // 2,
+        F.Level_5_Expr: lambda s: s.count(".") // 2,
+    }
 
 
 def _construct(cls, string: str, items: tuple):
@@ -98,8 +106,9 @@ def install() -> None:
     rules = _left_recursive_rules()
 
     def match(lhs_cls, op_pattern, rhs_cls, string, right=True, exclude_op_pattern=None):
-        if (right and exclude_op_pattern is None and lhs_cls in rules and not isinstance(op_pattern, str)
-                and isinstance(string, str)):
+        bound = rules.get(lhs_cls)
+        if (bound is not None and right and exclude_op_pattern is None and not isinstance(op_pattern, str)
+                and isinstance(string, str) and bound(string) >= 2):
             return _chain_match(original, lhs_cls, op_pattern, rhs_cls, string)
         return original(lhs_cls, op_pattern, rhs_cls, string, right=right, exclude_op_pattern=exclude_op_pattern)
 
