@@ -279,3 +279,32 @@ def test_an_undefined_macro_is_named_in_the_syntax_error(tmp_path):
     assert e.code == "syntax-error" and e.line == 2 and "-D_NX=VALUE" in e.message
     sf = parse_file(p, defines={"_NX": "400"}, use_cache=False)
     assert not sf.errors and sf.programs == ["mw"]
+
+
+def test_do_concurrent_locality_does_not_cost_the_unit(tmp_path):
+    # fparser 0.2 rejects Fortran 2018 locality specs: the whole program (and the routines
+    # it CONTAINs) used to be lost to a syntax error
+    sf = parse(tmp_path, """
+        program mw
+          implicit none
+          real :: a(10), t
+          integer :: i
+          do concurrent (i = 1:10) local(t) ! a comment
+            t = i
+            a(i) = t
+          end do
+        contains
+          subroutine halo(n, q)
+            integer, intent(in) :: n
+            real, intent(inout) :: q(n)
+            integer :: k
+            do concurrent (k = 2:n) local(n) shared(q)
+              q(k) = q(k - 1)
+            end do
+          end subroutine
+        end program
+    """)
+    assert not sf.errors, sf.errors
+    (k,) = sf.kernels
+    (u,) = k.unsupported
+    assert k.name == "halo" and "DO CONCURRENT" in u.reason and u.line == 14
