@@ -152,3 +152,10 @@ def test_list_finds_modules_in_the_other_files_given(tmp_path, capsys):
     assert main(["list", str(tmp_path / "src")]) == 0
     out, err = capsys.readouterr()
     assert "unsupported: L4:unknown-kind" in out and "k.f90:2: note: module prec is not in this file" in err
+
+
+def test_list_of_one_file_finds_the_modules_beside_it(tmp_path, capsys):
+    (tmp_path / "prec.f90").write_text("module prec\n  integer, parameter :: rk = 8\nend module prec\n")
+    (tmp_path / "k.f90").write_text("subroutine k(a)\n  use prec\n  real(rk) a\n  a = 1\nend subroutine\n")
+    assert main(["list", str(tmp_path / "k.f90")]) == 0
+    assert "subroutine k(a:real(8)(0)/out)" in capsys.readouterr().out

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from . import ir
@@ -16,6 +17,18 @@ def parse_defines(items) -> dict[str, str]:
         if name:
             out[name.strip()] = value.strip() if value else "1"
     return out
+
+
+def module_search_paths(sources, include_dirs=()) -> list[str]:
+    """Where modules are looked for: the files and trees given, the directories of the
+    files given alone, the include directories."""
+    out: list[str] = []
+    for p in sources:
+        p = os.path.abspath(str(p))
+        for q in ([p] if os.path.isdir(p) else [p, os.path.dirname(p)]):
+            if q not in out:
+                out.append(q)
+    return out + [os.path.abspath(d) for d in include_dirs if os.path.abspath(d) not in out]
 
 
 def _arg_text(a: ir.Argument) -> str:
@@ -102,7 +115,8 @@ def cmd_list(args) -> int:
         return 2
     include += [d for d in default_include_dirs(args.sources) if d not in include]
     # modules USEd in one file and defined in another are looked for in everything given
-    search = [str(p) for p in args.sources] + include
+    # (and beside the files given alone, as a compiler run in their directory would)
+    search = module_search_paths(args.sources, include)
     for f in files:
         sf = parse_file(f, include_dirs=include, defines=defines, module_search=search)
         if sf.errors:

@@ -43,7 +43,8 @@ def plan_jobs(sources: list[str], config: Config, run_id: str, out_dir: Path, db
         config.include_dirs = list(config.include_dirs) + extra
     # modules USEd in one file and defined in another are looked for in everything given
     if not config.module_search:
-        config.module_search = [os.path.abspath(s) for s in sources] + list(config.include_dirs)
+        from ..fortran.commands import module_search_paths
+        config.module_search = module_search_paths(sources, config.include_dirs)
     jobs: list[KernelJob] = []
     errors: list[str] = []
     wanted = set(config.kernels)
