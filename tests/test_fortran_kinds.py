@@ -251,3 +251,23 @@ def test_enumerators_are_constants_and_unreadable_declarations_keep_their_reason
     assert ks["pick"].locals["linear"].parameter == 5
     (u,) = ks["keep"].unsupported
     assert u.construct == "derived-type" and "handle" == u.text and "declared at line 7" in u.reason
+
+
+def test_an_untyped_name_points_at_the_include_that_was_not_found(tmp_path):
+    sf = parse(tmp_path, """
+        subroutine a(x)
+          implicit none
+          real x
+          x = 1
+        end subroutine
+        subroutine s(n, x)
+          implicit none
+          include 'mpif.h'
+          integer n
+          real x(n)
+          x(1) = mpi_sum
+        end subroutine
+    """)
+    k = next(k for k in sf.kernels if k.name == "s")
+    (u,) = k.unsupported
+    assert u.construct == "untyped" and u.line == 11 and "include file mpif.h, which was not found" in u.reason

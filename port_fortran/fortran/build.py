@@ -1527,6 +1527,7 @@ class FileBuilder:
         """``modules``: interfaces (``ir.ModuleInterface``) of modules defined in other files;
         ``module_notes``: why some USEd module was not taken (ambiguous, cyclic)."""
         self.src = src
+        self.whole = src  # self.src is the unit being built (a slice of it)
         self.lines = original_lines
         self.modules = ModuleScopes(modules, module_notes)
         self._module_lines: dict[str, int] = {}
@@ -1638,6 +1639,14 @@ class FileBuilder:
                         self.out.internal_procedures.append(f"{pname}:{name}")
                         self._guard(p, lambda x: self.kernel(x, Scope(scope), None, host=pname,
                                                              host_kind="program"))
+
+    def _missing_include_hint(self) -> str:
+        """Why a name may have no type: an INCLUDE of the file was not found."""
+        names = [re.search(r"'([^']+)'", msg) for (_f, _l, code, msg) in self.whole.errors if code == "include-not-found"]
+        names = list(dict.fromkeys(m.group(1) for m in names if m))
+        if names:
+            return (f"; it may come from include file {', '.join(names)}, which was not found (add -I DIR)")
+        return ": the routine would not compile"
 
     def _apply_data(self, k: ir.Kernel, db: DeclBuilder, scope: Scope) -> None:
         """DATA-initialised locals never assigned in the kernel are constants (their values
@@ -1793,7 +1802,7 @@ class FileBuilder:
                                    "which was not found: give port-fortran the file that defines it too")
                     continue
                 if t is None:
-                    unknown[nm] = ("untyped", f"{nm} has no type (IMPLICIT NONE): the routine would not compile")
+                    unknown[nm] = ("untyped", f"{nm} has no type (IMPLICIT NONE)" + self._missing_include_hint())
                     continue
                 k.locals[nm] = ir.Variable(nm, t, line=start)
                 continue
