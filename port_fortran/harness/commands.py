@@ -18,7 +18,8 @@ def load_harness(port_dir: str, **kw):
     if prog is not None:
         kw["program"] = prog
     return Harness(kernel, sf, Path(port_dir), include_dirs=meta.get("include_dirs", []),
-                   defines=meta.get("defines", {}), **kw)
+                   defines=meta.get("defines", {}), fflags=meta.get("fflags", []),
+                   module_search=meta.get("module_search", []), **kw)
 
 
 def load_port_meta(port_dir):
@@ -47,7 +48,8 @@ def load_port_meta(port_dir):
         if prog.has_file(source):
             kernel, sf = prog.load(source, name)
             return kernel, sf, meta, prog
-    sf = parse_file(source, include_dirs=meta.get("include_dirs", []), defines=meta.get("defines", {}))
+    sf = parse_file(source, include_dirs=meta.get("include_dirs", []), defines=meta.get("defines", {}),
+                    module_search=meta.get("module_search") or None)
     kernel = next((k for k in sf.kernels if k.name == name), None)
     if kernel is None:
         errs = "; ".join(str(e) for e in sf.errors[:3])
