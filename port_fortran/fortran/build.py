@@ -134,6 +134,20 @@ def raw_line(node) -> int:
     return 0
 
 
+def last_raw_line(node) -> int:
+    """The last line (of the text fparser read) a statement or construct spans: its own
+    end for a statement (continuation lines included), its last statement's for a construct."""
+    item = getattr(node, "item", None)
+    if item is not None and getattr(item, "span", None):
+        return item.span[1]
+    for c in reversed(getattr(node, "children", None) or []):
+        if isinstance(c, Base):
+            ln = last_raw_line(c)
+            if ln:
+                return ln
+    return 0
+
+
 def stmt_label(node) -> Optional[int]:
     item = getattr(node, "item", None)
     lab = getattr(item, "label", None) if item is not None else None
@@ -456,6 +470,7 @@ class DeclBuilder:
         self.diagnostics: list[ir.Diagnostic] = []
         self.data_values: dict[str, Any] = {}
         self.data_sets: list[tuple[list[str], list, Any]] = []  # DATA: (names, values, node)
+        self.equivalences: list[list[str]] = []  # EQUIVALENCE classes (names), merged
 
     def eb(self) -> ExprBuilder:
         return ExprBuilder(self.scope, self.user_functions)
@@ -777,6 +792,13 @@ class DeclBuilder:
 
     def s_Equivalence_Stmt(self, n):
         self.unsup(n, "equivalence", "EQUIVALENCE makes variables share storage; the IR cannot model the aliasing")
+        for eset in list_items(n.items[1]):
+            objs = [eset.items[0]] + list_items(eset.items[1])
+            names = {lname(o) if type(o).__name__ == "Name" else lname(o.items[0]) for o in objs}
+            for cls in [c for c in self.equivalences if names & set(c)]:  # sets sharing a name: one class
+                names |= set(cls)
+                self.equivalences.remove(cls)
+            self.equivalences.append(sorted(names))
 
     def s_Cray_Pointer_Stmt(self, n):
         self.unsup(n, "cray-pointer", "Cray POINTER is not modelled")
@@ -887,7 +909,9 @@ class StmtBuilder:
             construct, reason, text = self.src.replaced[raw]
             return [ir.Unsupported(construct, reason, text, line=self.line(n), label=stmt_label(n))]
         if cls in _IO:
-            return [self.unsup(n, "io-in-kernel", f"{cls.split('_')[0].upper()} statement (I/O) inside a kernel")]
+            u = self.unsup(n, "io-in-kernel", f"{cls.split('_')[0].upper()} statement (I/O) inside a kernel")
+            u.reads, u.writes, u.targets = self.io_effects(n)
+            return [u]
         meth = getattr(self, "s_" + cls, None)
         if meth is None:
             return [self.unsup(n, "unsupported-construct", f"{cls.replace('_', ' ')} is not modelled")]
@@ -909,6 +933,47 @@ class StmtBuilder:
 
     def e(self, n) -> ir.Expr:
         return self.eb.expr(n)
+
+    _IO_WRITTEN_SPECS = {"IOSTAT", "IOMSG", "SIZE", "NEWUNIT", "ID"}
+
+    def io_effects(self, n) -> tuple[Optional[list[str]], Optional[list[str]], list[int]]:
+        """(names an I/O statement may read, names it may assign, labels it may jump to).
+        Reads are None (unknown) when it references a function (or a substring, a
+        namelist): then it may read anything. FORMAT does nothing when executed."""
+        from fparser.two.utils import walk as fwalk
+        cls = type(n).__name__
+        if cls == "Format_Stmt":
+            return [], [], []
+        names: list[str] = []
+        writes: list[str] = []
+        targets: list[int] = []
+        unknown = False
+        for x in fwalk(n):
+            t = type(x).__name__
+            if t in ("Part_Ref", "Function_Reference", "Structure_Constructor"):
+                s = self.scope.lookup(lname(x.items[0]))
+                if not (s is not None and s.dims):
+                    unknown = True  # a function reference or a substring
+            elif t == "Name":
+                names.append(lname(x))
+            elif t == "Io_Implied_Do_Control":
+                writes.append(lname(x.items[0]))
+            elif t == "Io_Control_Spec":
+                kw = (x.items[0] or "").upper()
+                if kw in ("ERR", "END", "EOR"):
+                    try:
+                        targets.append(int(str(x.items[1])))
+                    except ValueError:
+                        unknown = True
+                elif kw == "NML":
+                    unknown = True
+                elif kw in self._IO_WRITTEN_SPECS or (kw in ("", "UNIT") and cls == "Write_Stmt"):
+                    # IOSTAT= and the like; an internal file written
+                    writes += [lname(y) for y in fwalk(x.items[1]) if type(y).__name__ == "Name"]
+        if cls in ("Read_Stmt", "Inquire_Stmt", "Open_Stmt"):
+            writes = list(names)  # what a READ fills, what INQUIRE reports: any name mentioned
+        names = list(dict.fromkeys(names))
+        return (None if unknown else names), list(dict.fromkeys(writes)), targets
 
     def _stamp(self, s: ir.Stmt, n) -> ir.Stmt:
         s.line = self.line(n)
@@ -1147,6 +1212,7 @@ class StmtBuilder:
         else:
             ctl = head.items[1]
         body_nodes = list(rest)
+        last_raw = last_raw_line(body_nodes[-1]) if body_nodes else 0
         if body_nodes and type(body_nodes[-1]).__name__ == "End_Do_Stmt":
             end = body_nodes.pop()
             lab = stmt_label(end)
@@ -1174,6 +1240,8 @@ class StmtBuilder:
             return ir.Unsupported(u.construct, u.reason, str(head), line=line, label=label)
         node.line = line
         node.label = label
+        if isinstance(node, ir.Do) and last_raw:
+            node.end_line = self.src.origin(last_raw).main_line
         return node
 
     def block_with_enddo(self, nodes):
@@ -1403,6 +1471,7 @@ class FileBuilder:
         k.implicit_none = scope.implicit_none
         k.uses = db.uses
         k.commons = db.commons
+        k.equivalences = [list(c) for c in db.equivalences]
         k.diagnostics = list(db.diagnostics)
         if alt_return:
             k.unsupported.append(ir.Unsupported("unsupported-construct", "alternate return argument (*)", str(head), line=start))

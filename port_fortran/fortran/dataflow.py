@@ -12,7 +12,8 @@ and the increment of their loop (by construct name when given); a DO may run zer
 RETURN leaves the routine (the names live at its end are read there), STOP ends the
 program (nothing is read after it). Conservative where the IR cannot see: a CALL or a user
 function reads every global name (COMMON, module and SAVE variables) and the names it is
-passed; an ``Unsupported`` statement (I/O and the like) reads every name. A call never
+passed; an ``Unsupported`` statement reads every name, unless the front end listed what it
+reads (I/O statements: the names they mention; their ERR=/END=/EOR= labels are jumps). A call never
 *kills* a value (it may leave it alone), so it never makes a value dead.
 
 Pure: builds a graph from a statement list, computes fixed points with bit sets.
@@ -76,7 +77,8 @@ def stmt_uses_defs(s: ir.Stmt, globals_: frozenset = frozenset()) -> tuple[set[s
             uses |= _names(a)
         return uses, set()
     if isinstance(s, ir.Unsupported):
-        return {ALL}, set()
+        # what the front end could tell (I/O statements: the names they mention); else anything
+        return ({ALL} if s.reads is None else set(s.reads)), set()
     if isinstance(s, ir.Return):
         return set(), set()
     exprs = ir.stmt_exprs(s)
@@ -185,6 +187,9 @@ class FlowGraph:
                 n.succ.append(nxt)
             elif isinstance(s, ir.ArithmeticIf):
                 self._gotos.append((n, list(dict.fromkeys(s.labels))))
+            elif isinstance(s, ir.Unsupported) and s.targets:  # ERR=, END=, EOR= of an I/O statement
+                self._gotos.append((n, list(dict.fromkeys(s.targets))))
+                n.succ.append(nxt)
             elif isinstance(s, (ir.Exit, ir.Cycle)):
                 loop = self._loop(loops, s.construct_name)
                 if loop is None:  # not inside a loop of this list: leaves it

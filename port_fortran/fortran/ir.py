@@ -229,6 +229,9 @@ class Do(Stmt):
     construct_name: Optional[str] = None
     end_label: Optional[int] = None  # label that terminates a labelled DO
     info: LoopInfo = field(default_factory=LoopInfo)
+    # last line of the construct in the main file: its END DO or terminating statement
+    # (continuation lines included); 0 when unknown
+    end_line: int = field(default=0, kw_only=True)
 
 
 @dataclass
@@ -324,6 +327,12 @@ class Unsupported(Stmt):
     construct: str
     reason: str
     text: str = ""
+    # what the statement does, where the front end can tell (I/O statements): the names it
+    # may read (None: unknown, it may read anything), may assign, and the labels it may
+    # jump to (ERR=, END=, EOR=)
+    reads: Optional[list[str]] = None
+    writes: Optional[list[str]] = None
+    targets: list[int] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- declarations
@@ -399,6 +408,8 @@ class Kernel:
     implicit_none: bool = False
     source_text: str = ""  # the routine's original text (for the LLM and reports)
     diagnostics: list[Diagnostic] = field(default_factory=list)  # warnings from analysis
+    # EQUIVALENCE: the names of each storage-association class (sets sharing a name merged)
+    equivalences: list[list[str]] = field(default_factory=list)
 
     def arg(self, name: str) -> Argument:
         for a in self.args:

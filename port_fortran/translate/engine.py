@@ -7,6 +7,7 @@ lines. ``write_port`` is the only function here with side effects."""
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -144,7 +145,43 @@ def translate_kernel(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None,
         raise TranslationRefused(kernel.name, [d]) from None
 
 
-def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: TranslateOptions) -> Port:
+@dataclass
+class KernelParts:
+    """What the rules make of one kernel before it becomes files: the pieces the kernel
+    template renders (a full port) or that a hybrid port combines for several outlined
+    nests (``translate/hybrid.py``)."""
+
+    kernel: ir.Kernel
+    tab: SymbolTable
+    blocks: list
+    used: set
+    helpers: list[str]  # KOKKOS_INLINE_FUNCTIONs and structs the views function needs
+    commons: list[list[str]]  # COMMON struct declarations
+    views_signature: str
+    views_body: list[str]
+    entry_signature: str  # with extern "C"
+    entry_body: list[str]
+    patterns: list[str]
+    notes: list[str]
+
+
+def translate_parts(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None,
+                    options: Optional[TranslateOptions] = None) -> KernelParts:
+    """The pieces of a kernel's port (raises TranslationRefused like translate_kernel)."""
+    options = options or TranslateOptions()
+    diags = _checks(kernel)
+    if diags:
+        raise TranslationRefused(kernel.name, diags)
+    try:
+        return _parts(kernel, source, options)
+    except Refusal as r:
+        d = r.diagnostic
+        if not d.file:
+            d.file = kernel.file
+        raise TranslationRefused(kernel.name, [d]) from None
+
+
+def _parts(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: TranslateOptions) -> KernelParts:
     tab = build_symbols(kernel, source)
     blocks = C.blocks(kernel)  # refuses layouts it cannot be sure of
     R.result_ctype(kernel)
@@ -173,28 +210,34 @@ def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Tran
         em.use(result)
         lines.append(f"  return {tab[result].c};")
     decls = _host_decls(kernel, tab, em.host_used)
-    views_body = decls + lines
-
-    k = kernel.name
     used = em.host_used
-    files = {
-        f"{k}.kokkos.cpp": R.render(
-            "kernel.cpp.j2", k=k, kind=kernel.kind, file=Path(kernel.file).name if kernel.file else "?",
-            line_start=kernel.line_start, line_end=kernel.line_end, helpers=helpers + em.structs,
-            commons=[C.struct_decl(b) for b in blocks if b.used()],
-            views_signature=R.views_signature(kernel, tab, used), views_body=views_body,
-            entry_signature='extern "C" ' + R.entry_signature(kernel, tab, decl=False),
-            entry_body=R.entry_body(kernel, tab)),
-        **interface_files(kernel, tab, blocks, used),
-    }
     for fn in callees:
         planner.notes.append(f"{fn.kind} {fn.name} (line {fn.line_start}) -> KOKKOS_INLINE_FUNCTION {function_cname(fn.name)}")
     planner.notes += C.notes(kernel)
     patterns = list(planner.patterns)
     if not patterns and not any(isinstance(n, PKernel) for n in plan):
         planner.notes.append("no array work: the routine runs on the host")
-    return Port(kernel=k, entry=f"{k}_kokkos", files=files, model="rules", patterns=patterns,
-                notes=planner.notes, options=options)
+    return KernelParts(
+        kernel=kernel, tab=tab, blocks=blocks, used=used, helpers=helpers + em.structs,
+        commons=[C.struct_decl(b) for b in blocks if b.used()],
+        views_signature=R.views_signature(kernel, tab, used), views_body=decls + lines,
+        entry_signature='extern "C" ' + R.entry_signature(kernel, tab, decl=False),
+        entry_body=R.entry_body(kernel, tab), patterns=patterns, notes=planner.notes)
+
+
+def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: TranslateOptions) -> Port:
+    parts = _parts(kernel, source, options)
+    k = kernel.name
+    files = {
+        f"{k}.kokkos.cpp": R.render(
+            "kernel.cpp.j2", k=k, kind=kernel.kind, file=Path(kernel.file).name if kernel.file else "?",
+            line_start=kernel.line_start, line_end=kernel.line_end, helpers=parts.helpers,
+            commons=parts.commons, views_signature=parts.views_signature, views_body=parts.views_body,
+            entry_signature=parts.entry_signature, entry_body=parts.entry_body),
+        **interface_files(kernel, parts.tab, parts.blocks, parts.used),
+    }
+    return Port(kernel=k, entry=f"{k}_kokkos", files=files, model="rules", patterns=parts.patterns,
+                notes=parts.notes, options=options)
 
 
 def _host_decls(kernel: ir.Kernel, tab: SymbolTable, used: set[str]) -> list[str]:
