@@ -55,6 +55,9 @@ def _add_run_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base-url", default=None, help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
     p.add_argument("--kernel", action="append", default=[], metavar="NAME",
                    help="only this kernel (repeatable)")
+    p.add_argument("--mode", default=None, choices=["auto", "full", "hybrid"],
+                   help="full: the routine becomes C++; hybrid: it stays Fortran and its parallel loop nests "
+                        "become Kokkos kernels it calls; auto (default): full where the rules can, else hybrid")
     p.add_argument("--out", default="port-fortran-out", metavar="DIR", help="output directory")
     p.add_argument("-j", "--jobs", type=int, default=None, help="kernels processed at once")
     p.add_argument("--max-cost", type=float, default=None, metavar="USD",
@@ -90,6 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("translate", help="write a port without building it")
     p.add_argument("source", metavar="FILE")
+    p.add_argument("--mode", default="auto", choices=["auto", "full", "hybrid"],
+                   help="full, hybrid (the routine stays Fortran, its loop nests become kernels) or auto "
+                        "(default: full where the rules can, else hybrid)")
     p.add_argument("--kernel", default=None, metavar="NAME")
     p.add_argument("-o", "--output", required=True, metavar="DIR")
     _add_source_opts(p)

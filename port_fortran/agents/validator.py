@@ -5,7 +5,8 @@
    ``file-io`` (fopen, streams, FILE*, system(), popen: a port must not read the
    reference or write results aside), ``calls-original`` (the original Fortran routine
    ``<k>_`` or an ``extern "C"`` declaration of ``<k>``), ``missing-entry`` (no
-   ``<k>_kokkos`` definition), ``hard-coded-output`` (big numeric initialisers, many
+   ``<k>_kokkos`` definition; for a hybrid port, no definition of one of its outlined
+   nests' entries), ``hard-coded-output`` (big numeric initialisers, many
    literals with more than 8 significant digits);
 3. syntax check with the host compiler: ``g++ -fsyntax-only -std=c++17 -I<kokkos include>
    -I<port dir> -DPF_BACKEND_<B>`` (``syntax-error`` diagnostics, with their lines).
@@ -72,9 +73,11 @@ def _sig_digits(lit: str) -> int:
     return len(digits.rstrip("0")) if "." not in mant else len(digits)
 
 
-def check_patterns(code: str, kernel: str, entry: Optional[str] = None, file: str = "") -> list[Diagnostic]:
-    """Forbidden patterns in ``code`` (the port's .cpp) for kernel ``kernel``."""
-    entry = entry or f"{kernel}_kokkos"
+def check_patterns(code: str, kernel: str, entry: Optional[str] = None, file: str = "",
+                   entries: Optional[list[str]] = None) -> list[Diagnostic]:
+    """Forbidden patterns in ``code`` (the port's .cpp) for kernel ``kernel``; ``entries``:
+    every entry the port must define (a hybrid port's outlined nests), else ``entry``."""
+    entries = list(entries or [entry or f"{kernel}_kokkos"])
     src = strip_comments_and_strings(code)
     diags: list[Diagnostic] = []
     io = sorted(((m.start(), what) for rx, what in _FILE_IO for m in [re.search(rx, src)] if m))
@@ -93,9 +96,10 @@ def check_patterns(code: str, kernel: str, entry: Optional[str] = None, file: st
         if m:
             diags.append(Diagnostic("calls-original", f"declares the original routine '{kernel}' extern \"C\": the "
                                                       "port must not call it", _line_of(src, m.start()), file))
-    if not re.search(rf"\b{re.escape(entry)}\s*\([^;{{]*\)\s*(noexcept\s*)?\{{", src):
-        diags.append(Diagnostic("missing-entry", f"no definition of the entry point extern \"C\" void {entry}(...)",
-                                1, file))
+    for entry in entries:
+        if not re.search(rf"\b{re.escape(entry)}\s*\([^;{{]*\)\s*(noexcept\s*)?\{{", src):
+            diags.append(Diagnostic("missing-entry", f"no definition of the entry point extern \"C\" void {entry}(...)",
+                                    1, file))
     # hard-coded outputs
     longs = [m for m in _LONG_FLOAT.finditer(src) if _sig_digits(m.group(0)) > 8]
     if len(longs) > MAX_LONG_LITERALS:
@@ -156,16 +160,30 @@ def syntax_check(cpp_path: Path, port_dir: Path, backend: str = "serial", timeou
                               cpp_path.name)]
 
 
+def required_entries(port_dir, kernel: str) -> list[str]:
+    """The extern "C" entries a port must define: ``<k>_kokkos``, or for a hybrid port
+    (``hybrid.json`` in the port directory) the entry of each outlined loop nest."""
+    import json
+
+    p = Path(port_dir) / "hybrid.json"
+    if p.is_file():
+        try:
+            return [o["entry"] for o in json.loads(p.read_text()).get("outlined", [])] or [f"{kernel}_kokkos"]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    return [f"{kernel}_kokkos"]
+
+
 def validate(code: str, kernel: str, port_dir: str | Path, *, backend: str = "serial", compile_check: bool = True,
              file_name: Optional[str] = None, include_dirs: tuple[str, ...] = ()) -> tuple[str, list[Diagnostic]]:
     """(clean code, diagnostics). The clean code is what should be written as
     ``<k>.kokkos.cpp``; the syntax check runs on a copy beside the port's header so the
     port's files are not touched."""
-    clean = extract_code(code, f"{kernel}_kokkos") if "```" in code or "~~~" in code else code
+    clean = extract_code(code, required_entries(port_dir, kernel)[0]) if "```" in code or "~~~" in code else code
     if not clean.strip():
         return "", [Diagnostic("no-code", "the answer contains no C++ code", 0, file_name or "")]
     name = file_name or f"{kernel}.kokkos.cpp"
-    diags = check_patterns(clean, kernel, file=name)
+    diags = check_patterns(clean, kernel, file=name, entries=required_entries(port_dir, kernel))
     if diags or not compile_check:
         return clean, diags
     port_dir = Path(port_dir)

@@ -53,7 +53,36 @@ def _top_loops(body: list[ir.Stmt]) -> list[ir.Stmt]:
     return out
 
 
-def kernel_line(k: ir.Kernel) -> str:
+def port_mode(k: ir.Kernel, sf: ir.SourceFile, text: str) -> dict:
+    """How ``--mode auto`` would port the kernel: {'mode': 'full'|'hybrid'|'refused', ...}
+    with, for a hybrid port, its nests and what stays Fortran; for a refusal, the reason."""
+    from ..records import TranslationRefused
+    from ..translate.hybrid import summary, translate_mode
+
+    try:
+        port = translate_mode(k, sf, None, "auto", text)
+    except TranslationRefused as exc:
+        d = exc.diagnostics[0] if exc.diagnostics else ir.Diagnostic("refused", str(exc), k.line_start)
+        return {"mode": "refused", "code": d.code, "line": d.line, "message": d.message}
+    except Exception as exc:  # a translator bug must not hide the listing
+        return {"mode": "refused", "code": "internal-error", "line": k.line_start, "message": f"{type(exc).__name__}: {exc}"}
+    if port.mode != "hybrid":
+        return {"mode": "full", "patterns": list(port.patterns)}
+    return {"mode": "hybrid", "patterns": list(port.patterns), **summary(port.hybrid)}
+
+
+def mode_text(m: dict) -> str:
+    if m["mode"] == "full":
+        return "mode: full"
+    if m["mode"] == "refused":
+        return f"mode: none (L{m['line']}:{m['code']})"
+    nests = ", ".join(f"L{o['line']}" for o in m["outlined"])
+    kept = ", ".join(f"L{x['line']}:{x['code']}" for x in m["kept"])
+    return f"mode: hybrid, {len(m['outlined'])} of {m['nests']} nests as kernels ({nests})" + \
+        (f", kept in Fortran: {kept}" if kept else "")
+
+
+def kernel_line(k: ir.Kernel, mode: dict | None = None) -> str:
     where = f"{k.file}:{k.line_start}"
     name = f"{k.module}::{k.name}" if k.module else k.name
     parts = [f"{where}: {k.kind} {name}({', '.join(_arg_text(a) for a in k.args)})"]
@@ -61,6 +90,8 @@ def kernel_line(k: ir.Kernel) -> str:
     parts.append("loops: " + (" ".join(loops) if loops else "none"))
     if k.unsupported:
         parts.append("unsupported: " + ", ".join(f"L{u.line}:{u.construct}" for u in k.unsupported))
+    if mode is not None:
+        parts.append(mode_text(mode))
     return " | ".join(parts)
 
 
@@ -79,8 +110,9 @@ def _loop_json(s: ir.Stmt) -> dict:
     return d
 
 
-def kernel_json(k: ir.Kernel) -> dict:
+def kernel_json(k: ir.Kernel, mode: dict | None = None) -> dict:
     return {
+        "mode": mode,
         "name": k.name, "kind": k.kind, "file": k.file, "line": k.line_start, "line_end": k.line_end,
         "module": k.module,
         "args": [{"name": a.name, "type": str(a.ftype), "rank": a.rank, "intent": a.intent,
@@ -103,6 +135,11 @@ def cmd_list(args) -> int:
     include += [d for d in default_include_dirs(args.sources) if d not in include]
     for f in files:
         sf = parse_file(f, include_dirs=include, defines=defines)
+        try:
+            text = open(f, errors="replace").read()
+        except OSError:
+            text = ""
+        modes = {k.name: port_mode(k, sf, text) for k in sf.kernels} if text else {}
         if sf.errors:
             bad = True
         if args.json:
@@ -110,12 +147,12 @@ def cmd_list(args) -> int:
                              "internal_procedures": sf.internal_procedures,
                              "errors": [{"code": e.code, "message": e.message, "file": e.file or sf.path, "line": e.line}
                                         for e in sf.errors],
-                             "kernels": [kernel_json(k) for k in sf.kernels]})
+                             "kernels": [kernel_json(k, modes.get(k.name)) for k in sf.kernels]})
             continue
         for e in sf.errors:
             print(f"{e.file or sf.path}:{e.line}: error: {e.message}", file=sys.stderr)
         for k in sf.kernels:
-            print(kernel_line(k))
+            print(kernel_line(k, modes.get(k.name)))
         if not sf.kernels and not sf.errors:
             what = []
             if sf.programs:

@@ -13,7 +13,7 @@ from ..records import BACKENDS
 
 def load_harness(port_dir: str, **kw):
     from ..fortran import parse_file
-    from .core import Harness
+    from .hybrid import make_harness
 
     d = Path(port_dir)
     meta_path = d / "port.json"
@@ -32,7 +32,7 @@ def load_harness(port_dir: str, **kw):
     if kernel is None:
         errs = "; ".join(str(e) for e in sf.errors[:3])
         raise UserError(f"{source}: kernel {name!r} not found any more" + (f" ({errs})" if errs else ""))
-    return Harness(kernel, sf, d, include_dirs=meta.get("include_dirs", []), defines=meta.get("defines", {}), **kw)
+    return make_harness(kernel, sf, d, include_dirs=meta.get("include_dirs", []), defines=meta.get("defines", {}), **kw)
 
 
 def _backends(text: str) -> list[str]:

@@ -81,14 +81,25 @@ class RealStages(Stages):
                         f"{', '.join(k.name for k in sf.kernels) or 'no kernels'})")
 
     def translate(self, kernel, source, options):
-        from ..translate import translate_kernel
+        """The port in the configured mode (auto: full where the rules can, else hybrid)."""
+        from ..harness.drivers import unsupported_reason
+        from ..records import TranslationRefused
+        from ..translate.hybrid import translate_mode
 
-        return translate_kernel(kernel, source, options)
+        port = translate_mode(kernel, source, options, getattr(self.config, "mode", None) or "auto")
+        reason = unsupported_reason(kernel) if port.mode == "hybrid" else ""
+        if reason:  # the routine stays Fortran: its proof needs a harness that can call it
+            raise TranslationRefused(kernel.name, [ir.Diagnostic(
+                "harness-unsupported", f"hybrid port not provable: {reason}", kernel.line_start, kernel.file)])
+        return port
 
     def write_port(self, port, port_dir):
         from ..translate import write_port
 
         Path(port_dir).mkdir(parents=True, exist_ok=True)
+        stale = Path(port_dir) / "hybrid.json"
+        if port.mode != "hybrid" and stale.is_file():  # a full port replaces a hybrid one
+            stale.unlink()
         write_port(port, Path(port_dir))
 
     def validate(self, code, kernel, port_dir, backend, compile_check=True):
@@ -99,9 +110,12 @@ class RealStages(Stages):
 
     def harness(self, kernel, source, port_dir):
         key = str(Path(port_dir).resolve())
+        from ..harness.hybrid import HybridHarness, is_hybrid, make_harness
+
         h = self._harness.get(key)
+        if h is not None and isinstance(h, HybridHarness) != is_hybrid(port_dir):
+            h = None  # the port in the directory changed mode (a debugger round): a new harness
         if h is None:
-            from ..harness import Harness
 
             cfg = self.config
             kw: dict[str, Any] = {}
@@ -111,8 +125,8 @@ class RealStages(Stages):
                 kw["limits"] = Limits(wall_s=cfg.limits.run_s, mem_mb=cfg.limits.memory_mb or 4096)
                 if cfg.threads:
                     kw["threads"] = cfg.threads
-            h = Harness(kernel, source, Path(port_dir), include_dirs=tuple(getattr(cfg, "include_dirs", ()) or ()),
-                        defines=dict(getattr(cfg, "defines", {}) or {}), **kw)
+            h = make_harness(kernel, source, Path(port_dir), include_dirs=tuple(getattr(cfg, "include_dirs", ()) or ()),
+                             defines=dict(getattr(cfg, "defines", {}) or {}), **kw)
             self._harness[key] = h
         return h
 

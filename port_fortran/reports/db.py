@@ -36,6 +36,8 @@ CREATE TABLE IF NOT EXISTS kernels (
     model       TEXT NOT NULL DEFAULT '',          -- the model whose port was kept
     patterns    TEXT NOT NULL DEFAULT '[]',        -- JSON list: parallel_for, mdrange, reduce, serial, atomic
     port_dir    TEXT NOT NULL DEFAULT '',
+    mode        TEXT NOT NULL DEFAULT '',          -- full | hybrid ('' until translated)
+    hybrid      TEXT NOT NULL DEFAULT '{}',        -- JSON: a hybrid port's nests, outlined kernels, what stays Fortran
     started     REAL,
     finished    REAL,
     PRIMARY KEY (run_id, kernel_id)
@@ -118,6 +120,21 @@ class RunDB:
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA busy_timeout=60000")
         self.conn.executescript(SCHEMA)
+        self._migrate()
+
+    # columns added after the first release: databases written before get them on open
+    _ADDED = {"kernels": [("mode", "TEXT NOT NULL DEFAULT ''"), ("hybrid", "TEXT NOT NULL DEFAULT '{}'")]}
+
+    def _migrate(self) -> None:
+        for table, cols in self._ADDED.items():
+            have = {r["name"] for r in self.conn.execute(f"PRAGMA table_info({table})")}
+            for name, decl in cols:
+                if name not in have:
+                    try:
+                        self.conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}")
+                    except sqlite3.OperationalError as exc:  # another process added it first
+                        if "duplicate column" not in str(exc):
+                            raise
 
     @classmethod
     def in_dir(cls, out_dir: str | Path) -> "RunDB":
@@ -158,6 +175,8 @@ class RunDB:
     def set_kernel(self, run_id: str, kernel_id: str, **fields: Any) -> None:
         if "patterns" in fields and not isinstance(fields["patterns"], str):
             fields["patterns"] = json.dumps(list(fields["patterns"]))
+        if "hybrid" in fields and not isinstance(fields["hybrid"], str):
+            fields["hybrid"] = json.dumps(fields["hybrid"] or {})
         cols = ", ".join(f"{k}=?" for k in fields)
         self._exec(f"UPDATE kernels SET {cols} WHERE run_id=? AND kernel_id=?",
                    list(fields.values()) + [run_id, kernel_id])

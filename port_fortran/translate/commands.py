@@ -1,7 +1,8 @@
 """``port-fortran translate FILE [--kernel NAME] -o DIR``: write ports without building them.
 
 Prints one line per kernel, ``<kernel>: ported (patterns)`` or
-``<kernel>: not ported: file:line [code] reason``; exits 0 when every kernel attempted was
+``<kernel>: not ported: file:line [code] reason`` (``--mode``: full, hybrid or auto, as for
+the whole job); exits 0 when every kernel attempted was
 ported, 1 otherwise, 2 on bad input (unreadable file, syntax errors, unknown kernel)."""
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from pathlib import Path
 
 from ..errors import UserError
 from ..records import TranslationRefused
-from .engine import translate_kernel, write_port
+from .engine import write_port
+from .hybrid import translate_mode
 
 
 def _parse(path: str, include, define):
@@ -39,9 +41,11 @@ def cmd_translate(args) -> int:
         raise UserError(f"{args.source}: no subroutines or functions found")
     out = Path(args.output)
     failed = 0
+    mode = getattr(args, "mode", None) or "auto"
+    text = Path(args.source).read_text(errors="replace")
     for k in kernels:
         try:
-            port = translate_kernel(k, sf)
+            port = translate_mode(k, sf, None, mode, text)
         except TranslationRefused as exc:
             failed += 1
             d = exc.diagnostics[0]
@@ -49,5 +53,10 @@ def cmd_translate(args) -> int:
             print(f"{k.name}: not ported: {d.file or k.file or args.source}:{d.line} [{d.code}] {d.message}{more}")
             continue
         write_port(port, out / k.name)
-        print(f"{k.name}: ported ({', '.join(port.patterns) or 'host only'}) -> {out / k.name}")
+        how = ", ".join(port.patterns) or "host only"
+        if port.mode == "hybrid":
+            h = port.hybrid or {}
+            how = (f"hybrid: {len(h.get('outlined', []))} of {h.get('nests', 0)} loop nests as Kokkos kernels, "
+                   f"{h.get('source')} stays Fortran; {how}")
+        print(f"{k.name}: ported ({how}) -> {out / k.name}")
     return 1 if failed else 0

@@ -37,7 +37,6 @@ from ..fortran import ir
 from ..fortran.analysis import analyse_kernel
 from ..fortran.dataflow import FlowGraph, exposed_reads
 from ..fortran.dependence import kernel_context
-from ..fortran.render import expr_str
 from ..records import Port, TranslateOptions, TranslationRefused
 from . import fortran_text as T
 from . import render as R
@@ -260,23 +259,42 @@ def outline(kernel: ir.Kernel, do: ir.Do, flow: FlowGraph, name: str,
         taken.add(n)
         return n
 
+    def fixed(e: Optional[ir.Expr]) -> bool:
+        """Does ``e`` name only PARAMETERs and integer dummies the routine never changes
+        (so that it has the same value at the nest as on entry)?"""
+        for nm in (names_in(e) if e is not None else ()):
+            w = _variable(kernel, nm)
+            if w is None:
+                return False
+            if w.parameter is not None and not isinstance(w, ir.Argument):
+                continue
+            if not isinstance(w, ir.Argument) or w.dims or w.ftype.base != "integer" or nm in changed or w.optional:
+                return False
+        return True
+
     def keep_dims(v: ir.Variable) -> bool:
-        """Declared bounds are usable when they name only PARAMETERs and dummies the
-        routine never changes (explicit shape or assumed size)."""
+        """Declared bounds are usable when they are fixed (explicit shape or assumed size)."""
         if v.allocatable or any(d.assumed_shape for d in v.dims):
             return False
-        for d in v.dims:
-            for e in (d.lower, d.upper):
-                for nm in (names_in(e) if e is not None else ()):
-                    w = _variable(kernel, nm)
-                    if w is None:
-                        return False
-                    if w.parameter is not None and not isinstance(w, ir.Argument):
-                        continue
-                    if not isinstance(w, ir.Argument) or w.dims or w.ftype.base != "integer" or nm in changed \
-                            or w.optional:
-                        return False
-        return True
+        return all(fixed(d.lower) and fixed(d.upper) for d in v.dims)
+
+    def assumed_size_upper(v: ir.Variable) -> Optional[ir.Expr]:
+        """For an assumed-size dummy: the largest subscript of its last dimension the whole
+        routine can touch (the front end's access bounds), when it is fixed; the outlined
+        nest touches no more than that (its own induction variables start from values set
+        outside it, which the nest alone cannot bound)."""
+        if not isinstance(v, ir.Argument) or not v.dims or v.dims[-1].upper is not None:
+            return None
+        ab = v.access_bounds[len(v.dims) - 1] if len(v.access_bounds) >= len(v.dims) else None
+        if ab is None or not fixed(ab[1]):
+            return None
+        return copy.deepcopy(ab[1])
+
+    def note_dim_names(exprs):
+        for e in exprs:
+            for x in (names_in(e) if e is not None else ()):
+                if x not in dim_scalars:
+                    dim_scalars.append(x)
 
     dim_scalars: list[str] = []
     for nm in names:
@@ -290,21 +308,22 @@ def outline(kernel: ir.Kernel, do: ir.Do, flow: FlowGraph, name: str,
             continue
         if v.dims:
             intent = "inout" if nm in arrays_out or nm in written else "in"
+            last = assumed_size_upper(v)
             if keep_dims(v):
                 dims = copy.deepcopy(v.dims)
+                if last is not None:
+                    dims[-1].upper = last
                 add_arg(nm, v, intent, dims, nm)
-                for d in v.dims:
-                    for e in (d.lower, d.upper):
-                        for x in (names_in(e) if e is not None else ()):
-                            if x not in dim_scalars:
-                                dim_scalars.append(x)
+                note_dim_names([e for d in dims for e in (d.lower, d.upper)])
                 continue
             dims, bound_args = [], []
             for k, d in enumerate(v.dims, 1):
                 lb = fresh(f"pf_lb{k}_{nm}")
                 bound_args.append((lb, f"LBOUND({nm}, {k})"))
                 if d.upper is None and not d.assumed_shape and not v.allocatable:
-                    dims.append(ir.Dim(ir.Name(lb, ftype=ir.INTEGER), None))  # assumed size: '*' stays
+                    # assumed size: the routine's own bound when known, else '*' stays
+                    dims.append(ir.Dim(ir.Name(lb, ftype=ir.INTEGER), last))
+                    note_dim_names([last])
                     continue
                 ub = fresh(f"pf_ub{k}_{nm}")
                 bound_args.append((ub, f"UBOUND({nm}, {k})"))
@@ -541,5 +560,52 @@ def load_info(port_dir) -> Optional[dict]:
     return json.loads(p.read_text())
 
 
-__all__ = ["hybrid_port", "find_nests", "outline", "kept_statements", "load_info", "HybridInfo", "Kept",
-           "Outlined", "PARALLEL_PATTERNS", "expr_str"]
+
+
+# ------------------------------------------------------------------ choosing the mode
+
+MODES = ("auto", "full", "hybrid")
+
+
+def translate_mode(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Optional[TranslateOptions] = None,
+                   mode: str = "auto", text: Optional[str] = None) -> Port:
+    """The port of ``kernel`` in ``mode``: 'full' (the rules translator), 'hybrid' (this
+    module), 'auto' (full where the rules can, hybrid when they refuse). ``text``: the whole
+    original file (read from ``kernel.file`` when None). Raises TranslationRefused; in auto
+    mode with the full port's reasons first, then the hybrid one."""
+    from .engine import translate_kernel
+
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r} (choose from {', '.join(MODES)})")
+    if mode == "full":
+        return translate_kernel(kernel, source, options)
+    why: list[str] = []
+    full_diags: list[ir.Diagnostic] = []
+    if mode == "auto":
+        try:
+            return translate_kernel(kernel, source, options)
+        except TranslationRefused as exc:
+            full_diags = list(exc.diagnostics)
+            why = [f"line {d.line}: [{d.code}] {d.message}" for d in full_diags]
+    if text is None:
+        text = Path(kernel.file).read_text(errors="replace")
+    try:
+        return hybrid_port(kernel, source, options, text=text, why=why)
+    except TranslationRefused as exc:
+        if not full_diags:
+            raise
+        raise TranslationRefused(kernel.name, full_diags + exc.diagnostics[:1]) from None
+
+
+__all__ = ["hybrid_port", "translate_mode", "summary", "find_nests", "outline", "kept_statements", "load_info", "HybridInfo",
+           "Kept", "Outlined", "MODES", "PARALLEL_PATTERNS"]
+
+
+def summary(info: Optional[dict]) -> dict:
+    """A hybrid port's info without the text edits and CALL arguments (for the graph state,
+    the run database and the reports)."""
+    if not info:
+        return {}
+    return {"source": info.get("source", ""), "nests": info.get("nests", 0),
+            "outlined": [{k: o[k] for k in ("entry", "line", "end_line", "patterns")} for o in info.get("outlined", [])],
+            "kept": [dict(k) for k in info.get("kept", [])], "why": list(info.get("why", []))}
