@@ -918,7 +918,10 @@ class StmtBuilder:
         try:
             res = meth(n)
         except Unsup as u:
-            return [self.unsup(n, u.construct, u.reason)]
+            out = self.unsup(n, u.construct, u.reason)
+            if cls in ("Allocate_Stmt", "Deallocate_Stmt"):  # reads its bounds, (re)defines its objects
+                out.reads, out.writes, out.targets = self.io_effects(n)
+            return [out]
         except Exception as exc:  # a form this visitor does not know: kept, explained
             return [self.unsup(n, "unsupported-construct",
                                f"{cls.replace('_', ' ')} not modelled ({type(exc).__name__}: {exc})")]
@@ -937,7 +940,8 @@ class StmtBuilder:
     _IO_WRITTEN_SPECS = {"IOSTAT", "IOMSG", "SIZE", "NEWUNIT", "ID"}
 
     def io_effects(self, n) -> tuple[Optional[list[str]], Optional[list[str]], list[int]]:
-        """(names an I/O statement may read, names it may assign, labels it may jump to).
+        """(names an I/O (or ALLOCATE/DEALLOCATE) statement may read, names it may assign,
+        labels it may jump to).
         Reads are None (unknown) when it references a function (or a substring, a
         namelist): then it may read anything. FORMAT does nothing when executed."""
         from fparser.two.utils import walk as fwalk
@@ -970,8 +974,8 @@ class StmtBuilder:
                 elif kw in self._IO_WRITTEN_SPECS or (kw in ("", "UNIT") and cls == "Write_Stmt"):
                     # IOSTAT= and the like; an internal file written
                     writes += [lname(y) for y in fwalk(x.items[1]) if type(y).__name__ == "Name"]
-        if cls in ("Read_Stmt", "Inquire_Stmt", "Open_Stmt"):
-            writes = list(names)  # what a READ fills, what INQUIRE reports: any name mentioned
+        if cls in ("Read_Stmt", "Inquire_Stmt", "Open_Stmt", "Allocate_Stmt", "Deallocate_Stmt"):
+            writes = list(names)  # what a READ fills, what INQUIRE reports, what ALLOCATE defines
         names = list(dict.fromkeys(names))
         return (None if unknown else names), list(dict.fromkeys(writes)), targets
 
@@ -1373,6 +1377,13 @@ class FileBuilder:
                     if type(p).__name__ in ("Subroutine_Subprogram", "Function_Subprogram"):
                         head = stmt_children(p)[0]
                         self.out.internal_procedures.append(f"{pname}:{lname(head.items[1])}")
+        try:
+            self.kernel(u, Scope(), None, program=pname)
+        except Exception as exc:  # the program stays listed; what failed is its IR, kept as the reason
+            line = stmt_line(head, self.src)
+            why = ir.Unsupported("internal-error", f"front end failed on the main program: {type(exc).__name__}: {exc}",
+                                 line=line)
+            self.out.program_units.append(ir.Kernel(pname, "program", self.src.path, line, line, unsupported=[why]))
 
     def _apply_data(self, k: ir.Kernel, db: DeclBuilder, scope: Scope) -> None:
         """DATA-initialised locals never assigned in the kernel are constants (their values
@@ -1417,18 +1428,24 @@ class FileBuilder:
                 v.parameter = vals if v.dims else vals[0]
                 v.save = True
 
-    def kernel(self, u, scope: Scope, module: Optional[str], host: Optional[str] = None) -> ir.Kernel:
+    def kernel(self, u, scope: Scope, module: Optional[str], host: Optional[str] = None,
+               program: Optional[str] = None) -> ir.Kernel:
+        """The IR of a subroutine or function (appended to ``kernels``), or with ``program``
+        of a main program of that name (appended to ``program_units``)."""
         kids = stmt_children(u)
         head = kids[0]
         kind = "function" if type(head).__name__ == "Function_Stmt" else "subroutine"
-        name = lname(head.items[1])
         arg_names = []
         alt_return = False
-        for a in list_items(head.items[2]):
-            if str(a).strip() == "*":
-                alt_return = True
-                continue
-            arg_names.append(lname(a))
+        if program is not None:
+            kind, name = "program", program
+        else:
+            name = lname(head.items[1])
+            for a in list_items(head.items[2]):
+                if str(a).strip() == "*":
+                    alt_return = True
+                    continue
+                arg_names.append(lname(a))
         start = stmt_line(head, self.src)
         end_node = kids[-1]
         end_raw = end_node.item.span[1] if getattr(end_node, "item", None) is not None else raw_line(end_node)
@@ -1548,6 +1565,9 @@ class FileBuilder:
         k.has_openmp = any(_OMP_RE.match(ln) for ln in lines)
         if host is not None:
             k.diagnostics.append(ir.Diagnostic("internal-procedure", f"{name} is an internal procedure of {host}", start))
+        if program is not None:  # its internal procedures are listed by program(), not kernels
+            self.out.program_units.append(k)
+            return k
         self.out.kernels.append(k)
         for p in internal:
             self.kernel(p, Scope(scope), module, host=name)

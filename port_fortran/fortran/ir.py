@@ -390,7 +390,7 @@ class CommonBlock:
 @dataclass
 class Kernel:
     name: str
-    kind: str  # 'subroutine' | 'function'
+    kind: str  # 'subroutine' | 'function' | 'program' (SourceFile.program_units)
     file: str
     line_start: int
     line_end: int
@@ -435,6 +435,10 @@ class SourceFile:
     preprocessed: bool = False
     # internal procedures of main programs ("program:name"): listed, not kernels
     internal_procedures: list[str] = field(default_factory=list)
+    # main programs as Kernels of kind 'program' (no arguments), analysed like kernels; not
+    # in ``kernels`` (a program is not a routine to port and prove with random inputs; it can
+    # become a hybrid port proven by running it)
+    program_units: list[Kernel] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- helpers

@@ -159,7 +159,7 @@ class _BuildFailed(Exception):
     pass
 
 
-def hybrid_cmake(k: str, port_dir: str, objects: list[str]) -> str:
+def hybrid_cmake(k: str, port_dir: str, objects: list[str], exe: str = "pf_driver") -> str:
     """CMake project of the modern driver: the prebuilt Fortran objects linked with the
     port's kernels (``add_subdirectory``) by the C++ linker (nvcc_wrapper on CUDA), with
     gfortran's runtime libraries, which CMake knows once Fortran is enabled."""
@@ -170,11 +170,11 @@ cmake_minimum_required(VERSION 3.16)
 project(pf_hybrid_{k} CXX Fortran)
 find_package(Kokkos REQUIRED)
 add_subdirectory("{port_dir}" port)
-add_executable(pf_driver
+add_executable({exe}
   {objs})
-set_target_properties(pf_driver PROPERTIES LINKER_LANGUAGE CXX)
-target_link_libraries(pf_driver PRIVATE {k}_kokkos Kokkos::kokkos ${{CMAKE_Fortran_IMPLICIT_LINK_LIBRARIES}})
-target_link_directories(pf_driver PRIVATE ${{CMAKE_Fortran_IMPLICIT_LINK_DIRECTORIES}})
+set_target_properties({exe} PROPERTIES LINKER_LANGUAGE CXX)
+target_link_libraries({exe} PRIVATE {k}_kokkos Kokkos::kokkos ${{CMAKE_Fortran_IMPLICIT_LINK_LIBRARIES}})
+target_link_directories({exe} PRIVATE ${{CMAKE_Fortran_IMPLICIT_LINK_DIRECTORIES}})
 """
 
 

@@ -509,7 +509,7 @@ def kept_statements(kernel: ir.Kernel, outlined: list[ir.Do]) -> list[Kept]:
     what the IR does not model (I/O, FORMAT, ENTRY, EQUIVALENCE, SAVE, ...), calls to other
     routines, STOP and jumps."""
     inside = {id(s) for d in outlined for s in ir.walk([d])}
-    out = [Kept(u.construct, u.line, u.reason) for u in kernel.unsupported if id(u) not in inside]
+    out = [Kept(u.construct, u.line, _statement_text(u)) for u in kernel.unsupported if id(u) not in inside]
     for s in ir.walk(kernel.body):
         if id(s) in inside:
             continue
@@ -525,6 +525,15 @@ def kept_statements(kernel: ir.Kernel, outlined: list[ir.Do]) -> list[Kept]:
         if v.save and v.parameter is None and v.common is None:
             out.append(Kept("save-variable", v.line, f"{name} keeps its value between calls (SAVE)"))
     return out
+
+
+def _statement_text(u: ir.Unsupported) -> str:
+    """What a kept statement is: its text (one line, shortened), else the front end's reason."""
+    text = " ".join(u.text.split())
+    if not text:
+        return u.reason
+    return f"{text[:70]}{'...' if len(text) > 70 else ''} ({u.reason.split(';')[0]})" if u.construct not in (
+        "io-in-kernel",) else f"{text[:70]}{'...' if len(text) > 70 else ''}"
 
 
 def _files(kernel: ir.Kernel, parts: list[KernelParts], info: HybridInfo) -> dict[str, str]:
