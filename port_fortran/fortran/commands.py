@@ -60,7 +60,7 @@ def port_mode(k: ir.Kernel, sf: ir.SourceFile, text: str) -> dict:
     from ..translate.hybrid import summary, translate_mode
 
     try:
-        port = translate_mode(k, sf, None, "auto", text)
+        port = translate_mode(k, sf, None, "hybrid" if k.kind == "program" else "auto", text)
     except TranslationRefused as exc:
         d = exc.diagnostics[0] if exc.diagnostics else ir.Diagnostic("refused", str(exc), k.line_start)
         return {"mode": "refused", "code": d.code, "line": d.line, "message": d.message}
@@ -85,7 +85,8 @@ def mode_text(m: dict) -> str:
 def kernel_line(k: ir.Kernel, mode: dict | None = None) -> str:
     where = f"{k.file}:{k.line_start}"
     name = f"{k.module}::{k.name}" if k.module else k.name
-    parts = [f"{where}: {k.kind} {name}({', '.join(_arg_text(a) for a in k.args)})"]
+    args = "" if k.kind == "program" else f"({', '.join(_arg_text(a) for a in k.args)})"
+    parts = [f"{where}: {k.kind} {name}{args}"]
     loops = [_loop_text(s) for s in _top_loops(k.body)]
     parts.append("loops: " + (" ".join(loops) if loops else "none"))
     if k.unsupported:
@@ -139,7 +140,7 @@ def cmd_list(args) -> int:
             text = open(f, errors="replace").read()
         except OSError:
             text = ""
-        modes = {k.name: port_mode(k, sf, text) for k in sf.kernels} if text else {}
+        modes = {k.name: port_mode(k, sf, text) for k in sf.kernels + sf.program_units} if text else {}
         if sf.errors:
             bad = True
         if args.json:
@@ -147,11 +148,12 @@ def cmd_list(args) -> int:
                              "internal_procedures": sf.internal_procedures,
                              "errors": [{"code": e.code, "message": e.message, "file": e.file or sf.path, "line": e.line}
                                         for e in sf.errors],
-                             "kernels": [kernel_json(k, modes.get(k.name)) for k in sf.kernels]})
+                             "kernels": [kernel_json(k, modes.get(k.name)) for k in sf.kernels],
+                             "program_units": [kernel_json(k, modes.get(k.name)) for k in sf.program_units]})
             continue
         for e in sf.errors:
             print(f"{e.file or sf.path}:{e.line}: error: {e.message}", file=sys.stderr)
-        for k in sf.kernels:
+        for k in sf.kernels + sf.program_units:
             print(kernel_line(k, modes.get(k.name)))
         if not sf.kernels and not sf.errors:
             what = []

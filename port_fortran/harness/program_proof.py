@@ -260,5 +260,56 @@ def prove_program(original: Path, port_dir: Path, backend: str, *, other_sources
     return verdict
 
 
-__all__ = ["compare_output", "tokens", "OutputComparison", "prove_program", "ProgramVerdict", "run_program",
+def cmd_program(args) -> int:
+    """``port-fortran program FILE``: write the hybrid port of the main program in FILE to
+    OUT/<program>/, prove it on each backend, print one line per backend. Exit 0 when the
+    outputs agree on every backend, 1 otherwise, 2 on bad input."""
+    import json
+    import shlex
+
+    from ..fortran import parse_file
+    from ..fortran.commands import parse_defines
+    from ..records import TranslationRefused
+    from ..translate import write_port
+    from ..translate.hybrid import hybrid_port
+    from .commands import _backends
+
+    src = Path(args.source)
+    if not src.is_file():
+        raise UserError(f"{src}: no such file (give the Fortran file holding the main program)")
+    include, defines = list(args.include or []), parse_defines(args.define)
+    sf = parse_file(str(src), include_dirs=tuple(include), defines=defines)
+    if not sf.program_units:
+        raise UserError(f"{src}: no main program found" + (f" ({sf.errors[0]})" if sf.errors else ""))
+    prog = sf.program_units[0]
+    try:
+        port = hybrid_port(prog, sf, None, text=src.read_text(errors="replace"))
+    except TranslationRefused as exc:
+        d = exc.diagnostics[0]
+        print(f"{prog.name}: not ported: {d.file or src}:{d.line} [{d.code}] {d.message}")
+        return 1
+    out = Path(args.out) / prog.name
+    write_port(port, out)
+    h = port.hybrid
+    print(f"{prog.name}: hybrid port, {len(h['outlined'])} of {h['nests']} loop nests as Kokkos kernels -> {out}")
+    ok = True
+    verdicts = {}
+    for b in _backends(args.backends):
+        v = prove_program(src, out, b, other_sources=[Path(x) for x in args.with_sources], include_dirs=include,
+                          defines=defines, args=shlex.split(args.args), stdin=Path(args.stdin) if args.stdin else None,
+                          inputs=[Path(x) for x in args.input], ignore=args.ignore, rtol=args.rtol or DEFAULT_RTOL)
+        ok = ok and v.passed
+        how = v.comparison.describe() if v.passed and v.comparison else v.reason
+        print(f"{prog.name} [{b}] {'matched' if v.passed else 'NOT matched'}: {how}; "
+              f"{v.original_seconds:.3g} s original, {v.modern_seconds:.3g} s modern")
+        verdicts[b] = {"passed": v.passed, "reason": v.reason, "original_s": v.original_seconds,
+                       "modern_s": v.modern_seconds,
+                       "comparison": None if v.comparison is None else {
+                           k: getattr(v.comparison, k) for k in ("matched", "lines_compared", "numbers_compared",
+                                                                 "max_rel_err", "first_difference", "ignored")}}
+    (out / "verdict.json").write_text(json.dumps(verdicts, indent=1) + "\n")
+    return 0 if ok else 1
+
+
+__all__ = ["cmd_program", "compare_output", "tokens", "OutputComparison", "prove_program", "ProgramVerdict", "run_program",
            "compile_fortran", "fortran_flags"]

@@ -27,25 +27,27 @@ def _parse(path: str, include, define):
 
 def cmd_translate(args) -> int:
     sf = _parse(args.source, getattr(args, "include", []), getattr(args, "define", []))
-    if sf.errors and not sf.kernels:
+    if sf.errors and not sf.kernels and not sf.program_units:
         e = sf.errors[0]
         raise UserError(f"{e.file or args.source}:{e.line}: {e.message} (fix the source, or pass -I/-D for "
                         "includes and macros)")
-    kernels = sf.kernels
+    # main programs stay Fortran: their ports are hybrid (port-fortran program proves them)
+    units = sf.kernels + sf.program_units
+    kernels = units
     if args.kernel:
-        kernels = [k for k in sf.kernels if k.name == args.kernel.lower()]
+        kernels = [k for k in units if k.name == args.kernel.lower()]
         if not kernels:
-            names = ", ".join(k.name for k in sf.kernels) or "none"
+            names = ", ".join(k.name for k in units) or "none"
             raise UserError(f"{args.source}: no kernel named '{args.kernel}' (kernels found: {names})")
     if not kernels:
-        raise UserError(f"{args.source}: no subroutines or functions found")
+        raise UserError(f"{args.source}: no subroutines, functions or main programs found")
     out = Path(args.output)
     failed = 0
     mode = getattr(args, "mode", None) or "auto"
     text = Path(args.source).read_text(errors="replace")
     for k in kernels:
         try:
-            port = translate_mode(k, sf, None, mode, text)
+            port = translate_mode(k, sf, None, "hybrid" if k.kind == "program" else mode, text)
         except TranslationRefused as exc:
             failed += 1
             d = exc.diagnostics[0]
