@@ -197,3 +197,20 @@ def test_reaching_definitions(tmp_path):
     assert g.reaching_defs(do, "t") is None  # from before the routine's statements: not known
     inner = first(k, ir.Assign, line=8)
     assert [d.line for d in g.reaching_defs(inner, "x")] in ([5, 6], [6, 5])
+
+
+def test_entry_statement_is_a_second_start(tmp_path):
+    # after ENTRY E, X may hold the value its caller passed, not the 1.0 assigned above; a
+    # loop before the ENTRY keeps its variable dead (falling through ENTRY reads nothing)
+    k = kernel(tmp_path, """\
+      X = 1.0D0
+      DO I = 1, N
+         A(I) = B(I)
+      END DO
+      ENTRY E(N, A, B, X)
+      A(1) = X
+""")
+    g = graph(k)
+    assert g.reaching_defs(first(k, ir.Assign, line=10), "x") is None
+    assert not g.is_live_after(first(k, ir.Do), "i")
+    assert "x" in g.exposed()

@@ -921,6 +921,8 @@ class StmtBuilder:
             out = self.unsup(n, u.construct, u.reason)
             if cls in ("Allocate_Stmt", "Deallocate_Stmt"):  # reads its bounds, (re)defines its objects
                 out.reads, out.writes, out.targets = self.io_effects(n)
+            elif cls == "Entry_Stmt":  # reads nothing when control falls through it (the flow graph
+                out.reads = []         # adds the entry from outside)
             return [out]
         except Exception as exc:  # a form this visitor does not know: kept, explained
             return [self.unsup(n, "unsupported-construct",

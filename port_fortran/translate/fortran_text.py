@@ -253,6 +253,34 @@ def statement(text: str, form: str, indent: str, label: Optional[int] = None) ->
     return out
 
 
+def free_lines(text: str, indent: str, width: int = FREE_WIDTH) -> list[str]:
+    """A free-form statement within ``width`` columns: broken after a comma or a space
+    (outside character literals), continued with ``&``."""
+    if len(indent) + len(text) <= width:
+        return [indent + text]
+    pieces, cur, quote = [], "", None
+    for c in text:
+        cur += c
+        if quote:
+            quote = None if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        elif c in ", ":
+            pieces.append(cur)
+            cur = ""
+    if cur:
+        pieces.append(cur)
+    out, line = [], indent
+    for p in pieces:
+        if len(line) + len(p) > width - 2 and line.strip():
+            out.append(line.rstrip() + " &")
+            line = indent + "    " + p.lstrip()
+        else:
+            line += p
+    out.append(line.rstrip())
+    return out
+
+
 def _split_after_commas(text: str) -> list[str]:
     parts, depth, cur = [], 0, ""
     for c in text:

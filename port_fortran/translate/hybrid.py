@@ -547,8 +547,9 @@ def _files(kernel: ir.Kernel, parts: list[KernelParts], info: HybridInfo) -> dic
             "views_body": p.views_body, "entry_signature": p.entry_signature, "entry_body": p.entry_body,
             "views_decl": R.views_signature(p.kernel, p.tab, p.used, with_names=False),
             "entry_decl": R.entry_signature(p.kernel, p.tab, decl=True),
-            "module_decls": R.module_decls(p.kernel, p.tab),
-            "arglist": ", ".join(a.name for a in p.kernel.args),
+            "module_decls": [ln for d in R.module_decls(p.kernel, p.tab) for ln in T.free_lines(d, " " * 6)],
+            "head": T.free_lines(f"subroutine {p.kernel.name}_kokkos({', '.join(a.name for a in p.kernel.args)}) "
+                                 f"bind(C, name=\"{p.kernel.name}_kokkos\")", " " * 4),
         })
     return {
         f"{k}.kokkos.cpp": R.render("hybrid.cpp.j2", k=k, kind=kernel.kind, file=file, source=info.source,
