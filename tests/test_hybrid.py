@@ -427,3 +427,27 @@ def test_main_program_hybrid_port_matches_its_output(tmp_path):
     from port_fortran.harness.program_proof import prove_program
     v = prove_program(DATA / "heatprog.f90", out / "heatprog", "serial", ignore=[r"^ time "])
     assert not v.passed and "differ" in v.reason
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(1200)
+def test_initialised_tables_are_constants_and_counters_state(tmp_path):
+    """WSMOOTH's initialised weights are never assigned: a full port with a constant table;
+    COUNTER assigns its initialised counter (SAVE state): a hybrid port. Both proven."""
+    why = _toolchain()
+    if why:
+        pytest.skip(why)
+    from port_fortran.harness.hybrid import make_harness
+    from port_fortran.translate import write_port
+
+    src = DATA / "tables.f90"
+    sf = parse_file(str(src), use_cache=False)
+    for name, mode in (("wsmooth", "full"), ("counter", "hybrid")):
+        k = next(x for x in sf.kernels if x.name == name)
+        port = translate_mode(k, sf, None, "auto")
+        assert port.mode == mode, (name, port.notes)
+        write_port(port, tmp_path / name)
+        h = make_harness(k, sf, tmp_path / name)
+        for b in ("serial", "openmp"):
+            v = h.verify(b, seeds=1)
+            assert v.passed, f"{name} [{b}]: {v.reason}"

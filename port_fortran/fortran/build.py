@@ -688,8 +688,12 @@ class DeclBuilder:
                     except Exception:
                         self.data_values[name] = None
                     if self.scope.module is None or self.scope.parent is not None:
-                        self.unsup(n, "unsupported-construct",
-                                   f"initialised local {name} (implicit SAVE) is not modelled")
+                        value = self.data_values[name]
+                        if value is None:
+                            self.unsup(n, "unsupported-construct",
+                                       f"initialised local {name} (implicit SAVE) with a value that is not constant")
+                        else:  # like DATA: a constant table unless the routine assigns it (then SAVE state)
+                            self.data_sets.append(([name], value if isinstance(value, list) else [value], n))
 
     def _const(self, e, t, name, line):
         try:
@@ -1388,8 +1392,9 @@ class FileBuilder:
             self.out.program_units.append(ir.Kernel(pname, "program", self.src.path, line, line, unsupported=[why]))
 
     def _apply_data(self, k: ir.Kernel, db: DeclBuilder, scope: Scope) -> None:
-        """DATA-initialised locals never assigned in the kernel are constants (their values
-        go to ``Variable.parameter``); assigned ones are SAVE state: Unsupported."""
+        """Locals initialised by DATA or in their declaration and never assigned in the
+        kernel are constants (their values go to ``Variable.parameter``); assigned ones are
+        SAVE state: Unsupported (code ``save-variable``)."""
         written = set()
         for s in ir.walk(k.body):
             if isinstance(s, ir.Assign):
@@ -1398,6 +1403,8 @@ class FileBuilder:
                 written |= {a.name for a in s.args if isinstance(a, (ir.Name, ir.ArrayRef))}
             elif isinstance(s, ir.Do):
                 written.add(s.var)
+            elif isinstance(s, ir.Unsupported) and s.writes:  # READ into it, and the like
+                written |= set(s.writes)
         env = scope.params()
         for names, values, node in db.data_sets:
             line = stmt_line(node, self.src)
@@ -1405,9 +1412,11 @@ class FileBuilder:
             for nm in names:
                 v = k.locals.get(nm)
                 if v is None or nm in written or v.common is not None:
-                    why = "is an argument or COMMON variable" if v is None or v.common is not None else \
-                        "is assigned in the kernel, so it keeps its value between calls (SAVE)"
-                    k.unsupported.append(ir.Unsupported("unsupported-construct", f"DATA-initialised {nm} {why}",
+                    state = v is not None and v.common is None  # assigned: it keeps its value between calls
+                    why = "is assigned in the routine, so it keeps its value between calls (SAVE)" if state else \
+                        "is an argument or COMMON variable"
+                    k.unsupported.append(ir.Unsupported("save-variable" if state else "unsupported-construct",
+                                                        f"{nm}, initialised (DATA or in its declaration), {why}",
                                                         str(node).strip(), line=line))
                     return
                 size = 1
@@ -1419,6 +1428,8 @@ class FileBuilder:
                     k.unsupported.append(ir.Unsupported("unsupported-construct", f"DATA for {nm} of unknown size",
                                                         str(node).strip(), line=line))
                     return
+                if len(names) == 1 and len(values) == 1 and size > 1:
+                    values = values * size  # REAL :: A(10) = 0.0: every element
                 chunk = values[pos:pos + size]
                 pos += size
                 if len(chunk) != size:

@@ -250,7 +250,9 @@ def _host_decls(kernel: ir.Kernel, tab: SymbolTable, used: set[str]) -> list[str
     for name, sym in tab.symbols.items():
         if name in arg_names or name not in used or sym.role == "common":
             continue  # COMMON members are parameters of the views-level function
-        if sym.role == "param":
+        if sym.role == "param" and sym.is_array:
+            arrays += _constant_table(sym, p, pad)
+        elif sym.role == "param":
             params.append(pad + f"const {sym.ctype} {sym.c} = {R.param_text(sym)};")
         elif sym.is_array:
             exts = []
@@ -274,6 +276,25 @@ def _host_decls(kernel: ir.Kernel, tab: SymbolTable, used: set[str]) -> list[str
                 and name not in used:
             raise Refusal("unknown-extent", f"a bound depends on local '{name}'", s.line)
     return params + lbs + scalars + arrays
+
+
+def _constant_table(sym, p, pad: str) -> list[str]:
+    """A constant array (PARAMETER, or an initialised local the routine never assigns) as a
+    View in MemSpace filled from a host table in Fortran element order."""
+    vals = list(sym.value) if isinstance(sym.value, (list, tuple)) else [sym.value]
+    exts = []
+    for d, dim in enumerate(sym.dims):
+        if dim.upper is None:
+            raise Refusal("unknown-extent", f"constant array '{sym.name}' without an upper bound", sym.line)
+        exts.append(f"pf::extent({p.expr(sym.lower(d))}, {p.expr(dim.upper)})")
+    table = ", ".join(R.value_text(v, sym.ftype, sym.name, sym.line) for v in vals)
+    return [pad + f'pf::View<{sym.ctype}{"*" * sym.rank}> {sym.c}("{sym.name}", {", ".join(exts)});',
+            pad + f"{{  // constant table {sym.name}, elements in Fortran order",
+            pad + f"  static const {sym.ctype} pf_table[{len(vals)}] = {{{table}}};",
+            pad + f"  auto pf_host = Kokkos::create_mirror_view({sym.c});",
+            pad + f"  for (int q = 0; q < {len(vals)}; ++q) pf_host.data()[q] = pf_table[q];",
+            pad + f"  Kokkos::deep_copy({sym.c}, pf_host);",
+            pad + "}"]
 
 
 def write_port(port: Port, out_dir) -> None:

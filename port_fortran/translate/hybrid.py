@@ -521,8 +521,9 @@ def kept_statements(kernel: ir.Kernel, outlined: list[ir.Do]) -> list[Kept]:
             out.append(Kept("goto", s.line, "a jump (GO TO / arithmetic IF) stays Fortran control flow"))
         elif isinstance(s, ir.Return) and s is not kernel.body[-1]:
             out.append(Kept("return", s.line, "RETURN stays Fortran control flow"))
+    reported = {(k.line, k.code) for k in out}
     for name, v in kernel.locals.items():
-        if v.save and v.parameter is None and v.common is None:
+        if v.save and v.parameter is None and v.common is None and (v.line, "save-variable") not in reported:
             out.append(Kept("save-variable", v.line, f"{name} keeps its value between calls (SAVE)"))
     return out
 

@@ -177,8 +177,11 @@ def entry_body(kernel: ir.Kernel, tab: SymbolTable) -> list[str]:
 
 
 def param_text(s) -> str:
-    v = s.value
-    t = s.ftype
+    return value_text(s.value, s.ftype, s.name, s.line)
+
+
+def value_text(v, t, name: str = "", line: int = 0) -> str:
+    """A constant of Fortran type ``t`` as a C++ literal."""
     if t.base == "integer":
         return str(int(v))
     if t.base == "real":
@@ -190,7 +193,7 @@ def param_text(s) -> str:
         from .cexpr import real_text
         c = complex(v)
         return f"{cxx_type(t)}({real_text(c.real, t.kind)}, {real_text(c.imag, t.kind)})"
-    raise Refusal("unsupported-type", f"PARAMETER {s.name} of type {t}", s.line)
+    raise Refusal("unsupported-type", f"PARAMETER {name} of type {t}", line)
 
 
 # ------------------------------------------------------------------ Fortran interface
