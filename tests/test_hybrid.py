@@ -451,3 +451,36 @@ def test_initialised_tables_are_constants_and_counters_state(tmp_path):
         for b in ("serial", "openmp"):
             v = h.verify(b, seeds=1)
             assert v.passed, f"{name} [{b}]: {v.reason}"
+
+
+def test_module_state_is_refused_until_the_harness_can_drive_it(tmp_path):
+    """A hybrid port of a routine that reads module variables is written by `translate`,
+    but the pipeline refuses it with code module-state: the harness cannot set module
+    variables before the call yet (the program model will)."""
+    from port_fortran.config import Config
+    from port_fortran.pipeline.stages import RealStages
+
+    p = _write(tmp_path, "modst.f90", """\
+module state_mod
+  implicit none
+  double precision :: scale = 2.0d0
+end module state_mod
+subroutine mscale(n, x)
+  use state_mod
+  implicit none
+  integer, intent(in) :: n
+  double precision, intent(inout) :: x(n)
+  integer :: i
+  do i = 1, n
+    x(i) = scale * x(i)
+  end do
+  write (*, *) 'scaled', n
+end subroutine mscale
+""")
+    k, sf = _kernel(p, "mscale")
+    port = translate_mode(k, sf, None, "auto")
+    assert port.mode == "hybrid" and "scale" in port.hybrid["outlined"][0]["arguments"]
+    with pytest.raises(TranslationRefused) as e:
+        RealStages(Config()).translate(k, sf, None)
+    d = e.value.diagnostics[0]
+    assert d.code == "module-state" and "scale" in d.message

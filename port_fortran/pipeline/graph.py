@@ -48,7 +48,7 @@ INTERFACE_REFUSALS = {"common-block", "module-variable", "optional-argument", "a
                       "allocatable", "save-variable", "entry", "unknown-extent", "io-in-kernel",
                       # the hybrid mode (auto) found no loop nest to outline, or its harness cannot call the
                       # routine: a C++ port of the whole routine would not get further
-                      "no-parallel-nest", "harness-unsupported"}
+                      "no-parallel-nest", "harness-unsupported", "module-state"}
 
 
 def _mode_update(port) -> dict:

@@ -87,10 +87,22 @@ class RealStages(Stages):
         from ..translate.hybrid import translate_mode
 
         port = translate_mode(kernel, source, options, getattr(self.config, "mode", None) or "auto")
-        reason = unsupported_reason(kernel) if port.mode == "hybrid" else ""
-        if reason:  # the routine stays Fortran: its proof needs a harness that can call it
-            raise TranslationRefused(kernel.name, [ir.Diagnostic(
-                "harness-unsupported", f"hybrid port not provable: {reason}", kernel.line_start, kernel.file)])
+        if port.mode == "hybrid":  # the routine stays Fortran: its proof needs a harness that can drive it
+            reason = unsupported_reason(kernel)
+            if reason:
+                raise TranslationRefused(kernel.name, [ir.Diagnostic(
+                    "harness-unsupported", f"hybrid port not provable: {reason}", kernel.line_start, kernel.file)])
+            if kernel.module_vars:
+                # TODO(program model, issue 12): drive module variables like COMMON members
+                # (harness.commons.driven_kernel): the driver USEs the module and sets them
+                names = ", ".join(sorted(kernel.module_vars))
+                mods = ", ".join(sorted({v.module for v in kernel.module_vars.values() if v.module}))
+                line = min(v.line for v in kernel.module_vars.values()) or kernel.line_start
+                raise TranslationRefused(kernel.name, [ir.Diagnostic(
+                    "module-state", f"the routine uses module variables {names} (module {mods}); the harness "
+                    "cannot set them before the call yet (that needs the program model), so a hybrid port "
+                    "could not be proven; `port-fortran translate --mode hybrid` writes it unproven", line,
+                    kernel.file)])
         return port
 
     def write_port(self, port, port_dir):
