@@ -80,7 +80,7 @@ def cpp_defs(kernel: ir.Kernel) -> list[str]:
         out.append('extern "C" {')
         out.append(f"struct {b.struct} {{")
         for m in b.members:
-            out.append(f"  {m.ctype} {m.c}{f'[{m.count}]' if m.rank else ''};")
+            out.append(f"  {m.declaration()}")
         out += ["};", f"{b.struct} {b.symbol};  // defined here: the original is not linked into this driver",
                 '}  // extern "C"']
     return out
@@ -93,7 +93,8 @@ def cpp_copies(kernel: ir.Kernel, driven: ir.Kernel) -> tuple[list[str], list[st
     for i, a in enumerate(driven.args):
         if not is_member(a):
             continue
-        addr = f"{symbol[a.common]}.{_c(a.name)}" if a.rank else f"&{symbol[a.common]}.{_c(a.name)}"
+        member = f"{symbol[a.common]}.{_c(a.name)}"
+        addr = member if (a.rank or a.ftype.base == "complex") else f"&{member}"  # arrays, and COMPLEX as parts
         load.append(f"std::memcpy({addr}, R[{i}].p(), R[{i}].nbytes);")
         store.append(f"std::memcpy(R[{i}].p(), {addr}, R[{i}].nbytes);")
     return load, store
