@@ -226,7 +226,7 @@ def prove_program(original: Path, port_dir: Path, backend: str, *, other_sources
     if kokkos is None:
         raise ToolMissing(f"no Kokkos install with the {backend} backend: run "
                           f"`port-fortran kokkos install --backends {backend}`")
-    src = build / f"cmake-src"
+    src = build / "cmake-src"
     src.mkdir(parents=True, exist_ok=True)
     (src / "CMakeLists.txt").write_text(hybrid_cmake(k, str(port_dir), [str(o) for o in objs], exe="program"))
     bdir = build / backend

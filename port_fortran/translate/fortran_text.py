@@ -64,8 +64,11 @@ def directive(line: str, form: str) -> Optional[str]:
 
 
 def code_part(line: str, form: str) -> tuple[str, str]:
-    """(label, statement text without a trailing comment) of a non-comment line."""
+    """(label, statement text without a trailing comment) of a non-comment line (fixed
+    form: tab-format lines read as the compiler reads them)."""
     if form == "fixed":
+        from ..fortran.reader import clean_fixed
+        line = clean_fixed(line)
         label = line[:5].strip()
         body = line[6:72] if len(line) > 6 else ""
     else:
@@ -223,6 +226,8 @@ def upper_style(lines: list[str], line: int, form: str) -> bool:
 def indentation(lines: list[str], line: int, form: str) -> str:
     text = lines[line - 1]
     if form == "fixed":
+        from ..fortran.reader import clean_fixed
+        text = clean_fixed(text)
         body = text[6:] if len(text) > 6 else ""
         return " " * (6 + len(body) - len(body.lstrip()))
     m = re.match(r"^(\s*)(\d{1,5}\s+)?(\s*)", text)
@@ -298,8 +303,11 @@ def _split_after_commas(text: str) -> list[str]:
 
 
 def comment(text: str, form: str, indent: str = "") -> str:
-    """A comment line (``C`` in column 1 in fixed form)."""
-    return "C     " + text if form == "fixed" else indent + "! " + text
+    """A comment line (``C`` in column 1 in fixed form; free form within 132 columns)."""
+    if form == "fixed":
+        return "C     " + text
+    line = indent + "! " + text
+    return line if len(line) <= FREE_WIDTH else line[:FREE_WIDTH - 3] + "..."
 
 
 def apply_edits(lines: list[str], edits: list[Edit]) -> list[str]:
