@@ -484,3 +484,20 @@ end subroutine mscale
         RealStages(Config()).translate(k, sf, None)
     d = e.value.diagnostics[0]
     assert d.code == "module-state" and "scale" in d.message
+
+
+def test_llm_prompt_says_what_stays_fortran(tmp_path):
+    """With a model in the chain, a hybrid port's prompt names the kernels to write (the
+    header's entries) and the statements that stay Fortran."""
+    from port_fortran.agents.prompts import entry_signature, ir_summary, render
+    from port_fortran.translate.hybrid import summary
+
+    port, k, _ = _hybrid(SAMPLES / "relax_io.f", "relaxp")
+    header = port.files["relaxp.kokkos.hpp"]
+    sig = entry_signature(k, header)
+    assert "relaxp_l14_kokkos(" in sig and "relaxp_l18_kokkos(" in sig and "relaxp_kokkos(" not in sig
+    msgs = render("translate.j2", kernel=k, summary=ir_summary(k), signature=sig, header=header,
+                  draft=port.files["relaxp.kokkos.cpp"], refusal="", hybrid=summary(port.hybrid))
+    user = msgs[1][1]
+    assert "HYBRID port" in user and "lines 14-17 -> `relaxp_l14_kokkos`" in user
+    assert "line 21: [io-in-kernel] WRITE(6, 100) IT, DIFF" in user
