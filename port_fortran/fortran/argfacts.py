@@ -530,6 +530,9 @@ def _replace_names(e: ir.Expr, table: dict[str, ir.Expr]) -> ir.Expr:
     return e
 
 
+replace_names = _replace_names  # names -> expressions (interproc maps a caller's names to the callee's)
+
+
 def access_bounds(k: ir.Kernel, arg: ir.Argument, env: dict) -> list[Optional[tuple[ir.Expr, ir.Expr]]]:
     """For each dimension of ``arg``: (min, max) subscript the kernel can touch, as
     expressions of the arguments (None where it cannot be bounded). Sound: the union over
@@ -564,9 +567,25 @@ def argument_facts(k: ir.Kernel) -> None:
         a.compared_with = cmp.get(a.name, [])
         a.used_as_size = a.name in sizes and not a.dims
         a.used_as_index = a.name in idx
+        legacy_assumed_size(k, a, env)
         a.access_bounds = access_bounds(k, a, env)
 
 
-def analyse_arguments(k: ir.Kernel, callees: dict[str, ir.Kernel]) -> None:
-    infer_intents(k, callees)
-    argument_facts(k)
+def legacy_assumed_size(k: ir.Kernel, a: ir.Argument, env: dict) -> None:
+    """The F77 idiom ``real x(1)`` / ``a(lda, 1)``: a dummy whose last dimension is
+    declared 1 but used past it (a subscript other than 1, or the whole array passed on
+    to a call) is assumed-size (``*``): its real extent is what the caller passes, and the
+    harness and the port must not take it for one element."""
+    if not a.dims or a.dims[-1].assumed_shape:
+        return
+    last = a.dims[-1]
+    lo = affine.poly_of(last.lower, env) if last.lower is not None else affine.const(1)
+    if last.upper is None or affine.poly_of(last.upper, env) != affine.const(1) or lo != affine.const(1):
+        return
+    one = affine.const(1)
+    for ref, _loops, _stmt in _refs_with_loops(k.body, a.name):
+        if isinstance(ref, ir.ArrayRef) and len(ref.subscripts) == len(a.dims) \
+                and not isinstance(ref.subscripts[-1], ir.Slice) and affine.poly_of(ref.subscripts[-1], env) == one:
+            continue
+        a.dims[-1] = ir.Dim(lower=last.lower, upper=None)
+        return

@@ -29,6 +29,7 @@ from ..errors import ToolMissing, UserError
 from ..records import BuildResult
 from . import drivers as D
 from .core import HOST_BACKENDS, HOST_CXXFLAGS, REF_BUILD_LIMITS, SUPPORT_DIR, Harness
+from .linking import hide_main
 
 _fortran_lock = threading.Lock()
 
@@ -65,10 +66,12 @@ class HybridHarness(Harness):
         if not self.hybrid_source.is_file():
             raise UserError(f"{self.hybrid_source}: the hybrid source of {kernel.name} is missing; write the port again")
 
-    def _fortran_objects(self, timing: bool = False) -> dict[str, Path]:
-        """The Fortran objects of the modern driver (built once for every backend, rebuilt
-        when a source or the flags change): driver, harness I/O, hybrid file. With
-        ``timing``, compiled with the flags the original is timed with."""
+    def _fortran_objects(self, timing: bool = False) -> list[Path]:
+        """What the modern driver links besides the kernels (rebuilt when a source, an
+        object or the flags change): the driver, harness I/O, the hybrid file in place of the
+        original's object, and the original objects of the rest of the program the reference
+        links too (``linking.TreeObjects``: other files' routines, module objects, stubs).
+        With ``timing``, compiled with the flags the original is timed with."""
         gfortran = gfortran_path()
         if not gfortran:
             raise ToolMissing("gfortran not found: install it (e.g. apt-get install gfortran)")
@@ -79,18 +82,22 @@ class HybridHarness(Harness):
         support = (SUPPORT_DIR / "pf_harness_io.f90").read_text()
         k = self.kernel.name
         module = self.port_dir / f"{k}_kokkos_mod.f90"
+        links = self.tree_objects(timing, False).link_set(str(self.source_path))
+        links.check(self._reached_files())
+        others = [Path(o) for o in links.objects[1:]]  # the kernel's own object comes first
         texts = [self.hybrid_source.read_text(errors="replace"), module.read_text(), driver, support,
-                 " ".join(flags + first), str(self.hybrid_source)]
+                 " ".join(flags + first), str(self.hybrid_source), *links.libs,
+                 *(f"{o}@{o.stat().st_mtime_ns}" for o in others)]
         key = hashlib.sha256("\0".join(texts).encode()).hexdigest()
-        objs = {"driver": bdir / "pf_ref_driver.o", "io": bdir / "pf_harness_io.o", "hybrid": bdir / "hybrid.o"}
+        objs = [bdir / "pf_ref_driver.o", bdir / "pf_harness_io.o", bdir / "hybrid.o"]
         stamp = bdir / "stamp"
         with _fortran_lock:
-            if stamp.exists() and stamp.read_text() == key and all(p.exists() for p in objs.values()):
-                return objs
+            if stamp.exists() and stamp.read_text() == key and all(p.exists() for p in objs):
+                return objs + others
             bdir.mkdir(parents=True, exist_ok=True)
             (bdir / "pf_harness_io.f90").write_text(support)
             (bdir / "pf_ref_driver.f90").write_text(driver)
-            common = [gfortran, *flags, f"-J{bdir}", f"-I{bdir}"]
+            common = [gfortran, *flags, f"-J{bdir}", f"-I{bdir}", f"-I{links.mod_dir}"]
             steps = [
                 ([gfortran, *flags, f"-J{bdir}", "-c", "pf_harness_io.f90", "-o", "pf_harness_io.o"], "harness I/O"),
                 (common + ["-c", str(module), "-o", "kokkos_mod.o"], "the interface module of the kernels"),
@@ -104,14 +111,16 @@ class HybridHarness(Harness):
                     tail = "\n".join((res.stderr or res.stdout).strip().splitlines()[-15:])
                     raise _BuildFailed(f"compiling {what} failed:\n{tail}")
                 if what.startswith("the hybrid source"):
-                    self._hide_main(bdir / "hybrid.o")
+                    hide_main(bdir / "hybrid.o", "hybrid")
             stamp.write_text(key)
-        return objs
+        self._hybrid_libs = list(links.libs)
+        return objs + others
 
-    def _hybrid_cmake(self, objs: dict[str, Path], timing: bool = False) -> Path:
+    def _hybrid_cmake(self, objs: list[Path], timing: bool = False) -> Path:
         src = self.port_dir / "build" / ("hybrid_src-timing" if timing else "hybrid_src")
         src.mkdir(parents=True, exist_ok=True)
-        text = hybrid_cmake(self.kernel.name, str(self.port_dir), [str(p) for p in objs.values()])
+        text = hybrid_cmake(self.kernel.name, str(self.port_dir), [str(p) for p in objs],
+                            libs=getattr(self, "_hybrid_libs", []))
         p = src / "CMakeLists.txt"
         if not p.exists() or p.read_text() != text:
             tmp = p.with_name(f".CMakeLists.txt.{os.getpid()}.{threading.get_ident()}")
@@ -179,7 +188,7 @@ class _BuildFailed(Exception):
     pass
 
 
-def hybrid_cmake(k: str, port_dir: str, objects: list[str], exe: str = "pf_driver") -> str:
+def hybrid_cmake(k: str, port_dir: str, objects: list[str], exe: str = "pf_driver", libs: list[str] = ()) -> str:
     """CMake project of the modern driver: the prebuilt Fortran objects linked with the
     port's kernels (``add_subdirectory``) by the C++ linker (nvcc_wrapper on CUDA), with
     gfortran's runtime libraries, which CMake knows once Fortran is enabled."""
@@ -193,7 +202,7 @@ add_subdirectory("{port_dir}" port)
 add_executable({exe}
   {objs})
 set_target_properties({exe} PROPERTIES LINKER_LANGUAGE CXX)
-target_link_libraries({exe} PRIVATE {k}_kokkos Kokkos::kokkos ${{CMAKE_Fortran_IMPLICIT_LINK_LIBRARIES}})
+target_link_libraries({exe} PRIVATE {k}_kokkos Kokkos::kokkos {" ".join(libs)} ${{CMAKE_Fortran_IMPLICIT_LINK_LIBRARIES}})
 target_link_directories({exe} PRIVATE ${{CMAKE_Fortran_IMPLICIT_LINK_DIRECTORIES}})
 """
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Optional
 
 from ..fortran import ir
+from ..fortran.render import expr_str
 from ..records import TranslateOptions
 from .access import names_in, scalars_written
 from .cexpr import ExprPrinter, function_cname
-from .plan import PHost, PIf, PKernel, PLoop, PWhile, atomic_increment
+from .plan import PHost, PIf, PKernel, PLoop, PVersion, PWhile, atomic_increment
 from .symbols import Refusal, SymbolTable, cname, cxx_type
 
 IND = "  "
@@ -97,6 +98,13 @@ class Emitter:
             inner = dict(ctx, loops=ctx.get("loops", []) + [("for", n.stmt.construct_name)])
             return ([IND * ind + f"while ({self.cond(n.stmt.cond, n.stmt.line)}) {{"]
                     + self.nodes(n.body, ind + 1, inner) + [IND * ind + "}"])
+        if isinstance(n, PVersion):
+            pad = IND * ind
+            return ([pad + f"// line {n.do.line}: do {n.do.var} -> parallel only if {expr_str(n.cond)}; "
+                     "serial otherwise (iterations may touch the same elements)",
+                     pad + f"if ({self.cond(n.cond, n.do.line)}) {{"]
+                    + self.node(n.parallel, ind + 1, ctx) + [pad + "} else {"]
+                    + self.node(n.serial, ind + 1, ctx) + [pad + "}"])
         if isinstance(n, PKernel):
             if n.kind == "serial":
                 return self.serial(n, ind)

@@ -101,8 +101,9 @@ class Keep(Exception):
 # ------------------------------------------------------------------ finding the nests
 
 
-def _planner(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: TranslateOptions) -> Planner:
-    tab = build_symbols(kernel, source)
+def _planner(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: TranslateOptions,
+             program=None) -> Planner:
+    tab = build_symbols(kernel, source, program)
     out_args, pure = {}, set()
     for fn in tab.functions.values():
         out_args[fn.name] = {i for i, a in enumerate(fn.args) if a.intent != "in"}
@@ -361,6 +362,30 @@ def outline(kernel: ir.Kernel, do: ir.Do, flow: FlowGraph, name: str,
     return _Outline(k, actuals)
 
 
+class _NestProgram:
+    """The program model seen from an outlined nest: the synthetic kernel is no routine of
+    the program, so questions about it are asked about the routine it came from."""
+
+    def __init__(self, program, routine: ir.Kernel, nest: ir.Kernel):
+        self._program, self._routine, self._nest = program, routine, nest
+
+    def _as(self, k: ir.Kernel) -> ir.Kernel:
+        return self._routine if k is self._nest else k
+
+    def callable_from(self, k: ir.Kernel) -> dict:
+        return self._program.callable_from(self._as(k))
+
+    def callee(self, k: ir.Kernel, name: str):
+        return self._program.callee(self._as(k), name)
+
+    def __getattr__(self, name):
+        return getattr(self._program, name)
+
+
+def _nest_program(program, routine: ir.Kernel, nest: ir.Kernel):
+    return None if program is None else _NestProgram(program, routine, nest)
+
+
 def _lines_text(kernel: ir.Kernel, do: ir.Do) -> str:
     lines = kernel.source_text.split("\n")
     lo, hi = do.line - kernel.line_start, (do.end_line or do.line) - kernel.line_start
@@ -419,16 +444,19 @@ def end_label_kept(kernel: ir.Kernel, do: ir.Do) -> bool:
 
 
 def hybrid_port(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Optional[TranslateOptions] = None,
-                *, text: str, why: Optional[list[str]] = None) -> Port:
-    """The hybrid port of ``kernel`` (``text``: the whole original file). Raises
+                *, text: str, why: Optional[list[str]] = None, program=None) -> Port:
+    """The hybrid port of ``kernel`` (``text``: the whole original file; ``program``: the
+    program model, whose callees of any file the nests may inline). Raises
     TranslationRefused (code ``no-parallel-nest``) when no loop nest can run as a kernel."""
     options = options or TranslateOptions()
     form = source.form if source is not None else ("fixed" if Path(kernel.file).suffix.lower() in (".f", ".for", ".f77")
                                                    else "free")
     lines = text.split("\n")
-    planner = _planner(kernel, source, options)
+    planner = _planner(kernel, source, options, program)
     flow = kernel_context(kernel).flow
     callees = {k.name: k for k in (source.kernels if source is not None else [])}
+    if program is not None:
+        callees.update(program.callable_from(kernel))
     nests, kept, count = find_nests(kernel.body, planner)
     routine = (kernel.line_start, kernel.line_end)
     outlined: list[tuple[ir.Do, KernelParts, list[str], tuple[int, int], bool]] = []
@@ -439,7 +467,7 @@ def hybrid_port(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Opt
             end_continue = end_label_kept(kernel, do)
             o = outline(kernel, do, flow, name, callees)
             try:
-                parts = translate_parts(o.kernel, source, options)
+                parts = translate_parts(o.kernel, source, options, _nest_program(program, kernel, o.kernel))
             except TranslationRefused as exc:
                 d = exc.diagnostics[0]
                 raise Keep(d.code, f"the rules cannot translate the nest: {d.message} (line {d.line})", do.line)
@@ -583,7 +611,7 @@ MODES = ("auto", "full", "hybrid")
 
 
 def translate_mode(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Optional[TranslateOptions] = None,
-                   mode: str = "auto", text: Optional[str] = None) -> Port:
+                   mode: str = "auto", text: Optional[str] = None, program=None) -> Port:
     """The port of ``kernel`` in ``mode``: 'full' (the rules translator), 'hybrid' (this
     module), 'auto' (full where the rules can, hybrid when they refuse). ``text``: the whole
     original file (read from ``kernel.file`` when None). Raises TranslationRefused; in auto
@@ -593,19 +621,19 @@ def translate_mode(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: 
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r} (choose from {', '.join(MODES)})")
     if mode == "full":
-        return translate_kernel(kernel, source, options)
+        return translate_kernel(kernel, source, options, program=program)
     why: list[str] = []
     full_diags: list[ir.Diagnostic] = []
     if mode == "auto":
         try:
-            return translate_kernel(kernel, source, options)
+            return translate_kernel(kernel, source, options, program=program)
         except TranslationRefused as exc:
             full_diags = list(exc.diagnostics)
             why = [f"line {d.line}: [{d.code}] {d.message}" for d in full_diags]
     if text is None:
         text = Path(kernel.file).read_text(errors="replace")
     try:
-        return hybrid_port(kernel, source, options, text=text, why=why)
+        return hybrid_port(kernel, source, options, text=text, why=why, program=program)
     except TranslationRefused as exc:
         if not full_diags:
             raise

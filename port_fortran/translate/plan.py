@@ -10,7 +10,10 @@ the :class:`records.TranslateOptions`; returns a tree of plan nodes and one note
 * a loop that is not parallel but contains parallel loops (time steps, sweeps) -> a host
   loop launching them;
 * everything else that touches arrays -> a single-iteration kernel (``serial``) so the data
-  stays in the memory space; consecutive such statements share one kernel."""
+  stays in the memory space; consecutive such statements share one kernel;
+* a loop independent only under a condition on run-time values (``LoopInfo.condition``:
+  a stride that may be zero, an offset that may be small) -> both, chosen where the loop
+  starts: ``if (condition) parallel kernel else single-iteration kernel`` (``PVersion``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -19,6 +22,7 @@ from typing import Optional
 from ..fortran import ir
 from ..records import TranslateOptions
 from ..fortran.dataflow import FlowGraph
+from ..fortran.render import expr_str
 from .access import names_in, scalars_written
 from .symbols import Refusal, SymbolTable
 
@@ -49,6 +53,16 @@ class PLoop:
 class PWhile:
     stmt: ir.DoWhile
     body: list
+
+
+@dataclass
+class PVersion:
+    """Loop versioning: ``parallel`` when ``cond`` holds where the loop starts, else
+    ``serial`` (the same statements in a single-iteration kernel)."""
+    do: ir.Do
+    cond: ir.Expr
+    parallel: "PKernel"
+    serial: "PKernel"
 
 
 @dataclass
@@ -127,6 +141,7 @@ class Planner:
         self.options = options
         self.notes: list[str] = []
         self.patterns: list[str] = []
+        self.versions: list[str] = []  # "line 24: do i parallel if incy /= 0" (records.Port.versions)
         self.out_args = out_args or {}
         self.pure_functions = pure_functions or set()  # same-source functions inlined, no side effects
         self._par_cache: dict[int, tuple] = {}
@@ -192,6 +207,9 @@ class Planner:
         fixable = {"induction-variable"} if inductions else set()
         if info.calls and all(c in self.pure_functions for c in info.calls):
             fixable.add("call-in-loop")
+        cond = getattr(info, "condition", None)
+        if cond is not None:  # values where the loop starts: versioned, parallel when it holds
+            fixable.add("conditional-independence")
         pure_call_only = (not info.parallel and info.reasons and codes <= fixable)
         if not info.parallel and not pure_call_only:
             inductions = []
@@ -211,14 +229,18 @@ class Planner:
                         sym.ftype.base == "complex" and (r.op in ("min", "max") or len(red) > 1)):
                     return None, f"reduction on {r.var} of type {sym.ftype} not supported"
             why = ""
+            if "conditional-independence" in codes:
+                why += f"; independent when {expr_str(cond)}"
             if "call-in-loop" in codes:
-                why += "; calls only pure functions of this file"
+                why += "; calls only pure functions, inlined"
             if inductions:
                 why += "; induction variable" + ("s " if len(inductions) > 1 else " ") + \
                     ", ".join(i.var for i in inductions) + f" computed from {do.var}"
 
             if red:
                 return "reduce", "reduction " + ", ".join(f"{r.op} of {r.var}" for r in red) + why
+            if why.startswith("; independent when"):
+                return "range", "iterations are" + why[1:]
             return "range", "iterations are independent" + why
         # first-occurrence max/min location: a deterministic (value, index) reduction
         if info.reasons and all(d.code == "loc-reduction" for d in info.reasons) and not info.reductions:
@@ -327,6 +349,8 @@ class Planner:
         if isinstance(s, ir.Do):
             kind, why = self.parallel_kind(s)
             if kind is not None:
+                if "conditional-independence" in {d.code for d in s.info.reasons}:
+                    return self.versioned(s, kind, why)
                 return self.parallel_region(s, kind, why)
             bounds = [x for x in (s.start, s.end, s.step) if x is not None]
             if self.would_launch(s.body) and self.host_expr_ok(bounds):
@@ -424,6 +448,28 @@ class Planner:
                 self.note_loop(inner, f"sequential inside the parallel loop of line {do.line}")
         return node
 
+    def versioned(self, do: ir.Do, kind: str, why: str):
+        """A loop independent only when its condition holds: the parallel kernel and the
+        single-iteration kernel of the same statements, chosen on the host where the loop
+        starts. Never the parallel kernel alone: the condition is a run-time value."""
+        n_notes = len(self.notes)
+        par = self.parallel_region(do, kind, why)
+        if par.kind == "serial":  # the parallel region itself fell back to serial
+            return par
+        par_notes = self.notes[n_notes:]
+        del self.notes[n_notes:]
+        ser = self.serial_region([do], noted=True)
+        cond = do.info.condition
+        self.add_pattern("versioned")
+        self.versions.append(f"line {do.line}: {fortran_do(do)} parallel if {expr_str(cond)}")
+        own = f"line {do.line}: "
+        for note in par_notes:
+            if note.startswith(own):
+                note += f", run when {expr_str(cond)} holds where the loop starts; otherwise serial in a " \
+                    "single-iteration kernel"
+            self.notes.append(note)
+        return PVersion(do, cond, par, ser)
+
     def team_split(self, do: ir.Do):
         """(before, inner, after) when the loop body is: scalar assignments to privates, one
         inner loop that is a single scalar reduction into a private, then statements without
@@ -487,6 +533,11 @@ class Planner:
     def band(self, do: ir.Do) -> list[ir.Do]:
         band = [do]
         depth = max(1, do.info.tightly_nested_parallel)
+        if not do.info.parallel and getattr(do.info, "condition", None) is not None:
+            # a versioned loop: the tightly nested parallel loops inside join its band
+            body = [s for s in do.body if not isinstance(s, ir.Continue)]
+            if len(body) == 1 and isinstance(body[0], ir.Do) and body[0].info.parallel:
+                depth = 1 + max(1, body[0].info.tightly_nested_parallel)
         cur = do
         while len(band) < depth:
             body = [s for s in cur.body if not isinstance(s, ir.Continue)]
