@@ -375,16 +375,19 @@ def test_generated_free_form_compiles_with_openmp(tmp_path):
 def test_hybrid_ports_are_proven_on_serial_and_openmp(tmp_path):
     """An argument check calling an error routine, timers around the nests and a diagnostic
     WRITE (TIMED); EQUIVALENCE (EQV2); ENTRY (ENTR); shared DO termination (SHARED, hybrid
-    mode): each proven like a full port; then a wrong kernel is caught."""
+    mode); module state read and written (MSCALE): each proven like a full port; then a
+    wrong kernel is caught."""
     why = _toolchain()
     if why:
         pytest.skip(why)
     from port_fortran.harness.hybrid import HybridHarness, make_harness
     from port_fortran.translate import write_port
 
-    src = DATA / "legacy.f"
-    sf = parse_file(str(src), use_cache=False)
-    for name, mode in (("timed", "auto"), ("eqv2", "auto"), ("entr", "auto"), ("shared", "hybrid")):
+    srcs = {n: parse_file(str(DATA / ("modstate.f90" if n == "mscale" else "legacy.f")), use_cache=False)
+            for n in ("timed", "mscale")}
+    for name, mode in (("timed", "auto"), ("eqv2", "auto"), ("entr", "auto"), ("shared", "hybrid"),
+                       ("mscale", "auto")):
+        sf = srcs["mscale" if name == "mscale" else "timed"]
         k = next(x for x in sf.kernels if x.name == name)
         port = translate_mode(k, sf, None, mode)
         assert port.mode == "hybrid", name
@@ -400,6 +403,7 @@ def test_hybrid_ports_are_proven_on_serial_and_openmp(tmp_path):
     text = cpp.read_text()
     assert "w(1) * x(i - 1)" in text  # W(2)*X(I), indices shifted to 0-based
     cpp.write_text(text.replace("w(1) * x(i - 1)", "0.6 * x(i - 1)", 1))
+    sf = srcs["timed"]
     h = make_harness(next(x for x in sf.kernels if x.name == "eqv2"), sf, tmp_path / "eqv2")
     v = h.verify("serial", seeds=1)
     assert not v.passed and "y" in v.reason
@@ -453,37 +457,30 @@ def test_initialised_tables_are_constants_and_counters_state(tmp_path):
             assert v.passed, f"{name} [{b}]: {v.reason}"
 
 
-def test_module_state_is_refused_until_the_harness_can_drive_it(tmp_path):
-    """A hybrid port of a routine that reads module variables is written by `translate`,
-    but the pipeline refuses it with code module-state: the harness cannot set module
-    variables before the call yet (the program model will)."""
+def test_module_variables_are_driven_like_common_members():
+    """A hybrid port's harness sets the module state the routine uses (scalars, arrays of
+    constant shape) before the call and compares what it writes; an allocatable module
+    array it cannot shape is refused (module-state)."""
     from port_fortran.config import Config
+    from port_fortran.harness.commons import driven_kernel
+    from port_fortran.harness.drivers import fortran_driver
     from port_fortran.pipeline.stages import RealStages
 
-    p = _write(tmp_path, "modst.f90", """\
-module state_mod
-  implicit none
-  double precision :: scale = 2.0d0
-end module state_mod
-subroutine mscale(n, x)
-  use state_mod
-  implicit none
-  integer, intent(in) :: n
-  double precision, intent(inout) :: x(n)
-  integer :: i
-  do i = 1, n
-    x(i) = scale * x(i)
-  end do
-  write (*, *) 'scaled', n
-end subroutine mscale
-""")
-    k, sf = _kernel(p, "mscale")
-    port = translate_mode(k, sf, None, "auto")
+    k, sf = _kernel(DATA / "modstate.f90", "mscale")
+    port = RealStages(Config()).translate(k, sf, None)
     assert port.mode == "hybrid" and "scale" in port.hybrid["outlined"][0]["arguments"]
+    d = driven_kernel(k)
+    members = {a.name: (a.module, a.intent, [(x.lower.value, x.upper.value) for x in a.dims])
+               for a in d.args if a.module}
+    assert members == {"scale": ("state_mod", "in", []), "table": ("state_mod", "in", [(1, 4)]),
+                       "last": ("state_mod", "inout", [(1, 4)]), "ncalls": ("state_mod", "inout", [])}
+    drv = fortran_driver(d)
+    assert "use state_mod, only: " in drv and "a_scale => scale" in drv and "a_last => last" in drv
+    g, sf = _kernel(DATA / "modstate.f90", "mgrow")
     with pytest.raises(TranslationRefused) as e:
-        RealStages(Config()).translate(k, sf, None)
-    d = e.value.diagnostics[0]
-    assert d.code == "module-state" and "scale" in d.message
+        RealStages(Config()).translate(g, sf, None)
+    dg = e.value.diagnostics[0]
+    assert dg.code == "module-state" and "grow" in dg.message and "allocatable" in dg.message
 
 
 def test_llm_prompt_says_what_stays_fortran(tmp_path):
@@ -501,3 +498,30 @@ def test_llm_prompt_says_what_stays_fortran(tmp_path):
     user = msgs[1][1]
     assert "HYBRID port" in user and "lines 14-17 -> `relaxp_l14_kokkos`" in user
     assert "line 21: [io-in-kernel] WRITE(6, 100) IT, DIFF" in user
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(1200)
+def test_error_routine_in_another_file_is_linked(tmp_path):
+    """CHK2 checks its argument and calls XERR2, defined in another file: with both files
+    as one program, the full port is refused (the callee does I/O), the hybrid port keeps
+    the call and both drivers link XERR2's original object."""
+    why = _toolchain()
+    if why:
+        pytest.skip(why)
+    from port_fortran.config import Config
+    from port_fortran.fortran.program import build_program
+    from port_fortran.pipeline.stages import RealStages
+    from port_fortran.translate import write_port
+
+    files = [DATA / "twofile" / "chk2.f", DATA / "twofile" / "xerr2.f"]
+    prog = build_program([str(f) for f in files], files=[str(f) for f in files])
+    k, sf = prog.load(str(files[0]), "chk2")
+    st = RealStages(Config())
+    st.use_program(prog)
+    port = st.translate(k, sf, None)
+    assert port.mode == "hybrid" and ("call", 10) in {(x["code"], x["line"]) for x in port.hybrid["kept"]}
+    write_port(port, tmp_path / "chk2")
+    for b in ("serial", "openmp"):
+        v = st.verify(k, sf, tmp_path / "chk2", b)
+        assert v.passed, f"[{b}] {v.reason}"
