@@ -109,17 +109,15 @@ class RealStages(Stages):
             if reason:
                 raise TranslationRefused(kernel.name, [ir.Diagnostic(
                     "harness-unsupported", f"hybrid port not provable: {reason}", kernel.line_start, kernel.file)])
-            if kernel.module_vars:
-                # TODO(program model, issue 12): drive module variables like COMMON members
-                # (harness.commons.driven_kernel): the driver USEs the module and sets them
-                names = ", ".join(sorted(kernel.module_vars))
-                mods = ", ".join(sorted({v.module for v in kernel.module_vars.values() if v.module}))
+            from ..harness.commons import module_state_problems
+
+            problems = module_state_problems(kernel)
+            if problems:
                 line = min(v.line for v in kernel.module_vars.values()) or kernel.line_start
                 raise TranslationRefused(kernel.name, [ir.Diagnostic(
-                    "module-state", f"the routine uses module variables {names} (module {mods}); the harness "
-                    "cannot set them before the call yet (that needs the program model), so a hybrid port "
-                    "could not be proven; `port-fortran translate --mode hybrid` writes it unproven", line,
-                    kernel.file)])
+                    "module-state", f"{problems[0]}; the harness sets module scalars and arrays of constant "
+                    "shape before the call, not this, so a hybrid port could not be proven "
+                    "(`port-fortran translate --mode hybrid` writes it unproven)", line, kernel.file)])
         return port
 
     def write_port(self, port, port_dir):
