@@ -14,17 +14,17 @@ from ..records import BACKENDS
 def load_harness(port_dir: str, **kw):
     from .hybrid import make_harness
 
-    kernel, sf, meta = load_port_meta(port_dir)
-    if meta.get("_program") is not None:
-        kw.setdefault("program", meta["_program"])
+    kernel, sf, meta, prog = load_port_meta(port_dir)
+    if prog is not None:
+        kw["program"] = prog
     return make_harness(kernel, sf, Path(port_dir), include_dirs=meta.get("include_dirs", []),
                         defines=meta.get("defines", {}), **kw)
 
 
 def load_port_meta(port_dir):
-    """(kernel IR, source file IR, port.json) of a port directory written by a run: the
-    original named in ``port.json`` is parsed again with its include dirs and defines (with
-    the run's program, when it was ported as part of one: ``meta['_program']``)."""
+    """(kernel IR, source file IR, port.json, program model or None) of a port directory
+    written by a run: the original named in ``port.json`` is parsed again with its include
+    dirs and defines, through the run's program model when it was ported as part of one."""
     from ..fortran import parse_file
 
     d = Path(port_dir)
@@ -46,13 +46,13 @@ def load_port_meta(port_dir):
         prog = load_program(prog_path)
         if prog.has_file(source):
             kernel, sf = prog.load(source, name)
-            return kernel, sf, {**meta, "_program": prog}
+            return kernel, sf, meta, prog
     sf = parse_file(source, include_dirs=meta.get("include_dirs", []), defines=meta.get("defines", {}))
     kernel = next((k for k in sf.kernels if k.name == name), None)
     if kernel is None:
         errs = "; ".join(str(e) for e in sf.errors[:3])
         raise UserError(f"{source}: kernel {name!r} not found any more" + (f" ({errs})" if errs else ""))
-    return kernel, sf, meta
+    return kernel, sf, meta, None
 
 
 def _backends(text: str) -> list[str]:
