@@ -1,9 +1,9 @@
 *     relax_io.f -- 1-D Jacobi relaxation that reports its progress.
 *     Written for port-fortran.
 *     Legacy features: formatted WRITE to unit 6 inside the iteration
-*     loop (I/O inside the kernel: no device code can do this, so the
-*     tool must refuse it), FORMAT statement, GOTO out of the loop on
-*     convergence, implicit typing of the counters.
+*     loop (no device code can do this: a full port is refused; the
+*     routine stays Fortran and its two inner loops become kernels),
+*     FORMAT, GOTO out of the loop, implicit typing of the counters.
 *
       SUBROUTINE RELAXP(N, NITER, TOL, U, UNEW)
       INTEGER N, NITER

@@ -2,8 +2,8 @@
 *     EQUIVALENCE.
 *     Written for port-fortran.
 *     Legacy features: EQUIVALENCE makes the scalars WL, WC, WR aliases
-*     of the elements of W(3): storage association that the tool must
-*     refuse rather than guess at.
+*     of the elements of W(3): storage association a full port refuses;
+*     the routine stays Fortran and its loop, touching W only, moves.
 *
       SUBROUTINE SMOOTH3(N, X, Y)
 *     Y(I) := (X(I-1) + 2*X(I) + X(I+1))/4 inside, ends copied.

@@ -2,7 +2,7 @@
 *     Written for port-fortran.
 *     Legacy features: ENTRY (a second entry point VZERO with fewer
 *     arguments sharing the body of VINIT), a GOTO over the ENTRY
-*     statement; the tool must refuse it.
+*     statement; a full port is refused, a hybrid port keeps both.
 *
       SUBROUTINE VINIT(N, X, V)
 *     X(1:N) := V;  CALL VZERO(N, X) sets X(1:N) := 0.

@@ -23,8 +23,8 @@ import traceback
 from . import __version__
 from .errors import UserError
 
-SUBCOMMANDS = ("run", "list", "translate", "verify", "bench", "bindings", "report", "compare", "batch", "doctor",
-               "kokkos")
+SUBCOMMANDS = ("run", "list", "translate", "program", "verify", "bench", "bindings", "report", "compare", "batch",
+               "doctor", "kokkos")
 
 EPILOG = """\
 examples:
@@ -57,6 +57,9 @@ def _add_run_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base-url", default=None, help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
     p.add_argument("--kernel", action="append", default=[], metavar="NAME",
                    help="only this kernel (repeatable)")
+    p.add_argument("--mode", default=None, choices=["auto", "full", "hybrid"],
+                   help="full: the routine becomes C++; hybrid: it stays Fortran and its parallel loop nests "
+                        "become Kokkos kernels it calls; auto (default): full where the rules can, else hybrid")
     p.add_argument("--out", default="port-fortran-out", metavar="DIR", help="output directory")
     p.add_argument("-j", "--jobs", type=int, default=None, help="kernels processed at once")
     p.add_argument("--max-cost", type=float, default=None, metavar="USD",
@@ -104,8 +107,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("translate", help="write a port without building it")
     p.add_argument("source", metavar="FILE")
+    p.add_argument("--mode", default="auto", choices=["auto", "full", "hybrid"],
+                   help="full, hybrid (the routine stays Fortran, its loop nests become kernels) or auto "
+                        "(default: full where the rules can, else hybrid)")
     p.add_argument("--kernel", default=None, metavar="NAME")
     p.add_argument("-o", "--output", required=True, metavar="DIR")
+    _add_source_opts(p)
+
+    p = sub.add_parser("program", help="hybrid port of a main program, proven by comparing what both programs print")
+    p.add_argument("source", metavar="FILE", help="the file holding the main program")
+    p.add_argument("--with", dest="with_sources", action="append", default=[], metavar="SRC",
+                   help="another source the program is built from, compiled before FILE (modules first; repeatable)")
+    p.add_argument("--backends", default="serial,openmp")
+    p.add_argument("--out", default="port-fortran-out", metavar="DIR", help="the port goes to DIR/<program>/")
+    p.add_argument("--ignore", action="append", default=[], metavar="REGEX",
+                   help="output lines to leave out of the comparison (timings; repeatable)")
+    p.add_argument("--rtol", type=float, default=None, metavar="X",
+                   help="relative tolerance of printed numbers (default 1e-9, plus one unit of the last digit)")
+    p.add_argument("--args", default="", metavar="'ARGS'", help="command-line arguments of the program")
+    p.add_argument("--input", action="append", default=[], metavar="FILE",
+                   help="a file the program reads, copied into both programs' working directories (repeatable)")
+    p.add_argument("--stdin", default=None, metavar="FILE", help="what both programs read on standard input")
     _add_source_opts(p)
 
     p = sub.add_parser("verify", help="re-run the proof for an existing port directory")
@@ -172,6 +194,7 @@ HANDLERS = {
     "run": ("port_fortran.pipeline.commands", "cmd_run"),
     "list": ("port_fortran.fortran.commands", "cmd_list"),
     "translate": ("port_fortran.translate.commands", "cmd_translate"),
+    "program": ("port_fortran.harness.program_proof", "cmd_program"),
     "verify": ("port_fortran.harness.commands", "cmd_verify"),
     "bench": ("port_fortran.harness.commands", "cmd_bench"),
     "bindings": ("port_fortran.bindings.commands", "cmd_bindings"),

@@ -21,6 +21,7 @@ Example file::
     python: true                            # one Python module of the verified kernels
     include_dirs: [include]
     defines: {USE_MPI: "0"}
+    mode: auto                              # full | hybrid | auto (full where it can, else hybrid)
     routines:                               # per routine of the tree, per argument
       smooth:
         args:
@@ -43,6 +44,7 @@ from .errors import UserError
 from .records import BACKENDS
 
 DEBUG_STAGES = ("validate", "compile", "run")
+MODES = ("auto", "full", "hybrid")  # translate.hybrid.MODES (config stays importable alone)
 
 
 @dataclass
@@ -87,6 +89,9 @@ class Config:
     # (empty: the sources given to the run)
     module_search: list[str] = field(default_factory=list)
     kernels: list[str] = field(default_factory=list)  # only these kernels (empty: all)
+    # full: the routine becomes C++; hybrid: it stays Fortran and its parallel loop nests become
+    # Kokkos kernels it calls; auto: full where the rules can, hybrid otherwise
+    mode: str = "auto"
     # per routine of the tree: {name: {args: {arg: {extent, dims, range, values}}}} (fortran.program)
     routines: dict[str, dict] = field(default_factory=dict)
     seeds: Optional[int] = None  # random input sets for the differential test (harness default)
@@ -191,6 +196,10 @@ def _build(d: dict, where: str, base: Optional[Config] = None) -> Config:
             if bad or not bs:
                 raise _err(where, key, f"unknown backend(s) {bad or bs!r}; choose from {', '.join(BACKENDS)}")
             cfg.backends = list(dict.fromkeys(bs))
+        elif key == "mode":
+            if v not in MODES:
+                raise _err(where, key, f"expected one of {', '.join(MODES)}, got {v!r}")
+            cfg.mode = v
         elif key in ("base_url", "stages_factory"):
             if v is not None and not isinstance(v, str):
                 raise _err(where, key, f"expected a string, got {v!r}")
@@ -382,6 +391,8 @@ def from_args(args: Any) -> Config:
         flags["base_url"] = args.base_url
     if getattr(args, "kernel", None):
         flags["kernels"] = list(args.kernel)
+    if getattr(args, "mode", None):
+        flags["mode"] = args.mode
     if getattr(args, "jobs", None):
         flags["jobs"] = args.jobs
     if getattr(args, "max_cost", None) is not None:

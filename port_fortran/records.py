@@ -39,6 +39,11 @@ class Port:
     patterns: list[str] = field(default_factory=list)  # parallel_for, mdrange, reduce, serial, atomic, team
     notes: list[str] = field(default_factory=list)  # what the translator decided and why
     options: Optional[TranslateOptions] = None
+    # 'full': the routine became C++ (entry '<k>_kokkos'); 'hybrid': it stays Fortran (a generated
+    # copy of its file in ``files``, entry = its own name) and its parallel loop nests became
+    # Kokkos kernels it calls; ``hybrid`` then holds translate.hybrid.HybridInfo as a dict
+    mode: str = "full"
+    hybrid: Optional[dict] = None
     # loops run in parallel only when a condition on run-time values holds (serial otherwise),
     # e.g. "line 24: do i parallel if incy /= 0"
     versions: list[str] = field(default_factory=list)

@@ -89,7 +89,8 @@ def test_parsl_local_and_process_pool_agree_on_sample_kernels(tmp_path):
     got = results["parsl"]
     if not os.environ.get("PF_BATCH_ALL"):
         assert set(got) == {f"{f}:{k}" for f, ks in SUBSET.items() for k in ks}
-        assert got["relax_io.f:relaxp"][0] == "refused" and got["relax_io.f:relaxp"][1] == "io-in-kernel"
+        # refused as a whole (WRITE in the iteration loop): a hybrid port, proven like the others
+        assert got["relax_io.f:relaxp"] == ("verified", "", (("serial", True),))
     # at least something was really built and proven through each executor
     assert any(status == "verified" and backends == (("serial", True),) for status, _, backends in got.values())
 

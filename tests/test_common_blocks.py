@@ -5,9 +5,10 @@
   by a real gfortran + g++ program;
 * plan: heat1d, heat2d, polyev are no longer refused; their COMMON members are trailing
   parameters of the views-level function; what cannot be laid out for sure is refused;
-* proof: heat1d, heat2d, polyev (read-only COMMON) and accum (tests/data/common/accum.f,
-  which WRITES its block: a counter, a sum and an array) verify against the original
-  through the harness on serial and openmp.
+* proof: heat1d, heat2d, polyev (read-only COMMON), accum (tests/data/common/accum.f,
+  which WRITES its block: a counter, a sum and an array) and crot (tests/data/common/cplx.f,
+  COMPLEX members read and written) verify against the original through the harness on
+  serial and openmp.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 KERNELS = ROOT / "fortran_kernels"
 INCLUDE = KERNELS / "include"
 ACCUM = ROOT / "tests" / "data" / "common" / "accum.f"
+CPLX = ROOT / "tests" / "data" / "common" / "cplx.f"
 
 
 def _kernel(path: Path, name: str):
@@ -95,6 +97,42 @@ int main() {
     assert out == ["11", "2.5", "-7", "0.25", "123456789012", "1.5", "-2.5", "3.5"]
 
 
+@pytest.mark.integration
+def test_complex_struct_matches_gfortran(tmp_path):
+    gf, cxx = shutil.which("gfortran"), shutil.which("g++")
+    if not gf or not cxx:
+        pytest.skip("gfortran and g++ needed")
+    (tmp_path / "set.f") .write_text("""\
+      SUBROUTINE CSET
+      INTEGER NCALL, K
+      COMPLEX*16 ZS, ZH(3)
+      COMPLEX W
+      COMMON /CPLXC/ NCALL, ZS, K, W, ZH
+      NCALL = 3
+      ZS = (1.5D0, -2.5D0)
+      K = 7
+      W = (0.25, 0.75)
+      ZH(3) = (4.0D0, 5.0D0)
+      END
+""")
+    k, _ = _kernel(CPLX, "crot")
+    (b,) = blocks(k)
+    cpp = "\n".join(["#include <cstddef>", "#include <cstdio>", *struct_decl(b), """
+extern "C" void cset_();
+int main() {
+  cset_();
+  std::printf("%d %g %g %d %g %g %g %g\\n", cplxc_.ncall, cplxc_.zs[0], cplxc_.zs[1], cplxc_.k, cplxc_.w[0],
+              cplxc_.w[1], cplxc_.zh[4], cplxc_.zh[5]);
+  return 0;
+}
+"""])
+    (tmp_path / "main.cpp").write_text(cpp)
+    subprocess.run([gf, "-c", "set.f", "-o", "set.o"], cwd=tmp_path, check=True, capture_output=True)
+    subprocess.run([cxx, "-std=c++17", "main.cpp", "set.o", "-lgfortran", "-o", "cx"], cwd=tmp_path, check=True)
+    out = subprocess.run(["./cx"], cwd=tmp_path, check=True, capture_output=True, text=True).stdout.split()
+    assert out == ["3", "1.5", "-2.5", "7", "0.25", "0.75", "4", "5"]
+
+
 # ------------------------------------------------------------------ plan
 
 
@@ -139,20 +177,17 @@ def _refusal(tmp_path, text: str, name: str) -> ir.Diagnostic:
     return ei.value.diagnostics[0] if hasattr(ei.value, "diagnostics") else ei.value.args[1][0]
 
 
-def test_complex_member_refused_with_line(tmp_path):
-    d = _refusal(tmp_path, """\
-      SUBROUTINE CZ(N, X)
-      INTEGER N
-      DOUBLE PRECISION X(N)
-      COMPLEX*16 Z
-      COMMON /CZC/ Z
-      INTEGER I
-      DO 10 I = 1, N
-         X(I) = DBLE(Z)
-   10 CONTINUE
-      END
-""", "cz")
-    assert d.code == "common-block" and "'z'" in d.message and d.line == 4
+def test_complex_members_laid_out_as_gfortran_does():
+    """A COMPLEX is aligned to one part: ZS (COMPLEX*16) right after 4 bytes of padding at
+    8, W (COMPLEX*8) at 28; the struct declares them as arrays of parts."""
+    k, sf = _kernel(CPLX, "crot")
+    (b,) = blocks(k)
+    assert {m.name: m.offset for m in b.members} == {"ncall": 0, "zs": 8, "k": 24, "w": 28, "zh": 40}
+    decl = {m.name: m.declaration() for m in b.members}
+    assert decl["zs"] == "double zs[2];" and decl["w"] == "float w[2];" and decl["zh"] == "double zh[6];"
+    port = translate_kernel(k, sf)
+    assert {"parallel_for"} <= set(port.patterns)
+    assert [m.name for m in used_members(k) if m.written] == ["ncall", "zs", "zh"]
 
 
 def test_callee_with_common_refused(tmp_path):
@@ -190,6 +225,7 @@ CASES = {
     "heat2d": (KERNELS / "heat.f", "heat2d"),
     "polyev": (KERNELS / "polyev.f", "polyev"),
     "accum": (ACCUM, "accum"),
+    "crot": (CPLX, "crot"),
 }
 
 
@@ -221,6 +257,9 @@ def test_common_kernels_verify(built):
         assert written <= names  # written COMMON members are compared
     if h.kernel.name == "polyev":
         assert h.spec.args["ndeg"].range == [0, 8]
+    if h.kernel.name == "crot":
+        assert {a.name: a.intent for a in members} == {"ncall": "inout", "zs": "inout", "k": "in", "w": "in",
+                                                       "zh": "inout"}
     if h.kernel.name == "accum":
         assert {a.name: a.intent for a in members} == {"ncall": "inout", "total": "inout", "scale": "in",
                                                        "hist": "inout"}

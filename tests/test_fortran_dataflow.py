@@ -93,13 +93,44 @@ def test_stop_ends_every_path(tmp_path):
 
 
 def test_unsupported_statement_reads_everything(tmp_path):
+    # a function in the output list: what the statement reads is unknown
     k = kernel(tmp_path, """\
       DO I = 1, N
          A(I) = B(I)
       END DO
-      WRITE (*, *) 'done'
+      WRITE (*, *) 'done', F(N)
 """)
     assert graph(k).is_live_after(first(k, ir.Do), "i")
+
+
+def test_io_statement_reads_the_names_it_mentions(tmp_path):
+    # a diagnostic WRITE after a loop reads T, not the loop variable; an implied DO does not
+    # read its own variable's old value
+    k = kernel(tmp_path, """\
+      T = 0.0D0
+      DO I = 1, N
+         A(I) = B(I)
+      END DO
+      WRITE (*, *) 'done', T, (A(J), J = 1, N)
+""")
+    g = graph(k)
+    assert not g.is_live_after(first(k, ir.Do), "i")
+    assert g.is_live_after(first(k, ir.Assign, line=5), "t")
+    assert first(k, ir.Unsupported).writes == ["j"]
+
+
+def test_io_end_label_is_a_jump(tmp_path):
+    # READ (..., END=20) may jump to 20: X, read there, stays live across the assignment
+    # the fall-through path makes
+    k = kernel(tmp_path, """\
+      X = 1.0D0
+      READ (5, *, END=20) Y
+      X = 2.0D0
+   20 A(1) = X
+""")
+    g = graph(k)
+    assert g.is_live_after(first(k, ir.Assign, line=5), "x")
+    assert first(k, ir.Unsupported).targets == [20]
 
 
 def test_call_does_not_kill(tmp_path):
@@ -166,3 +197,20 @@ def test_reaching_definitions(tmp_path):
     assert g.reaching_defs(do, "t") is None  # from before the routine's statements: not known
     inner = first(k, ir.Assign, line=8)
     assert [d.line for d in g.reaching_defs(inner, "x")] in ([5, 6], [6, 5])
+
+
+def test_entry_statement_is_a_second_start(tmp_path):
+    # after ENTRY E, X may hold the value its caller passed, not the 1.0 assigned above; a
+    # loop before the ENTRY keeps its variable dead (falling through ENTRY reads nothing)
+    k = kernel(tmp_path, """\
+      X = 1.0D0
+      DO I = 1, N
+         A(I) = B(I)
+      END DO
+      ENTRY E(N, A, B, X)
+      A(1) = X
+""")
+    g = graph(k)
+    assert g.reaching_defs(first(k, ir.Assign, line=10), "x") is None
+    assert not g.is_live_after(first(k, ir.Do), "i")
+    assert "x" in g.exposed()

@@ -613,5 +613,26 @@ def test_data_tables_become_constants_unless_assigned(tmp_path):
     poly, cnt = one(sf, "poly"), one(sf, "cnt")
     assert poly.locals["c"].parameter == [1.0, 2.5, 2.5, -3.0] and poly.locals["h"].parameter == 0.5
     assert poly.unsupported == [] and poly.loops()[0].info.parallel
-    assert [(u.construct, u.line) for u in cnt.unsupported] == [("unsupported-construct", 11)]
+    assert [(u.construct, u.line) for u in cnt.unsupported] == [("save-variable", 11)]
     assert "SAVE" in cnt.unsupported[0].reason
+
+
+def test_initialised_locals_never_assigned_are_constants(tmp_path):
+    """An initialiser in the declaration is an implicit SAVE; a table the routine never
+    assigns is really a constant (broadcast when a scalar initialises an array)."""
+    src = """subroutine wts(n, x, y)
+  integer, intent(in) :: n
+  double precision, intent(in) :: x(n)
+  double precision, intent(out) :: y(n)
+  double precision :: w(3) = (/ 0.25d0, 0.5d0, 0.25d0 /), z(2) = 1.5d0
+  integer :: calls = 0, i
+  calls = calls + 1
+  do i = 1, n
+    y(i) = w(2) * x(i) + z(1)
+  end do
+end subroutine
+"""
+    sf = parse(tmp_path, src, name="init.f90")
+    k = one(sf, "wts")
+    assert k.locals["w"].parameter == [0.25, 0.5, 0.25] and k.locals["z"].parameter == [1.5, 1.5]
+    assert [(u.construct, u.line) for u in k.unsupported] == [("save-variable", 6)]

@@ -176,14 +176,19 @@ def test_expected_yaml_well_formed():
         if e["outcome"] == "port":
             assert e.get("patterns"), where
             assert set(e["patterns"]) <= PATTERNS, where
-            assert "reason_code" not in e, where
+            assert e.get("mode", "full") in ("full", "hybrid"), where
+            if e.get("mode") == "hybrid":  # refused as a whole: the reason, and how many nests move
+                assert e.get("reason_code") in REASON_CODES and e.get("reason", "").strip(), where
+                assert isinstance(e.get("nests"), int) and e["nests"] >= 1, where
+            else:
+                assert "reason_code" not in e, where
         else:
             assert e["outcome"] == "refuse", where
             assert e.get("reason_code") in REASON_CODES, where
             assert e.get("reason", "").strip(), where
             assert "patterns" not in e, where
 
-    refused = sum(e["outcome"] == "refuse" for e in entries)
+    refused = sum(e["outcome"] == "refuse" or e.get("mode") == "hybrid" for e in entries)
     assert len(entries) >= 25
     assert refused / len(entries) <= 0.20
 
@@ -208,7 +213,7 @@ def test_expected_covers_every_pattern_and_refusal():
     entries = _expected()
     used = {p for e in entries for p in e.get("patterns", [])}
     assert used == PATTERNS
-    codes = {e["reason_code"] for e in entries if e["outcome"] == "refuse"}
+    codes = {e["reason_code"] for e in entries if e["outcome"] == "refuse" or e.get("mode") == "hybrid"}
     assert {"io-in-kernel", "equivalence", "entry"} <= codes
 
 
@@ -244,7 +249,20 @@ def test_rules_outcome_matches_expected(entry):
     )
     kernel = found[0]
 
-    if entry["outcome"] == "port":
+    if entry.get("mode") == "hybrid":
+        # the full port is refused for the stated reason; --mode auto makes it a hybrid port
+        from port_fortran.translate.hybrid import translate_mode
+
+        with pytest.raises(TranslationRefused) as info:
+            translate_kernel(kernel, source)
+        assert entry["reason_code"] in [d.code for d in info.value.diagnostics]
+        port = translate_mode(kernel, source, None, "auto")
+        assert port.mode == "hybrid", port.notes
+        assert len(port.hybrid["outlined"]) == entry["nests"], port.notes
+        missing = [p for p in entry["patterns"] if p not in port.patterns]
+        assert not missing, f"patterns {port.patterns} lack {missing}; notes: {port.notes}"
+        assert port.hybrid["source"] in port.files and f"{kernel.name}.kokkos.cpp" in port.files
+    elif entry["outcome"] == "port":
         try:
             port = translate_kernel(kernel, source)
         except TranslationRefused as exc:

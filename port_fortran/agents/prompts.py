@@ -102,7 +102,9 @@ def entry_signature(kernel: ir.Kernel, header: Optional[str] = None) -> str:
     translator's scaffold writes it), else derived from the IR."""
     if header:
         decls = header_declarations(header)
-        if any(f"{kernel.name}_kokkos(" in d.replace(" (", "(") for d in decls):
+        # a full port declares <k>_kokkos; a hybrid port one extern "C" entry per outlined nest
+        if any(f"{kernel.name}_kokkos(" in d.replace(" (", "(") for d in decls) or \
+                any(d.startswith('extern "C"') for d in decls):
             return ";\n".join(decls) + ";"
     return derived_signature(kernel)
 
@@ -124,6 +126,7 @@ def header_declarations(header: str) -> list[str]:
 def render(template: str, **ctx: Any) -> list[tuple[str, str]]:
     ctx.setdefault("kokkos_versions", KOKKOS_VERSIONS)
     ctx.setdefault("compat_api", COMPAT_API)
+    ctx.setdefault("hybrid", None)  # a hybrid port's summary: which nests are kernels, what stays Fortran
     text = _env.get_template(template).render(**ctx)
     system, _, user = text.partition(_SPLIT)
     return [("system", system.strip()), ("human", user.strip())]

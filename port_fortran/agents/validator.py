@@ -5,9 +5,10 @@
    ``file-io`` (fopen, streams, FILE*, system(), popen: a port must not read the
    reference or write results aside), ``calls-original`` (the original Fortran routine
    ``<k>_`` or an ``extern "C"`` declaration of ``<k>``), ``missing-entry`` (no
-   ``<k>_kokkos`` definition), ``hard-coded-output`` (big numeric initialisers, many
-   literals with more than 8 significant digits that are not constants of the original:
-   stencil weights copied from the Fortran are the port's right, see :func:`source_constants`);
+   ``<k>_kokkos`` definition; for a hybrid port, no definition of one of its outlined
+   nests' entries), ``hard-coded-output`` (big numeric initialisers, many literals with
+   more than 8 significant digits that are not constants of the original: stencil weights
+   copied from the Fortran are the port's right, see :func:`source_constants`);
 3. syntax check with the host compiler: ``g++ -fsyntax-only -std=c++17 -I<kokkos include>
    -I<port dir> -DPF_BACKEND_<B>`` (``syntax-error`` diagnostics, with their lines).
 
@@ -118,11 +119,12 @@ def _is_source_constant(lit: str, constants: list[float]) -> bool:
 
 
 def check_patterns(code: str, kernel: str, entry: Optional[str] = None, file: str = "",
-                   constants: tuple = ()) -> list[Diagnostic]:
-    """Forbidden patterns in ``code`` (the port's .cpp) for kernel ``kernel``.
+                   constants: tuple = (), entries: Optional[list[str]] = None) -> list[Diagnostic]:
+    """Forbidden patterns in ``code`` (the port's .cpp) for kernel ``kernel``; ``entries``:
+    every entry the port must define (a hybrid port's outlined nests), else ``entry``.
     ``constants``: the original's own numbers (:func:`source_constants`); a literal equal
     to one of them is never evidence of a hard-coded result."""
-    entry = entry or f"{kernel}_kokkos"
+    entries = list(entries or [entry or f"{kernel}_kokkos"])
     src = strip_comments_and_strings(code)
     diags: list[Diagnostic] = []
     io = sorted(((m.start(), what) for rx, what in _FILE_IO for m in [re.search(rx, src)] if m))
@@ -141,9 +143,10 @@ def check_patterns(code: str, kernel: str, entry: Optional[str] = None, file: st
         if m:
             diags.append(Diagnostic("calls-original", f"declares the original routine '{kernel}' extern \"C\": the "
                                                       "port must not call it", _line_of(src, m.start()), file))
-    if not re.search(rf"\b{re.escape(entry)}\s*\([^;{{]*\)\s*(noexcept\s*)?\{{", src):
-        diags.append(Diagnostic("missing-entry", f"no definition of the entry point extern \"C\" void {entry}(...)",
-                                1, file))
+    for entry in entries:
+        if not re.search(rf"\b{re.escape(entry)}\s*\([^;{{]*\)\s*(noexcept\s*)?\{{", src):
+            diags.append(Diagnostic("missing-entry", f"no definition of the entry point extern \"C\" void {entry}(...)",
+                                    1, file))
     # hard-coded outputs
     consts = sorted({abs(c) for c in constants})
     longs = [m for m in _LONG_FLOAT.finditer(src)
@@ -207,6 +210,20 @@ def syntax_check(cpp_path: Path, port_dir: Path, backend: str = "serial", timeou
                               cpp_path.name)]
 
 
+def required_entries(port_dir, kernel: str) -> list[str]:
+    """The extern "C" entries a port must define: ``<k>_kokkos``, or for a hybrid port
+    (``hybrid.json`` in the port directory) the entry of each outlined loop nest."""
+    import json
+
+    p = Path(port_dir) / "hybrid.json"
+    if p.is_file():
+        try:
+            return [o["entry"] for o in json.loads(p.read_text()).get("outlined", [])] or [f"{kernel}_kokkos"]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    return [f"{kernel}_kokkos"]
+
+
 def validate(code: str, kernel: str, port_dir: str | Path, *, backend: str = "serial", compile_check: bool = True,
              file_name: Optional[str] = None, include_dirs: tuple[str, ...] = (),
              constants: tuple = ()) -> tuple[str, list[Diagnostic]]:
@@ -214,11 +231,12 @@ def validate(code: str, kernel: str, port_dir: str | Path, *, backend: str = "se
     ``<k>.kokkos.cpp``; the syntax check runs on a copy beside the port's header so the
     port's files are not touched. ``constants``: the original's numbers (see
     :func:`source_constants`)."""
-    clean = extract_code(code, f"{kernel}_kokkos") if "```" in code or "~~~" in code else code
+    entries = required_entries(port_dir, kernel)
+    clean = extract_code(code, entries[0]) if "```" in code or "~~~" in code else code
     if not clean.strip():
         return "", [Diagnostic("no-code", "the answer contains no C++ code", 0, file_name or "")]
     name = file_name or f"{kernel}.kokkos.cpp"
-    diags = check_patterns(clean, kernel, file=name, constants=constants)
+    diags = check_patterns(clean, kernel, file=name, constants=constants, entries=entries)
     if diags or not compile_check:
         return clean, diags
     port_dir = Path(port_dir)

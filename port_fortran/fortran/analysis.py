@@ -27,8 +27,10 @@ def analyse_file(sf: ir.SourceFile) -> None:
                                                    k.line_start, k.file))
         if before == [[a.intent for a in k.args] for k in sf.kernels]:
             break
-    for k in sf.kernels:
+    for k in sf.kernels + sf.program_units:
         try:
+            if k.kind == "program":
+                infer_intents(k, callees)
             analyse_loops(k)
             argument_facts(k)
         except Exception as exc:

@@ -226,6 +226,20 @@ def raw_line(node) -> int:
     return 0
 
 
+def last_raw_line(node) -> int:
+    """The last line (of the text fparser read) a statement or construct spans: its own
+    end for a statement (continuation lines included), its last statement's for a construct."""
+    item = getattr(node, "item", None)
+    if item is not None and getattr(item, "span", None):
+        return item.span[1]
+    for c in reversed(getattr(node, "children", None) or []):
+        if isinstance(c, Base):
+            ln = last_raw_line(c)
+            if ln:
+                return ln
+    return 0
+
+
 def stmt_label(node) -> Optional[int]:
     item = getattr(node, "item", None)
     lab = getattr(item, "label", None) if item is not None else None
@@ -621,6 +635,7 @@ class DeclBuilder:
         self.data_values: dict[str, Any] = {}
         self.data_sets: list[tuple[list[str], list, Any]] = []  # DATA: (names, values, node)
         self.stmt_functions: list = []  # Stmt_Function_Stmt nodes, decided after the spec part
+        self.equivalences: list[list[str]] = []  # EQUIVALENCE classes (names), merged
 
     def eb(self) -> ExprBuilder:
         return ExprBuilder(self.scope, self.user_functions)
@@ -923,8 +938,12 @@ class DeclBuilder:
                     except Exception:
                         self.data_values[name] = None
                     if self.scope.module is None or self.scope.parent is not None:
-                        self.unsup(n, "unsupported-construct",
-                                   f"initialised local {name} (implicit SAVE) is not modelled")
+                        value = self.data_values[name]
+                        if value is None:
+                            self.unsup(n, "unsupported-construct",
+                                       f"initialised local {name} (implicit SAVE) with a value that is not constant")
+                        else:  # like DATA: a constant table unless the routine assigns it (then SAVE state)
+                            self.data_sets.append(([name], value if isinstance(value, list) else [value], n))
         if kind_error is not None:
             raise kind_error
 
@@ -1029,6 +1048,13 @@ class DeclBuilder:
 
     def s_Equivalence_Stmt(self, n):
         self.unsup(n, "equivalence", "EQUIVALENCE makes variables share storage; the IR cannot model the aliasing")
+        for eset in list_items(n.items[1]):
+            objs = [eset.items[0]] + list_items(eset.items[1])
+            names = {lname(o) if type(o).__name__ == "Name" else lname(o.items[0]) for o in objs}
+            for cls in [c for c in self.equivalences if names & set(c)]:  # sets sharing a name: one class
+                names |= set(cls)
+                self.equivalences.remove(cls)
+            self.equivalences.append(sorted(names))
 
     def s_Cray_Pointer_Stmt(self, n):
         self.unsup(n, "cray-pointer", "Cray POINTER is not modelled")
@@ -1167,14 +1193,21 @@ class StmtBuilder:
             construct, reason, text = self.src.replaced[raw]
             return [ir.Unsupported(construct, reason, text, line=self.line(n), label=stmt_label(n))]
         if cls in _IO:
-            return [self.unsup(n, "io-in-kernel", f"{cls.split('_')[0].upper()} statement (I/O) inside a kernel")]
+            u = self.unsup(n, "io-in-kernel", f"{cls.split('_')[0].upper()} statement (I/O) inside a kernel")
+            u.reads, u.writes, u.targets = self.io_effects(n)
+            return [u]
         meth = getattr(self, "s_" + cls, None)
         if meth is None:
             return [self.unsup(n, "unsupported-construct", f"{cls.replace('_', ' ')} is not modelled")]
         try:
             res = meth(n)
         except Unsup as u:
-            return [self.unsup(n, u.construct, u.reason)]
+            out = self.unsup(n, u.construct, u.reason)
+            if cls in ("Allocate_Stmt", "Deallocate_Stmt"):  # reads its bounds, (re)defines its objects
+                out.reads, out.writes, out.targets = self.io_effects(n)
+            elif cls == "Entry_Stmt":  # reads nothing when control falls through it (the flow graph
+                out.reads = []         # adds the entry from outside)
+            return [out]
         except Exception as exc:  # a form this visitor does not know: kept, explained
             return [self.unsup(n, "unsupported-construct",
                                f"{cls.replace('_', ' ')} not modelled ({type(exc).__name__}: {exc})")]
@@ -1189,6 +1222,48 @@ class StmtBuilder:
 
     def e(self, n) -> ir.Expr:
         return self.eb.expr(n)
+
+    _IO_WRITTEN_SPECS = {"IOSTAT", "IOMSG", "SIZE", "NEWUNIT", "ID"}
+
+    def io_effects(self, n) -> tuple[Optional[list[str]], Optional[list[str]], list[int]]:
+        """(names an I/O (or ALLOCATE/DEALLOCATE) statement may read, names it may assign,
+        labels it may jump to).
+        Reads are None (unknown) when it references a function (or a substring, a
+        namelist): then it may read anything. FORMAT does nothing when executed."""
+        from fparser.two.utils import walk as fwalk
+        cls = type(n).__name__
+        if cls == "Format_Stmt":
+            return [], [], []
+        names: list[str] = []
+        writes: list[str] = []
+        targets: list[int] = []
+        unknown = False
+        for x in fwalk(n):
+            t = type(x).__name__
+            if t in ("Part_Ref", "Function_Reference", "Structure_Constructor"):
+                s = self.scope.lookup(lname(x.items[0]))
+                if not (s is not None and s.dims):
+                    unknown = True  # a function reference or a substring
+            elif t == "Name":
+                names.append(lname(x))
+            elif t == "Io_Implied_Do_Control":
+                writes.append(lname(x.items[0]))
+            elif t == "Io_Control_Spec":
+                kw = (x.items[0] or "").upper()
+                if kw in ("ERR", "END", "EOR"):
+                    try:
+                        targets.append(int(str(x.items[1])))
+                    except ValueError:
+                        unknown = True
+                elif kw == "NML":
+                    unknown = True
+                elif kw in self._IO_WRITTEN_SPECS or (kw in ("", "UNIT") and cls == "Write_Stmt"):
+                    # IOSTAT= and the like; an internal file written
+                    writes += [lname(y) for y in fwalk(x.items[1]) if type(y).__name__ == "Name"]
+        if cls in ("Read_Stmt", "Inquire_Stmt", "Open_Stmt", "Allocate_Stmt", "Deallocate_Stmt"):
+            writes = list(names)  # what a READ fills, what INQUIRE reports, what ALLOCATE defines
+        names = list(dict.fromkeys(names))
+        return (None if unknown else names), list(dict.fromkeys(writes)), targets
 
     def _stamp(self, s: ir.Stmt, n) -> ir.Stmt:
         s.line = self.line(n)
@@ -1430,6 +1505,7 @@ class StmtBuilder:
         else:
             ctl = head.items[1]
         body_nodes = list(rest)
+        last_raw = last_raw_line(body_nodes[-1]) if body_nodes else 0
         if body_nodes and type(body_nodes[-1]).__name__ == "End_Do_Stmt":
             end = body_nodes.pop()
             lab = stmt_label(end)
@@ -1457,6 +1533,8 @@ class StmtBuilder:
             return ir.Unsupported(u.construct, u.reason, str(head), line=line, label=label)
         node.line = line
         node.label = label
+        if isinstance(node, ir.Do) and last_raw:
+            node.end_line = self.src.origin(last_raw).main_line
         return node
 
     def block_with_enddo(self, nodes):
@@ -1635,35 +1713,26 @@ class FileBuilder:
                         self.kernel(p, Scope(scope, module=None), name)
 
     def program(self, u):
-        """A main program is not a kernel (the hybrid mode handles its loops); its internal
-        procedures are, with the program's variables as host variables. A program without
-        a PROGRAM statement is named ``main`` (gfortran's MAIN__)."""
+        """A main program is not a kernel: its IR goes to ``program_units`` (hybrid ports
+        outline its loops); its internal procedures are kernels, with the program's variables
+        as host variables. A program without a PROGRAM statement is named ``main``
+        (gfortran's MAIN__)."""
         kids = stmt_children(u)
         head = kids[0]
         pname = lname(head.items[1]) if type(head).__name__ == "Program_Stmt" else "main"
         self.out.programs.append(pname)
-        scope = Scope()
         for c in kids:
-            if type(c).__name__ == "Specification_Part":
-                DeclBuilder(scope, self.src, self.modules, self.user_functions).visit(c)
-        internal = [c for c in kids if type(c).__name__ == "Internal_Subprogram_Part"]
-        if internal:
-            # variables the program types implicitly (by using them) are host variables too
-            body = []
-            for c in kids:
-                if type(c).__name__ == "Execution_Part":
-                    body = StmtBuilder(scope, self.src, self.user_functions).block(children(c))
-            for nm in referenced_names(body):
-                if scope.lookup(nm) is None and scope.type_of(nm) is not None:
-                    scope.local(nm).ftype = scope.type_of(nm)
-        for c in internal:
             if type(c).__name__ == "Internal_Subprogram_Part":
                 for p in stmt_children(c):
                     if type(p).__name__ in ("Subroutine_Subprogram", "Function_Subprogram"):
-                        name = lname(stmt_children(p)[0].items[1])
-                        self.out.internal_procedures.append(f"{pname}:{name}")
-                        self._guard(p, lambda x: self.kernel(x, Scope(scope), None, host=pname,
-                                                             host_kind="program"))
+                        self.out.internal_procedures.append(f"{pname}:{lname(stmt_children(p)[0].items[1])}")
+        try:
+            self.kernel(u, Scope(), None, program=pname)
+        except Exception as exc:  # the program stays listed; what failed is its IR, kept as the reason
+            line = stmt_line(head, self.src)
+            why = ir.Unsupported("internal-error", f"front end failed on the main program: {type(exc).__name__}: {exc}",
+                                 line=line)
+            self.out.program_units.append(ir.Kernel(pname, "program", self.src.path, line, line, unsupported=[why]))
 
     def _missing_include_hint(self) -> str:
         """Why a name may have no type: an INCLUDE of the file was not found."""
@@ -1674,8 +1743,9 @@ class FileBuilder:
         return ": the routine would not compile"
 
     def _apply_data(self, k: ir.Kernel, db: DeclBuilder, scope: Scope) -> None:
-        """DATA-initialised locals never assigned in the kernel are constants (their values
-        go to ``Variable.parameter``); assigned ones are SAVE state: Unsupported."""
+        """Locals initialised by DATA or in their declaration and never assigned in the
+        kernel are constants (their values go to ``Variable.parameter``); assigned ones are
+        SAVE state: Unsupported (code ``save-variable``)."""
         written = set()
         for s in ir.walk(k.body):
             if isinstance(s, ir.Assign):
@@ -1684,6 +1754,8 @@ class FileBuilder:
                 written |= {a.name for a in s.args if isinstance(a, (ir.Name, ir.ArrayRef))}
             elif isinstance(s, ir.Do):
                 written.add(s.var)
+            elif isinstance(s, ir.Unsupported) and s.writes:  # READ into it, and the like
+                written |= set(s.writes)
         env = scope.params()
         for names, values, node in db.data_sets:
             line = stmt_line(node, self.src)
@@ -1691,9 +1763,11 @@ class FileBuilder:
             for nm in names:
                 v = k.locals.get(nm)
                 if v is None or nm in written or v.common is not None:
-                    why = "is an argument or COMMON variable" if v is None or v.common is not None else \
-                        "is assigned in the kernel, so it keeps its value between calls (SAVE)"
-                    k.unsupported.append(ir.Unsupported("unsupported-construct", f"DATA-initialised {nm} {why}",
+                    state = v is not None and v.common is None  # assigned: it keeps its value between calls
+                    why = "is assigned in the routine, so it keeps its value between calls (SAVE)" if state else \
+                        "is an argument or COMMON variable"
+                    k.unsupported.append(ir.Unsupported("save-variable" if state else "unsupported-construct",
+                                                        f"{nm}, initialised (DATA or in its declaration), {why}",
                                                         str(node).strip(), line=line))
                     return
                 size = 1
@@ -1705,6 +1779,8 @@ class FileBuilder:
                     k.unsupported.append(ir.Unsupported("unsupported-construct", f"DATA for {nm} of unknown size",
                                                         str(node).strip(), line=line))
                     return
+                if len(names) == 1 and len(values) == 1 and size > 1:
+                    values = values * size  # REAL :: A(10) = 0.0: every element
                 chunk = values[pos:pos + size]
                 pos += size
                 if len(chunk) != size:
@@ -1717,18 +1793,24 @@ class FileBuilder:
                 v.save = True
 
     def kernel(self, u, scope: Scope, module: Optional[str], host: Optional[str] = None,
-               host_kind: str = "routine") -> ir.Kernel:
+               host_kind: str = "routine", program: Optional[str] = None) -> ir.Kernel:
+        """The IR of a subroutine or function (appended to ``kernels``), or with ``program``
+        of a main program of that name (appended to ``program_units``); internal procedures
+        become kernels with this unit as their host."""
         kids = stmt_children(u)
         head = kids[0]
         kind = "function" if type(head).__name__ == "Function_Stmt" else "subroutine"
-        name = lname(head.items[1])
         arg_names = []
         alt_return = False
-        for a in list_items(head.items[2]):
-            if str(a).strip() == "*":
-                alt_return = True
-                continue
-            arg_names.append(lname(a))
+        if program is not None:
+            kind, name = "program", program
+        else:
+            name = lname(head.items[1])
+            for a in list_items(head.items[2]):
+                if str(a).strip() == "*":
+                    alt_return = True
+                    continue
+                arg_names.append(lname(a))
         start = stmt_line(head, self.src)
         end_node = kids[-1]
         end_raw = end_node.item.span[1] if getattr(end_node, "item", None) is not None else raw_line(end_node)
@@ -1772,6 +1854,7 @@ class FileBuilder:
         k.implicit_none = scope.implicit_none
         k.uses = db.uses
         k.commons = db.commons
+        k.equivalences = [list(c) for c in db.equivalences]
         k.diagnostics = list(db.diagnostics)
         if alt_return:
             k.unsupported.append(ir.Unsupported("unsupported-construct", "alternate return argument (*)", str(head), line=start))
@@ -1865,7 +1948,10 @@ class FileBuilder:
         if host is not None:
             k.diagnostics.append(ir.Diagnostic("internal-procedure", f"{name} is an internal procedure of {host_kind} "
                                                f"{host}", start))
-        self.out.kernels.append(k)
+        if program is not None:  # a main program: not a kernel (its internal procedures are)
+            self.out.program_units.append(k)
+        else:
+            self.out.kernels.append(k)
         if internal:
             # the routine's implicitly typed variables are host variables of its internal
             # procedures too (they are not in the scope until now)

@@ -69,14 +69,46 @@ def _top_loops(body: list[ir.Stmt]) -> list[ir.Stmt]:
     return out
 
 
-def kernel_line(k: ir.Kernel) -> str:
+def port_mode(k: ir.Kernel, sf: ir.SourceFile, text: str, program=None) -> dict:
+    """How ``--mode auto`` would port the kernel: {'mode': 'full'|'hybrid'|'refused', ...}
+    with, for a hybrid port, its nests and what stays Fortran; for a refusal, the reason."""
+    from ..records import TranslationRefused
+    from ..translate.hybrid import summary, translate_mode
+
+    try:
+        port = translate_mode(k, sf, None, "hybrid" if k.kind == "program" else "auto", text, program=program)
+    except TranslationRefused as exc:
+        d = exc.diagnostics[0] if exc.diagnostics else ir.Diagnostic("refused", str(exc), k.line_start)
+        return {"mode": "refused", "code": d.code, "line": d.line, "message": d.message}
+    except Exception as exc:  # a translator bug must not hide the listing
+        return {"mode": "refused", "code": "internal-error", "line": k.line_start, "message": f"{type(exc).__name__}: {exc}"}
+    if port.mode != "hybrid":
+        return {"mode": "full", "patterns": list(port.patterns)}
+    return {"mode": "hybrid", "patterns": list(port.patterns), **summary(port.hybrid)}
+
+
+def mode_text(m: dict) -> str:
+    if m["mode"] == "full":
+        return "mode: full"
+    if m["mode"] == "refused":
+        return f"mode: none (L{m['line']}:{m['code']})"
+    nests = ", ".join(f"L{o['line']}" for o in m["outlined"])
+    kept = ", ".join(f"L{x['line']}:{x['code']}" for x in m["kept"])
+    return f"mode: hybrid, {len(m['outlined'])} of {m['nests']} nests as kernels ({nests})" + \
+        (f", kept in Fortran: {kept}" if kept else "")
+
+
+def kernel_line(k: ir.Kernel, mode: dict | None = None) -> str:
     where = f"{k.file}:{k.line_start}"
     name = f"{k.module}::{k.name}" if k.module else k.name
-    parts = [f"{where}: {k.kind} {name}({', '.join(_arg_text(a) for a in k.args)})"]
+    args = "" if k.kind == "program" else f"({', '.join(_arg_text(a) for a in k.args)})"
+    parts = [f"{where}: {k.kind} {name}{args}"]
     loops = [_loop_text(s) for s in _top_loops(k.body)]
     parts.append("loops: " + (" ".join(loops) if loops else "none"))
     if k.unsupported:
         parts.append("unsupported: " + ", ".join(f"L{u.line}:{u.construct}" for u in k.unsupported))
+    if mode is not None:
+        parts.append(mode_text(mode))
     return " | ".join(parts)
 
 
@@ -97,8 +129,9 @@ def _loop_json(s: ir.Stmt) -> dict:
     return d
 
 
-def kernel_json(k: ir.Kernel) -> dict:
+def kernel_json(k: ir.Kernel, mode: dict | None = None) -> dict:
     return {
+        "mode": mode,
         "name": k.name, "kind": k.kind, "file": k.file, "line": k.line_start, "line_end": k.line_end,
         "module": k.module,
         "args": [{"name": a.name, "type": str(a.ftype), "rank": a.rank, "intent": a.intent,
@@ -150,6 +183,11 @@ def cmd_list(args) -> int:
                          parse=lambda p, inc, d, modules=None: parse_with_modules(p, inc, d, modules, search))
     for f in files:
         sf = prog.file(f)
+        try:
+            text = open(f, errors="replace").read()
+        except OSError:
+            text = ""
+        modes = {k.name: port_mode(k, sf, text, prog) for k in sf.kernels + sf.program_units} if text else {}
         if sf.errors:
             bad = True
         if args.json:
@@ -157,7 +195,9 @@ def cmd_list(args) -> int:
                              "internal_procedures": sf.internal_procedures, "missing_modules": sf.missing_modules,
                              "errors": [{"code": e.code, "message": e.message, "file": e.file or sf.path, "line": e.line}
                                         for e in sf.errors],
-                             "kernels": [{**kernel_json(k), **prog.routine_json(k)} for k in sf.kernels]})
+                             "kernels": [{**kernel_json(k, modes.get(k.name)), **prog.routine_json(k)}
+                                         for k in sf.kernels],
+                             "program_units": [kernel_json(k, modes.get(k.name)) for k in sf.program_units]})
             continue
         for e in sf.errors:
             print(f"{e.file or sf.path}:{e.line}: error: {e.message}", file=sys.stderr)
@@ -165,7 +205,9 @@ def cmd_list(args) -> int:
             print(f"{sf.path}:{line}: note: module {m} is not in this file nor in the files given: what uses its "
                   "names is refused (give the file that defines it)", file=sys.stderr)
         for k in sf.kernels:
-            print(" | ".join([kernel_line(k)] + _calls_text(prog, k)))
+            print(" | ".join([kernel_line(k, modes.get(k.name))] + _calls_text(prog, k)))
+        for k in sf.program_units:
+            print(kernel_line(k, modes.get(k.name)))
         if not sf.kernels and not sf.errors:
             what = []
             if sf.programs:

@@ -10,9 +10,11 @@ GOTO included: a labelled jump goes to the statement carrying the label wherever
 arithmetic and computed GOTOs branch to each of their labels; EXIT/CYCLE go to the exit
 and the increment of their loop (by construct name when given); a DO may run zero times;
 RETURN leaves the routine (the names live at its end are read there), STOP ends the
-program (nothing is read after it). Conservative where the IR cannot see: a CALL or a user
+program (nothing is read after it); an ENTRY statement is a second start (values there may
+come from outside). Conservative where the IR cannot see: a CALL or a user
 function reads every global name (COMMON, module and SAVE variables) and the names it is
-passed; an ``Unsupported`` statement (I/O and the like) reads every name. A call never
+passed; an ``Unsupported`` statement reads every name, unless the front end listed what it
+reads (I/O statements: the names they mention; their ERR=/END=/EOR= labels are jumps). A call never
 *kills* a value (it may leave it alone), so it never makes a value dead.
 
 Pure: builds a graph from a statement list, computes fixed points with bit sets.
@@ -76,7 +78,8 @@ def stmt_uses_defs(s: ir.Stmt, globals_: frozenset = frozenset()) -> tuple[set[s
             uses |= _names(a)
         return uses, set()
     if isinstance(s, ir.Unsupported):
-        return {ALL}, set()
+        # what the front end could tell (I/O statements: the names they mention); else anything
+        return ({ALL} if s.reads is None else set(s.reads)), set()
     if isinstance(s, ir.Return):
         return set(), set()
     exprs = ir.stmt_exprs(s)
@@ -112,6 +115,9 @@ class FlowGraph:
                 self._labels.setdefault(s.label, s)
         first = self._block(body, self.exit.id, [])
         self.entry.succ.append(first)
+        for n in list(self.nodes):  # ENTRY statements: the routine can also start there
+            if isinstance(n.stmt, ir.Unsupported) and n.stmt.construct == "entry":
+                self.entry.succ.append(n.id)
         for node, labels in self._gotos:
             for lab in labels:
                 target = self._labels.get(lab)
@@ -185,6 +191,9 @@ class FlowGraph:
                 n.succ.append(nxt)
             elif isinstance(s, ir.ArithmeticIf):
                 self._gotos.append((n, list(dict.fromkeys(s.labels))))
+            elif isinstance(s, ir.Unsupported) and s.targets:  # ERR=, END=, EOR= of an I/O statement
+                self._gotos.append((n, list(dict.fromkeys(s.targets))))
+                n.succ.append(nxt)
             elif isinstance(s, (ir.Exit, ir.Cycle)):
                 loop = self._loop(loops, s.construct_name)
                 if loop is None:  # not inside a loop of this list: leaves it
@@ -319,8 +328,12 @@ class FlowGraph:
         return False
 
     def exposed(self) -> frozenset:
-        """Names read before any certain assignment on some path from the start of the list."""
-        return self._names_of(self._live_in(self.entry.succ[0]))
+        """Names read before any certain assignment on some path from the start of the list
+        (or from an ENTRY statement in it)."""
+        mask = 0
+        for s in self.entry.succ:
+            mask |= self._live_in(s)
+        return self._names_of(mask)
 
     # ------------------------------------------------------------------ reaching definitions
     def reaching_defs(self, s: ir.Stmt, name: str) -> Optional[list[ir.Stmt]]:

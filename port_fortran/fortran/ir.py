@@ -238,6 +238,9 @@ class Do(Stmt):
     construct_name: Optional[str] = None
     end_label: Optional[int] = None  # label that terminates a labelled DO
     info: LoopInfo = field(default_factory=LoopInfo)
+    # last line of the construct in the main file: its END DO or terminating statement
+    # (continuation lines included); 0 when unknown
+    end_line: int = field(default=0, kw_only=True)
 
 
 @dataclass
@@ -333,6 +336,12 @@ class Unsupported(Stmt):
     construct: str
     reason: str
     text: str = ""
+    # what the statement does, where the front end can tell (I/O statements): the names it
+    # may read (None: unknown, it may read anything), may assign, and the labels it may
+    # jump to (ERR=, END=, EOR=)
+    reads: Optional[list[str]] = None
+    writes: Optional[list[str]] = None
+    targets: list[int] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- declarations
@@ -390,7 +399,7 @@ class CommonBlock:
 @dataclass
 class Kernel:
     name: str
-    kind: str  # 'subroutine' | 'function'
+    kind: str  # 'subroutine' | 'function' | 'program' (SourceFile.program_units)
     file: str
     line_start: int
     line_end: int
@@ -410,6 +419,8 @@ class Kernel:
     implicit_none: bool = False
     source_text: str = ""  # the routine's original text (for the LLM and reports)
     diagnostics: list[Diagnostic] = field(default_factory=list)  # warnings from analysis
+    # EQUIVALENCE: the names of each storage-association class (sets sharing a name merged)
+    equivalences: list[list[str]] = field(default_factory=list)
 
     def arg(self, name: str) -> Argument:
         for a in self.args:
@@ -456,6 +467,10 @@ class SourceFile:
     preprocessed: bool = False
     # internal procedures of main programs ("program:name"); each is also a kernel (Kernel.host)
     internal_procedures: list[str] = field(default_factory=list)
+    # main programs as Kernels of kind 'program' (no arguments), analysed like kernels; not
+    # in ``kernels`` (a program is not a routine to port and prove with random inputs; it can
+    # become a hybrid port proven by running it)
+    program_units: list[Kernel] = field(default_factory=list)
     # per module of the file: its entities by name -> 'variable' | 'parameter' | 'procedure'
     # | 'generic:<specific>,<specific>...' (what other files of the program can USE)
     module_entities: dict[str, dict[str, str]] = field(default_factory=dict)

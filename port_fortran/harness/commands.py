@@ -12,14 +12,14 @@ from ..records import BACKENDS
 
 
 def load_harness(port_dir: str, **kw):
-    from .core import Harness
+    from .hybrid import make_harness
 
     kernel, sf, meta, prog = load_port_meta(port_dir)
     if prog is not None:
         kw["program"] = prog
-    return Harness(kernel, sf, Path(port_dir), include_dirs=meta.get("include_dirs", []),
-                   defines=meta.get("defines", {}), fflags=meta.get("fflags", []),
-                   module_search=meta.get("module_search", []), **kw)
+    return make_harness(kernel, sf, Path(port_dir), include_dirs=meta.get("include_dirs", []),
+                        defines=meta.get("defines", {}), fflags=meta.get("fflags", []),
+                        module_search=meta.get("module_search", []), **kw)
 
 
 def load_port_meta(port_dir):

@@ -1,4 +1,4 @@
-"""COMMON members as harness inputs and outputs (pure).
+"""COMMON members and module variables as harness inputs and outputs (pure).
 
 A kernel that uses COMMON reads (and may write) state its caller put in the block. For the
 differential test the members the kernel uses become extra arguments of a *driven* kernel
@@ -10,6 +10,9 @@ drivers differ: the Fortran driver declares the block exactly as the kernel does
 member, in order, same types and bounds) and reads the records into it before the call;
 the C++ driver *defines* gfortran's symbol for the block with the port's struct layout
 (the original is not linked into it) and copies the records in and out the same way.
+Module variables the routine uses are driven the same way for a routine that stays Fortran
+(a hybrid port: its modern driver is the Fortran driver): the driver USEs the module and
+reads the records into them before the call.
 """
 from __future__ import annotations
 
@@ -30,27 +33,82 @@ def _blocks(kernel: ir.Kernel) -> list[Block]:
 
 
 def driven_kernel(kernel: ir.Kernel) -> ir.Kernel:
-    """``kernel`` with the COMMON members it uses appended to ``args`` (the kernel itself
-    when it uses none). Never mutates ``kernel``."""
-    if not kernel.commons:
-        return kernel
-    _blocks(kernel)
-    members = used_members(kernel)
-    if not members:
+    """``kernel`` with the COMMON members it uses appended to ``args``, then the module
+    variables it uses (``module`` set; only a routine that stays Fortran, a hybrid port, is
+    driven with them: a full port refuses module variables); the kernel itself when it uses
+    neither. Never mutates ``kernel``. Raises UserError for module state the harness cannot
+    set (:func:`module_state_problems`)."""
+    members = []
+    if kernel.commons:
+        _blocks(kernel)
+        members = used_members(kernel)
+    mods = module_members(kernel)
+    if not members and not mods:
         return kernel
     k = copy.copy(kernel)
     k.args = list(kernel.args)
-    for i, m in enumerate(members):
-        lit = lambda v: ir.Literal(v, str(v), ftype=ir.INTEGER)  # noqa: E731
+    lit = lambda v: ir.Literal(v, str(v), ftype=ir.INTEGER)  # noqa: E731
+    for m in members:
         dims = [ir.Dim(lit(lo), lit(hi)) for lo, hi in m.bounds]
         k.args.append(ir.Argument(m.name, m.ftype, dims, common=m.block, line=m.line,
-                                  position=len(kernel.args) + i, intent="inout" if m.written else "in",
+                                  position=len(k.args), intent="inout" if m.written else "in",
                                   intent_declared=True))
+    for name, v, bounds, written in mods:
+        dims = [ir.Dim(lit(lo), lit(hi)) for lo, hi in bounds]
+        k.args.append(ir.Argument(name, v.ftype, dims, module=v.module, line=v.line, position=len(k.args),
+                                  intent="inout" if written else "in", intent_declared=True))
     return k
 
 
 def is_member(a: ir.Variable) -> bool:
-    return a.common is not None
+    """A COMMON member or a module variable driven as an argument (set by the driver
+    through its block or its module, not passed)."""
+    return a.common is not None or a.module is not None
+
+
+def module_state_problems(kernel: ir.Kernel) -> list[str]:
+    """Why the harness cannot set the module variables the kernel uses ([] when it can):
+    it sets scalars and arrays of constant shape of intrinsic types through the module."""
+    out = []
+    env = {n: v.parameter for n, v in kernel.locals.items() if v.parameter is not None}
+    for name, v in kernel.module_vars.items():
+        where = f"module variable {name} ({v.module or 'a module'})"
+        if v.allocatable or any(d.assumed_shape for d in v.dims):
+            out.append(f"{where} is allocatable: the harness cannot choose its shape")
+        elif v.ftype.base == "character":
+            out.append(f"{where} is CHARACTER")
+        elif _bounds(v, env) is None:
+            out.append(f"{where} has bounds that are not constants the harness can read")
+    return out
+
+
+def _bounds(v: ir.Variable, env: dict):
+    out = []
+    for d in v.dims:
+        try:
+            lo = ir.evaluate(d.lower, env) if d.lower is not None else 1
+            hi = ir.evaluate(d.upper, env) if d.upper is not None else None
+        except (KeyError, ValueError, TypeError, ZeroDivisionError):
+            return None
+        if not isinstance(lo, int) or not isinstance(hi, int):
+            return None
+        out.append((lo, hi))
+    return out
+
+
+def module_members(kernel: ir.Kernel) -> list[tuple]:
+    """(name, variable, constant bounds, written) of every module variable the kernel uses,
+    in the order the front end lists them. Raises UserError naming what cannot be set."""
+    if not kernel.module_vars:
+        return []
+    problems = module_state_problems(kernel)
+    if problems:
+        raise UserError(f"{kernel.file}:{kernel.line_start}: {kernel.name}: {problems[0]} (the harness cannot "
+                        "drive it)")
+    from ..translate.commons import touched
+    _, written = touched(kernel)
+    env = {n: v.parameter for n, v in kernel.locals.items() if v.parameter is not None}
+    return [(name, v, _bounds(v, env), name in written) for name, v in kernel.module_vars.items()]
 
 
 def fortran_decls(kernel: ir.Kernel, prefix: str = "a_") -> list[str]:
@@ -70,6 +128,16 @@ def fortran_decls(kernel: ir.Kernel, prefix: str = "a_") -> list[str]:
     return out
 
 
+def fortran_module_uses(kernel: ir.Kernel, prefix: str = "a_") -> list[str]:
+    """USE statements giving the driver the module variables driven as arguments, renamed
+    ``<prefix><name>`` like the other records."""
+    by_mod: dict[str, list[str]] = {}
+    for a in kernel.args:
+        if a.module is not None and a.common is None:
+            by_mod.setdefault(a.module, []).append(f"{prefix}{a.name} => {a.name}")
+    return [f"  use {m}, only: {', '.join(names)}" for m, names in by_mod.items()]
+
+
 def cpp_defs(kernel: ir.Kernel) -> list[str]:
     """C++ definitions of gfortran's symbols for the blocks the kernel uses (the port's
     ``.cpp`` declares them ``extern`` with the same struct)."""
@@ -85,7 +153,7 @@ def cpp_block_def(b) -> list[str]:
     defines it: the original Fortran is not linked in)."""
     out = ['extern "C" {', f"struct {b.struct} {{"]
     for m in b.members:
-        out.append(f"  {m.ctype} {m.c}{f'[{m.count}]' if m.rank else ''};")
+        out.append(f"  {m.declaration()}")
     out += ["};", f"{b.struct} {b.symbol};  // defined here: the original Fortran is not linked in",
             '}  // extern "C"']
     return out
@@ -96,9 +164,10 @@ def cpp_copies(kernel: ir.Kernel, driven: ir.Kernel) -> tuple[list[str], list[st
     symbol = {b.name: b.symbol for b in _blocks(kernel)}
     load, store = [], []
     for i, a in enumerate(driven.args):
-        if not is_member(a):
+        if a.common is None:  # arguments; module variables are driven by Fortran drivers only
             continue
-        addr = f"{symbol[a.common]}.{_c(a.name)}" if a.rank else f"&{symbol[a.common]}.{_c(a.name)}"
+        member = f"{symbol[a.common]}.{_c(a.name)}"
+        addr = member if (a.rank or a.ftype.base == "complex") else f"&{member}"  # arrays, and COMPLEX as parts
         load.append(f"std::memcpy({addr}, R[{i}].p(), R[{i}].nbytes);")
         store.append(f"std::memcpy(R[{i}].p(), {addr}, R[{i}].nbytes);")
     return load, store
@@ -110,12 +179,13 @@ def _c(name: str) -> str:
 
 
 def member_range(kernel: ir.Kernel, a: ir.Argument) -> list:
-    """Values for an integer COMMON scalar: it may bound loops over the fixed-size COMMON
-    arrays of the kernel (NDEG over COEF(0:MAXDEG)), so stay within every such array's
-    first dimension; [1, 5] when the kernel uses no COMMON array."""
-    arrays = [m for m in used_members(kernel) if m.rank]
-    if not arrays:
+    """Values for an integer COMMON or module scalar: it may bound loops over the
+    fixed-size COMMON or module arrays of the kernel (NDEG over COEF(0:MAXDEG)), so stay
+    within every such array's first dimension; [1, 5] when the kernel uses none."""
+    bounds = [m.bounds[0] for m in used_members(kernel) if m.rank] if kernel.commons else []
+    bounds += [b[0] for _, _, b, _ in module_members(kernel) if b]
+    if not bounds:
         return [1, 5]
-    lo = max(m.bounds[0][0] for m in arrays)
-    hi = min(m.bounds[0][1] for m in arrays)
+    lo = max(b[0] for b in bounds)
+    hi = min(b[1] for b in bounds)
     return [lo, hi] if hi >= lo else [lo, lo]

@@ -95,6 +95,7 @@ def fortran_driver(kernel: ir.Kernel) -> str:
             restore.append(f"    {v} = s_{a.name}")
     args = ", ".join(actual)
     use = f"  use {kernel.module}, only: {k}\n" if kernel.module else ""
+    use += "".join(line + "\n" for line in CM.fortran_module_uses(kernel))  # driven module variables
     if kernel.result is not None:
         rt = kernel.result.ftype
         tc = type_code(rt)

@@ -261,15 +261,17 @@ def _apply_hints(kernel: ir.Kernel, args: dict[str, ArgSpec], hints: dict, notes
 
 
 def _common_members(kernel: ir.Kernel, args: dict[str, ArgSpec], notes: list[str]) -> None:
-    """COMMON members driven as arguments (harness.commons): never sizes (their arrays have
-    constant bounds); an integer scalar stays within the COMMON arrays' bounds."""
-    from .commons import member_range
+    """COMMON members and module variables driven as arguments (harness.commons): never
+    sizes (their arrays have constant bounds); an integer scalar stays within the bounds of
+    those arrays."""
+    from .commons import is_member, member_range
     for a in kernel.args:
-        if a.common is None or a.rank or a.ftype.base != "integer":
+        if not is_member(a) or a.rank or a.ftype.base != "integer":
             continue
         rng = member_range(kernel, a)
         args[a.name] = ArgSpec("scalar", args[a.name].intent, range=rng)
-        notes.append(f"{a.name}: COMMON member, values {rng[0]}..{rng[1]} (within the COMMON arrays' bounds)")
+        what = "COMMON member" if a.common is not None else f"variable of module {a.module}"
+        notes.append(f"{a.name}: {what}, values {rng[0]}..{rng[1]} (within the COMMON and module arrays' bounds)")
 
 
 def _dims_of(a: ir.Argument, notes: list[str]) -> list[str]:

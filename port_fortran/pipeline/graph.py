@@ -45,7 +45,17 @@ from .state import FINISHED, KernelJob, KernelOutcome, KernelState, options_from
 # refusals about the routine's interface or its shared state: a port written by anyone (an LLM
 # too) could not be called in its place nor tested by the harness, so the chain stops there
 INTERFACE_REFUSALS = {"common-block", "module-variable", "optional-argument", "assumed-shape", "unsupported-type",
-                      "allocatable", "save-variable", "entry", "unknown-extent", "io-in-kernel"}
+                      "allocatable", "save-variable", "entry", "unknown-extent", "io-in-kernel",
+                      # the hybrid mode (auto) found no loop nest to outline, or its harness cannot call the
+                      # routine: a C++ port of the whole routine would not get further
+                      "no-parallel-nest", "harness-unsupported", "module-state"}
+
+
+def _mode_update(port) -> dict:
+    """State keys saying what a port is: full, or hybrid with its summary."""
+    from ..translate.hybrid import summary
+
+    return {"mode": port.mode, "hybrid": summary(port.hybrid) if port.mode == "hybrid" else {}}
 
 
 class StageError(Exception):
@@ -112,6 +122,18 @@ class KernelContext:
         p = self.port_dir / f"{self.name}.kokkos.hpp"
         return p.read_text() if p.is_file() else ""
 
+    def hybrid_info(self) -> dict:
+        """The summary of the hybrid port in the port directory ({} for a full port)."""
+        from ..translate.hybrid import load_info, summary
+
+        return summary(load_info(self.port_dir))
+
+    @property
+    def entry(self) -> str:
+        """An entry the port's C++ must define (a hybrid port's first outlined nest)."""
+        outlined = self.hybrid_info().get("outlined") or []
+        return outlined[0]["entry"] if outlined else f"{self.name}_kokkos"
+
 
 def _timed(fn, *a, **kw):
     t0 = time.monotonic()
@@ -155,7 +177,7 @@ def _ask_llm(ctx: KernelContext, state: KernelState, spec: ModelSpec, stage: str
     written as the port's source, or (None, the state update that stops the kernel or falls
     back to the next model). Transient failures are re-raised for the node's retry policy."""
     try:
-        code, answer = ctx.client(spec).ask_code(messages, stage, entry=f"{ctx.name}_kokkos")
+        code, answer = ctx.client(spec).ask_code(messages, stage, entry=ctx.entry)
     except BudgetReached as exc:
         ctx.attempt(stage, False, str(exc), model=spec.name)
         return None, {**_stop("budget-reached", str(exc), "budget-reached"), "history": hist}
@@ -196,7 +218,7 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
                         seconds=time.monotonic() - t0)
             return {"model": spec.name, "options": options_to_dict(port.options or opts),
                     "patterns": list(port.patterns), "versions": list(port.versions), "compiled": [],
-                    "verified": [], "failure": None, "route": "validate", "history": hist}
+                    "verified": [], "failure": None, "route": "validate", "history": hist, **_mode_update(port)}
         # --- LLM translation: the rules' scaffold (header, module, CMake) is the contract
         draft, refusal = "", state.get("refusal", "")
         if ctx.cpp_path.is_file() and state.get("model") == "rules":
@@ -216,16 +238,18 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
                     return {**_next_model_or(ctx, state, "refused", reason, "no-scaffold"), "history": hist}
                 _guard(ctx, "translate", ctx.stages.write_port, scaffold, ctx.port_dir)
         header = ctx.header_text()
+        hybrid = ctx.hybrid_info()
         messages = render("translate.j2", kernel=ctx.kernel, summary=ir_summary(ctx.kernel),
                           signature=entry_signature(ctx.kernel, header), header=header, draft=draft,
-                          refusal=refusal)
+                          refusal=refusal, hybrid=hybrid)
         code, stop = _ask_llm(ctx, state, spec, "translate", messages, hist)
         if stop is not None:
             return stop
         ctx.attempt("translate", bool(code.strip()), f"{len(code)} characters of C++", model=spec.name,
                     seconds=time.monotonic() - t0)
         return {"model": spec.name, "options": {}, "patterns": [], "versions": [], "compiled": [], "verified": [],
-                "failure": None, "route": "validate", "history": hist}
+                "failure": None, "route": "validate", "history": hist,
+                "mode": "hybrid" if hybrid else "full", "hybrid": hybrid or {}}
 
     def validate(state: KernelState) -> dict:
         ctx.mark("validate")
@@ -324,11 +348,12 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
             _guard(ctx, "debug", ctx.stages.write_port, port, ctx.port_dir)
             ctx.attempt("debug", True, f"variant {name}", model=spec.name, seconds=time.monotonic() - t0)
             return {"options": options_to_dict(port.options or opts), "patterns": list(port.patterns),
-                    "versions": list(port.versions), "debug_rounds": rounds, "debug_tried": tried + [name], "compiled": [], "verified": [],
-                    "route": "validate", "history": hist}
+                    "versions": list(port.versions), "debug_rounds": rounds, "debug_tried": tried + [name],
+                    "compiled": [], "verified": [], "route": "validate", "history": hist, **_mode_update(port)}
         code_now = ctx.cpp_path.read_text() if ctx.cpp_path.is_file() else ""
         header = ctx.header_text()
         messages = render("debug.j2", kernel=ctx.kernel, code=code_now, failure=_fill(f), header=header,
+                          hybrid=ctx.hybrid_info(),
                           signature=entry_signature(ctx.kernel, header))
         new_code, stop = _ask_llm(ctx, state, spec, "debug", messages, hist)
         if stop is not None:
@@ -420,6 +445,7 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
             ctx.db.set_kernel(ctx.run_id, ctx.kernel_id, status=status, reason=reason[:1000], reason_code=code,
                               model=state.get("model", "") if status == "verified" else state.get("model", ""),
                               patterns=state.get("patterns") or [], versions=state.get("versions") or [],
+                              mode=state.get("mode") or "", hybrid=state.get("hybrid") or {},
                               port_dir=str(ctx.port_dir),
                               finished=time.time())
             ctx.attempt("finalize", status == "verified", f"{status}{' (optimizer kept ' + kept + ')' if kept else ''}"
@@ -428,7 +454,8 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
         if ctx.port_dir.is_dir():
             (ctx.port_dir / "outcome.json").write_text(json.dumps(
                 {"kernel_id": ctx.kernel_id, "status": status, "reason": reason, "reason_code": code,
-                 "model": state.get("model", ""), "options": state.get("options") or {}, "optimizer_kept": kept,
+                 "model": state.get("model", ""), "mode": state.get("mode") or "",
+                 "options": state.get("options") or {}, "optimizer_kept": kept,
                  "history": state.get("history", []) + ["finalize"]}, indent=2))
         return {"status": status, "reason": reason, "reason_code": code, "history": ["finalize"]}
 
@@ -516,7 +543,7 @@ def _try_llm_variant(ctx: KernelContext, spec: ModelSpec, vdir: Path, backends: 
     messages = render("optimize.j2", kernel=ctx.kernel, code=ctx.cpp_path.read_text(), timings=baseline,
                       signature=entry_signature(ctx.kernel, header), profile=_profile(ctx.port_dir))
     try:
-        code, answer = ctx.client(spec).ask_code(messages, "optimize", entry=f"{ctx.name}_kokkos")
+        code, answer = ctx.client(spec).ask_code(messages, "optimize", entry=ctx.entry)
     except LLMCallFailed as exc:
         return False, f"LLM call failed: {exc}", []
     ctx.save_answer("optimize", answer)

@@ -38,7 +38,8 @@ def table(db: Any, run_id: str, title: str = "", current: Optional[dict] = None)
         st = k["status"]
         style = STATUS_STYLE.get(st, "")
         t.add_row(escape(k["kernel_id"]), f"[{style}]{escape(st)}[/]" if style else escape(st), escape(k["stage"]),
-                  escape(k["model"]), escape((k["reason"] or "")[:160]))
+                  escape(k["model"] + (" (hybrid)" if k.get("mode") == "hybrid" else "")),
+                  escape((k["reason"] or "")[:160]))
     return t
 
 

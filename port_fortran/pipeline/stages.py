@@ -108,14 +108,36 @@ class RealStages(Stages):
                         f"{', '.join(k.name for k in sf.kernels) or 'no kernels'})")
 
     def translate(self, kernel, source, options):
-        from ..translate import translate_kernel
+        """The port in the configured mode (auto: full where the rules can, else hybrid)."""
+        from ..harness.drivers import unsupported_reason
+        from ..records import TranslationRefused
+        from ..translate.hybrid import translate_mode
 
-        return translate_kernel(kernel, source, options, program=self.program)
+        port = translate_mode(kernel, source, options, getattr(self.config, "mode", None) or "auto",
+                              program=self.program)
+        if port.mode == "hybrid":  # the routine stays Fortran: its proof needs a harness that can drive it
+            reason = unsupported_reason(kernel)
+            if reason:
+                raise TranslationRefused(kernel.name, [ir.Diagnostic(
+                    "harness-unsupported", f"hybrid port not provable: {reason}", kernel.line_start, kernel.file)])
+            from ..harness.commons import module_state_problems
+
+            problems = module_state_problems(kernel)
+            if problems:
+                line = min(v.line for v in kernel.module_vars.values()) or kernel.line_start
+                raise TranslationRefused(kernel.name, [ir.Diagnostic(
+                    "module-state", f"{problems[0]}; the harness sets module scalars and arrays of constant "
+                    "shape before the call, not this, so a hybrid port could not be proven "
+                    "(`port-fortran translate --mode hybrid` writes it unproven)", line, kernel.file)])
+        return port
 
     def write_port(self, port, port_dir):
         from ..translate import write_port
 
         Path(port_dir).mkdir(parents=True, exist_ok=True)
+        stale = Path(port_dir) / "hybrid.json"
+        if port.mode != "hybrid" and stale.is_file():  # a full port replaces a hybrid one
+            stale.unlink()
         write_port(port, Path(port_dir))
 
     def validate(self, code, kernel, port_dir, backend, compile_check=True):
@@ -127,9 +149,12 @@ class RealStages(Stages):
 
     def harness(self, kernel, source, port_dir):
         key = str(Path(port_dir).resolve())
+        from ..harness.hybrid import HybridHarness, is_hybrid, make_harness
+
         h = self._harness.get(key)
+        if h is not None and isinstance(h, HybridHarness) != is_hybrid(port_dir):
+            h = None  # the port in the directory changed mode (a debugger round): a new harness
         if h is None:
-            from ..harness import Harness
 
             cfg = self.config
             kw: dict[str, Any] = {}
@@ -139,9 +164,10 @@ class RealStages(Stages):
                 kw["limits"] = Limits(wall_s=cfg.limits.run_s, mem_mb=cfg.limits.memory_mb or 4096)
                 if cfg.threads:
                     kw["threads"] = cfg.threads
-            h = Harness(kernel, source, Path(port_dir), include_dirs=tuple(getattr(cfg, "include_dirs", ()) or ()),
-                        defines=dict(getattr(cfg, "defines", {}) or {}), fflags=list(getattr(cfg, "fflags", ()) or ()),
-                        module_search=list(getattr(cfg, "module_search", ()) or ()), program=self.program, **kw)
+            h = make_harness(kernel, source, Path(port_dir), include_dirs=tuple(getattr(cfg, "include_dirs", ()) or ()),
+                             defines=dict(getattr(cfg, "defines", {}) or {}),
+                             fflags=list(getattr(cfg, "fflags", ()) or ()),
+                             module_search=list(getattr(cfg, "module_search", ()) or ()), program=self.program, **kw)
             self._harness[key] = h
         return h
 

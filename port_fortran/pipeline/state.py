@@ -63,6 +63,8 @@ class KernelState(TypedDict, total=False):
     model: str  # name of the model that wrote the current port
     options: dict  # TranslateOptions of the current rules port, as a dict
     patterns: list[str]
+    mode: str  # 'full' | 'hybrid': what the current port is
+    hybrid: dict  # a hybrid port's summary (translate.hybrid.summary): nests, outlined kernels, kept statements
     versions: list[str]  # loops parallel only under a run-time condition (records.Port.versions)
     compiled: list[str]  # backends built from the current port
     verified: list[str]  # backends verified with the current port

@@ -147,6 +147,21 @@ def verdict_entry(row: dict) -> dict:
     }
 
 
+def hybrid_entry(row: dict) -> Optional[dict]:
+    """A hybrid port's part of a kernel entry (None for a full port): the Fortran file that
+    stays, how many of the routine's loop nests run as Kokkos kernels (which, at which
+    lines), and what stays Fortran and why (reason codes with lines)."""
+    if (row.get("mode") or "") != "hybrid":
+        return None
+    h = _loads(row.get("hybrid"), {}) or {}
+    outlined = [{"entry": str(o.get("entry", "")), "line": _line(o.get("line")), "end_line": _line(o.get("end_line")),
+                 "patterns": [str(p) for p in o.get("patterns") or []]} for o in h.get("outlined") or []]
+    kept = [{"code": str(x.get("code", "")), "line": _line(x.get("line")), "message": str(x.get("message", ""))}
+            for x in h.get("kept") or []]
+    return {"source": str(h.get("source", "")), "nests": int(h.get("nests") or 0), "nests_outlined": len(outlined),
+            "outlined": outlined, "kept": kept, "why": [str(w) for w in h.get("why") or []]}
+
+
 def latest_verdicts(rows: list[dict]) -> list[dict]:
     """The last verdict recorded per backend (a debugger round re-verifies; the last one
     is the one the kernel's status rests on), in first-seen backend order."""
@@ -267,6 +282,8 @@ def collect_report(db: RunDB, run_id: str) -> dict:
             "reason_code": k.get("reason_code") or "",
             "model": k.get("model") or "",
             "patterns": [str(p) for p in _loads(k.get("patterns"), [])],
+            "mode": k.get("mode") or "",
+            "hybrid": hybrid_entry(k),
             "versions": [str(p) for p in _loads(k.get("versions"), [])],
             "port_dir": k.get("port_dir") or "",
             "started": _iso(k.get("started")),
@@ -363,6 +380,8 @@ def _summary(run: dict, kernels: list[dict], calls: list[dict]) -> dict:
         "error": counts.get("error", 0),
         "pending": counts.get("pending", 0) + counts.get("running", 0),
         "by_status": {s: n for s, n in counts.items() if n},
+        "by_mode": {m: sum(1 for k in kernels if k["status"] == "verified" and k["mode"] == m)
+                    for m in ("full", "hybrid")},
         "duration_s": num(_duration(run.get("started"), run.get("finished"))),
         "kernel_seconds_total": num(sum(kernel_seconds)) if kernel_seconds else 0.0,
         "llm_calls": llm["calls"],

@@ -37,6 +37,8 @@ CREATE TABLE IF NOT EXISTS kernels (
     patterns    TEXT NOT NULL DEFAULT '[]',        -- JSON list: parallel_for, mdrange, reduce, serial, atomic, versioned
     versions    TEXT NOT NULL DEFAULT '[]',        -- JSON list: loops parallel only under a run-time condition
     port_dir    TEXT NOT NULL DEFAULT '',
+    mode        TEXT NOT NULL DEFAULT '',          -- full | hybrid ('' until translated)
+    hybrid      TEXT NOT NULL DEFAULT '{}',        -- JSON: a hybrid port's nests, outlined kernels, what stays Fortran
     cmake       TEXT NOT NULL DEFAULT '',          -- which CMake built the port ('cmake 4.1.0 (<path>, from ...)')
     started     REAL,
     finished    REAL,
@@ -151,7 +153,9 @@ class RunDB:
 
     # columns added after a table was first released: (table, column, declaration)
     ADDED_COLUMNS = (("kernels", "versions", "TEXT NOT NULL DEFAULT '[]'"),
-                     ("kernels", "cmake", "TEXT NOT NULL DEFAULT ''"))
+                     ("kernels", "cmake", "TEXT NOT NULL DEFAULT ''"),
+                     ("kernels", "mode", "TEXT NOT NULL DEFAULT ''"),
+                     ("kernels", "hybrid", "TEXT NOT NULL DEFAULT '{}'"))
 
     def _migrate(self) -> None:
         """Add the columns a database written by an older version lacks."""
@@ -204,6 +208,8 @@ class RunDB:
         for key in ("patterns", "versions"):
             if key in fields and not isinstance(fields[key], str):
                 fields[key] = json.dumps(list(fields[key]))
+        if "hybrid" in fields and not isinstance(fields["hybrid"], str):
+            fields["hybrid"] = json.dumps(fields["hybrid"] or {})
         cols = ", ".join(f"{k}=?" for k in fields)
         self._exec(f"UPDATE kernels SET {cols} WHERE run_id=? AND kernel_id=?",
                    list(fields.values()) + [run_id, kernel_id])

@@ -2,12 +2,13 @@
 
 gfortran emits COMMON /blk/ as one global symbol ``blk_`` (lower case; blank COMMON is
 ``__BLNK__``) whose members lie in declaration order, each at the next offset that is a
-multiple of its own size (``-falign-commons``, gfortran's default; it warns "Padding of N
-bytes required"). A C struct with the same members, in the same order, with the same C
-types, has exactly that layout on every ABI gfortran targets for these types (natural
-alignment = size for 1/2/4/8-byte integers, reals and LOGICAL(4)); the generated code
-also ``static_assert``s every offset computed here. Types whose C++ alignment may differ
-(COMPLEX: ``Kokkos::complex`` is over-aligned) and CHARACTER are refused.
+multiple of its alignment (``-falign-commons``, gfortran's default; it warns "Padding of N
+bytes required"): its size for 1/2/4/8-byte integers, reals and LOGICAL(4), the size of one
+part for COMPLEX (a COMPLEX*16 after an INTEGER lands at offset 8, not 16). A C struct
+with the same members, in the same order, has exactly that layout when a COMPLEX member is
+declared as an array of its parts (``double z[2]``: ``Kokkos::complex`` is over-aligned
+and would move it); the generated code ``static_assert``s every offset computed here and
+copies COMPLEX members through aligned storage. CHARACTER members are refused.
 
 Pure: the layout of the blocks a kernel declares and the members its body touches.
 Used by the translator (struct, entry, views parameters) and by the harness (the members
@@ -24,6 +25,7 @@ from .symbols import Refusal, cname
 _C_TYPES = {
     ("integer", 1): "signed char", ("integer", 2): "short", ("integer", 4): "int", ("integer", 8): "long long",
     ("real", 4): "float", ("real", 8): "double", ("logical", 4): "int",
+    ("complex", 4): "float", ("complex", 8): "double",  # the type of one part: declared as [2 * count]
 }
 
 
@@ -55,7 +57,23 @@ class Member:
 
     @property
     def ctype(self) -> str:
+        """The C type of the member's elements in the struct (one part for COMPLEX)."""
         return _C_TYPES[(self.ftype.base, self.ftype.kind)]
+
+    @property
+    def is_complex(self) -> bool:
+        return self.ftype.base == "complex"
+
+    @property
+    def struct_extent(self) -> int:
+        """Elements of ``ctype`` the member takes in the struct (0: a plain scalar)."""
+        parts = 2 if self.is_complex else 1
+        return self.count * parts if (self.rank or self.is_complex) else 0
+
+    def declaration(self) -> str:
+        """The member's line in the struct declaring the block."""
+        n = self.struct_extent
+        return f"{self.ctype} {self.c}{f'[{n}]' if n else ''};"
 
     @property
     def c(self) -> str:
@@ -167,7 +185,7 @@ def _lay_out(kernel: ir.Kernel, blk: Block, cb: ir.CommonBlock, env: dict, used:
                 raise Refusal("common-block", f"COMMON {title}: member '{name}' has a dimension ({d + 1}) "
                               "whose size is not a constant", line)
             bounds.append((lo, hi))
-        align = v.ftype.bytes
+        align = v.ftype.kind if v.ftype.base == "complex" else v.ftype.bytes
         if offset % align:
             pad = align - offset % align
             blk.padding += pad
@@ -191,8 +209,8 @@ def struct_decl(blk: Block) -> list[str]:
              f"struct {blk.struct} {{"]
     for m in blk.members:
         dims = "".join(f"  /* {lo}:{hi} */" for lo, hi in m.bounds)
-        arr = f"[{m.count}]" if m.rank else ""
-        lines.append(f"  {m.ctype} {m.c}{arr};{dims}")
+        cx = "  /* COMPLEX: (re, im) pairs */" if m.is_complex else ""
+        lines.append(f"  {m.declaration()}{dims}{cx}")
     lines += ["};", f"extern {blk.struct} {blk.symbol};", '}  // extern "C"']
     for m in blk.members:
         lines.append(f"static_assert(offsetof({blk.struct}, {m.c}) == {m.offset}, "

@@ -7,6 +7,7 @@ lines. ``write_port`` is the only function here with side effects."""
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -182,7 +183,45 @@ def translate_kernel(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None,
         raise TranslationRefused(kernel.name, [d]) from None
 
 
-def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: TranslateOptions, program=None) -> Port:
+@dataclass
+class KernelParts:
+    """What the rules make of one kernel before it becomes files: the pieces the kernel
+    template renders (a full port) or that a hybrid port combines for several outlined
+    nests (``translate/hybrid.py``)."""
+
+    kernel: ir.Kernel
+    tab: SymbolTable
+    blocks: list
+    used: set
+    helpers: list[str]  # KOKKOS_INLINE_FUNCTIONs and structs the views function needs
+    commons: list[list[str]]  # COMMON struct declarations
+    views_signature: str
+    views_body: list[str]
+    entry_signature: str  # with extern "C"
+    entry_body: list[str]
+    patterns: list[str]
+    notes: list[str]
+    versions: list[str]
+
+
+def translate_parts(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None,
+                    options: Optional[TranslateOptions] = None, program=None) -> KernelParts:
+    """The pieces of a kernel's port (raises TranslationRefused like translate_kernel)."""
+    options = options or TranslateOptions()
+    diags = _checks(kernel)
+    if diags:
+        raise TranslationRefused(kernel.name, diags)
+    try:
+        return _parts(kernel, source, options, program)
+    except Refusal as r:
+        d = r.diagnostic
+        if not d.file:
+            d.file = kernel.file
+        raise TranslationRefused(kernel.name, [d]) from None
+
+
+def _parts(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: TranslateOptions,
+           program=None) -> KernelParts:
     tab = build_symbols(kernel, source, program)
     blocks = C.blocks(kernel)  # refuses layouts it cannot be sure of
     R.result_ctype(kernel)
@@ -217,20 +256,7 @@ def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Tran
         em.use(result)
         lines.append(f"  return {tab[result].c};")
     decls = _host_decls(kernel, tab, em.host_used)
-    views_body = decls + lines
-
-    k = kernel.name
     used = em.host_used
-    files = {
-        f"{k}.kokkos.cpp": R.render(
-            "kernel.cpp.j2", k=k, kind=kernel.kind, file=Path(kernel.file).name if kernel.file else "?",
-            line_start=kernel.line_start, line_end=kernel.line_end, helpers=helpers + em.structs,
-            commons=[C.struct_decl(b) for b in blocks if b.used()],
-            views_signature=R.views_signature(kernel, tab, used), views_body=views_body,
-            entry_signature='extern "C" ' + R.entry_signature(kernel, tab, decl=False),
-            entry_body=R.entry_body(kernel, tab)),
-        **interface_files(kernel, tab, blocks, used),
-    }
     for fn in callees:
         where = f"line {fn.line_start}" if fn.file == kernel.file else f"{fn.file}:{fn.line_start}"
         planner.notes.append(f"{fn.kind} {fn.name} ({where}) -> KOKKOS_INLINE_FUNCTION {function_cname(fn.name)}")
@@ -238,8 +264,28 @@ def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Tran
     patterns = list(planner.patterns)
     if not patterns and not any(isinstance(n, PKernel) for n in plan):
         planner.notes.append("no array work: the routine runs on the host")
-    return Port(kernel=k, entry=f"{k}_kokkos", files=files, model="rules", patterns=patterns,
-                notes=planner.notes, options=options, versions=list(planner.versions))
+    return KernelParts(
+        kernel=kernel, tab=tab, blocks=blocks, used=used, helpers=helpers + em.structs,
+        commons=[C.struct_decl(b) for b in blocks if b.used()],
+        views_signature=R.views_signature(kernel, tab, used), views_body=decls + lines,
+        entry_signature='extern "C" ' + R.entry_signature(kernel, tab, decl=False),
+        entry_body=R.entry_body(kernel, tab), patterns=patterns, notes=planner.notes,
+        versions=list(planner.versions))
+
+
+def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: TranslateOptions, program=None) -> Port:
+    parts = _parts(kernel, source, options, program)
+    k = kernel.name
+    files = {
+        f"{k}.kokkos.cpp": R.render(
+            "kernel.cpp.j2", k=k, kind=kernel.kind, file=Path(kernel.file).name if kernel.file else "?",
+            line_start=kernel.line_start, line_end=kernel.line_end, helpers=parts.helpers,
+            commons=parts.commons, views_signature=parts.views_signature, views_body=parts.views_body,
+            entry_signature=parts.entry_signature, entry_body=parts.entry_body),
+        **interface_files(kernel, parts.tab, parts.blocks, parts.used),
+    }
+    return Port(kernel=k, entry=f"{k}_kokkos", files=files, model="rules", patterns=parts.patterns,
+                notes=parts.notes, options=options, versions=parts.versions)
 
 
 def _host_decls(kernel: ir.Kernel, tab: SymbolTable, used: set[str]) -> list[str]:
@@ -252,7 +298,9 @@ def _host_decls(kernel: ir.Kernel, tab: SymbolTable, used: set[str]) -> list[str
     for name, sym in tab.symbols.items():
         if name in arg_names or name not in used or sym.role == "common":
             continue  # COMMON members are parameters of the views-level function
-        if sym.role == "param":
+        if sym.role == "param" and sym.is_array:
+            arrays += _constant_table(sym, p, pad)
+        elif sym.role == "param":
             params.append(pad + f"const {sym.ctype} {sym.c} = {R.param_text(sym)};")
         elif sym.is_array:
             exts = []
@@ -276,6 +324,25 @@ def _host_decls(kernel: ir.Kernel, tab: SymbolTable, used: set[str]) -> list[str
                 and name not in used:
             raise Refusal("unknown-extent", f"a bound depends on local '{name}'", s.line)
     return params + lbs + scalars + arrays
+
+
+def _constant_table(sym, p, pad: str) -> list[str]:
+    """A constant array (PARAMETER, or an initialised local the routine never assigns) as a
+    View in MemSpace filled from a host table in Fortran element order."""
+    vals = list(sym.value) if isinstance(sym.value, (list, tuple)) else [sym.value]
+    exts = []
+    for d, dim in enumerate(sym.dims):
+        if dim.upper is None:
+            raise Refusal("unknown-extent", f"constant array '{sym.name}' without an upper bound", sym.line)
+        exts.append(f"pf::extent({p.expr(sym.lower(d))}, {p.expr(dim.upper)})")
+    table = ", ".join(R.value_text(v, sym.ftype, sym.name, sym.line) for v in vals)
+    return [pad + f'pf::View<{sym.ctype}{"*" * sym.rank}> {sym.c}("{sym.name}", {", ".join(exts)});',
+            pad + f"{{  // constant table {sym.name}, elements in Fortran order",
+            pad + f"  static const {sym.ctype} pf_table[{len(vals)}] = {{{table}}};",
+            pad + f"  auto pf_host = Kokkos::create_mirror_view({sym.c});",
+            pad + f"  for (int q = 0; q < {len(vals)}; ++q) pf_host.data()[q] = pf_table[q];",
+            pad + f"  Kokkos::deep_copy({sym.c}, pf_host);",
+            pad + "}"]
 
 
 def write_port(port: Port, out_dir) -> None:

@@ -168,12 +168,21 @@ def entry_body(kernel: ir.Kernel, tab: SymbolTable) -> list[str]:
         lines.append(pad + "// the COMMON members the routine uses, from gfortran's global symbols")
     for b, m in members:
         sym = tab[m.name]
+        if not m.rank and m.is_complex:  # stored as (re, im): see translate/commons.py
+            lines.append(pad + f"{sym.ctype} {sym.c}({b.symbol}.{m.c}[0], {b.symbol}.{m.c}[1]);")
+            continue
         if not m.rank:
             lines.append(pad + f"{sym.ctype} {sym.c} = {b.symbol}.{m.c};")
             continue
         const = "" if m.written else "const "
         exts = ", ".join(f"pf::extent({lo}, {hi})" for lo, hi in m.bounds)
-        lines.append(pad + f"pf::HostView<{const}{sym.ctype}{'*' * m.rank}> h_{m.name}({b.symbol}.{m.c}, {exts});")
+        if m.is_complex:  # may sit 8 bytes off the alignment Kokkos::complex needs: through aligned storage
+            lines.append(pad + f"Kokkos::View<{sym.ctype}{'*' * m.rank}, Kokkos::LayoutLeft, Kokkos::HostSpace> "
+                         f"h_{m.name}(\"{m.name}\", {exts});")
+            lines.append(pad + f"std::memcpy(static_cast<void*>(h_{m.name}.data()), {b.symbol}.{m.c}, "
+                         f"sizeof({b.symbol}.{m.c}));")
+        else:
+            lines.append(pad + f"pf::HostView<{const}{sym.ctype}{'*' * m.rank}> h_{m.name}({b.symbol}.{m.c}, {exts});")
         lines.append(pad + f"auto d_{m.name} = Kokkos::create_mirror_view_and_copy(pf::MemSpace(), h_{m.name});")
     call_args = [f"d_{a.name}" if tab[a.name].is_array else tab[a.name].c for a in kernel.args]
     call_args += [f"d_{m.name}" if m.rank else tab[m.name].c for _, m in members]
@@ -193,6 +202,13 @@ def entry_body(kernel: ir.Kernel, tab: SymbolTable) -> list[str]:
     for b, m in members:
         if m.written and m.rank:
             lines.append(pad + f"Kokkos::deep_copy(h_{m.name}, d_{m.name});  // COMMON {b.title}, written")
+            if m.is_complex:
+                lines.append(pad + f"std::memcpy({b.symbol}.{m.c}, static_cast<const void*>(h_{m.name}.data()), "
+                             f"sizeof({b.symbol}.{m.c}));")
+        elif m.written and m.is_complex:
+            c = tab[m.name].c
+            lines.append(pad + f"{b.symbol}.{m.c}[0] = {c}.real();  // COMMON {b.title}, written")
+            lines.append(pad + f"{b.symbol}.{m.c}[1] = {c}.imag();")
         elif m.written:
             lines.append(pad + f"{b.symbol}.{m.c} = {tab[m.name].c};  // COMMON {b.title}, written")
     lines.append(pad + "Kokkos::fence();")
@@ -202,8 +218,11 @@ def entry_body(kernel: ir.Kernel, tab: SymbolTable) -> list[str]:
 
 
 def param_text(s) -> str:
-    v = s.value
-    t = s.ftype
+    return value_text(s.value, s.ftype, s.name, s.line)
+
+
+def value_text(v, t, name: str = "", line: int = 0) -> str:
+    """A constant of Fortran type ``t`` as a C++ literal."""
     if t.base == "integer":
         return str(int(v))
     if t.base == "real":
@@ -215,7 +234,7 @@ def param_text(s) -> str:
         from .cexpr import real_text
         c = complex(v)
         return f"{cxx_type(t)}({real_text(c.real, t.kind)}, {real_text(c.imag, t.kind)})"
-    raise Refusal("unsupported-type", f"PARAMETER {s.name} of type {t}", s.line)
+    raise Refusal("unsupported-type", f"PARAMETER {name} of type {t}", line)
 
 
 # ------------------------------------------------------------------ Fortran interface

@@ -1,0 +1,315 @@
+"""Proving a modernised *program* by its own output: build the original and the modern
+program, run both the same way, compare every number they print.
+
+A main program cannot be driven with random inputs like a routine; what it computes is what
+it prints. The proof (:func:`prove_program`): both programs build (gfortran for the
+original; the hybrid source with the ports' Kokkos library for the modern one), both run in
+fresh working directories holding the same input files, both exit with the same status,
+and their outputs agree line by line: the same text, and every number within a tolerance
+set by its magnitude (``rtol`` times the larger of the two values, plus one unit of the
+last digit printed, since a value printed with 6 digits can differ by one in the last when
+a parallel sum rounds the other way). Lines matching an ``ignore`` pattern (timings) are
+left out of both before comparing.
+
+:func:`compare_output` is pure and reusable (the application issue builds on it).
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional, Sequence
+
+from ..build_runner.sandbox import Limits, run_limited
+from ..build_runner.toolchain import gfortran_path
+from ..errors import ToolMissing, UserError
+
+# a number as Fortran prints it: 12, -3.5, .5, 1.0E+03, 1.0D-05, 0.1234-100 (3-digit exponent, no letter)
+_NUMBER = re.compile(r"(?<![\w.])([-+]?(?:\d+\.\d*|\.\d+|\d+))(?:([eEdD])([-+]?\d+)|([-+]\d{3}))?(?![\w.])")
+DEFAULT_RTOL = 1e-9
+
+
+@dataclass
+class Token:
+    text: str
+    value: Optional[float] = None  # None: text
+    unit: float = 0.0  # one unit of the last digit printed (0 for integers: exact)
+
+
+def tokens(line: str) -> list[Token]:
+    """The line as text pieces and numbers (whitespace runs collapsed in the text)."""
+    out: list[Token] = []
+    pos = 0
+    for m in _NUMBER.finditer(line):
+        if m.start() > pos:
+            out.append(Token(" ".join(line[pos:m.start()].split())))
+        mant, exp = m.group(1), m.group(3) or m.group(4)
+        e = int(exp) if exp else 0
+        if "." in mant or exp:
+            decimals = len(mant.split(".", 1)[1]) if "." in mant else 0
+            out.append(Token(m.group(0), float(mant) * 10.0 ** e, 10.0 ** (e - decimals)))
+        else:
+            out.append(Token(m.group(0), float(int(mant)), 0.0))
+        pos = m.end()
+    if pos < len(line):
+        out.append(Token(" ".join(line[pos:].split())))
+    return [t for t in out if t.value is not None or t.text]
+
+
+@dataclass
+class OutputComparison:
+    matched: bool
+    lines_compared: int = 0
+    numbers_compared: int = 0
+    max_rel_err: float = 0.0
+    first_difference: Optional[dict] = None  # {line_ref, line_new, ref, new, why}
+    ignored: int = 0  # lines left out by the ignore patterns (both outputs)
+
+    def describe(self) -> str:
+        if self.matched:
+            return (f"outputs agree: {self.lines_compared} lines, {self.numbers_compared} numbers "
+                    f"(max rel err {self.max_rel_err:.2g}; {self.ignored} lines ignored)")
+        d = self.first_difference or {}
+        return (f"outputs differ at line {d.get('line_ref')} of the original / {d.get('line_new')} of the modern "
+                f"program ({d.get('why')}): {d.get('ref')!r} vs {d.get('new')!r}")
+
+
+def compare_output(ref: str, new: str, ignore: Sequence[str] = (), rtol: float = DEFAULT_RTOL) -> OutputComparison:
+    """Line by line: same text, numbers within ``rtol`` x magnitude + one unit of the last
+    digit printed. Lines matching a regex of ``ignore`` are dropped from both first."""
+    pats = [re.compile(p) for p in ignore]
+
+    def keep(text: str) -> list[tuple[int, str]]:
+        return [(i, ln) for i, ln in enumerate(text.splitlines(), 1)
+                if ln.strip() and not any(p.search(ln) for p in pats)]
+
+    a, b = keep(ref), keep(new)
+    ignored = sum(1 for ln in ref.splitlines() if ln.strip()) - len(a) + \
+        sum(1 for ln in new.splitlines() if ln.strip()) - len(b)
+    res = OutputComparison(True, ignored=ignored)
+
+    def differ(i, ra, nb, why):
+        res.matched = False
+        res.first_difference = {"line_ref": ra[0] if ra else None, "line_new": nb[0] if nb else None,
+                                "ref": ra[1] if ra else "", "new": nb[1] if nb else "", "why": why}
+        return res
+
+    for k in range(max(len(a), len(b))):
+        if k >= len(a) or k >= len(b):
+            return differ(k, a[k] if k < len(a) else None, b[k] if k < len(b) else None,
+                          "one program printed more lines")
+        ta, tb = tokens(a[k][1]), tokens(b[k][1])
+        res.lines_compared += 1
+        if len(ta) != len(tb):
+            return differ(k, a[k], b[k], "different text")
+        for x, y in zip(ta, tb):
+            if (x.value is None) != (y.value is None):
+                return differ(k, a[k], b[k], "different text")
+            if x.value is None:
+                if x.text != y.text:
+                    return differ(k, a[k], b[k], "different text")
+                continue
+            res.numbers_compared += 1
+            if x.unit == 0.0 and y.unit == 0.0:
+                if x.value != y.value:
+                    return differ(k, a[k], b[k], f"integer {x.text} vs {y.text}")
+                continue
+            mag = max(abs(x.value), abs(y.value))
+            err = abs(x.value - y.value)
+            if err > rtol * mag + max(x.unit, y.unit) * 1.0000001:
+                return differ(k, a[k], b[k], f"{x.text} vs {y.text}: difference {err:.3g} beyond the tolerance")
+            if mag > 0:
+                res.max_rel_err = max(res.max_rel_err, err / mag)
+    return res
+
+
+# ------------------------------------------------------------------ building and running
+
+
+@dataclass
+class ProgramRun:
+    returncode: Optional[int]
+    stdout: str
+    stderr: str
+    seconds: float
+
+
+@dataclass
+class ProgramVerdict:
+    backend: str
+    passed: bool
+    reason: str = ""
+    comparison: Optional[OutputComparison] = None
+    original_seconds: float = 0.0
+    modern_seconds: float = 0.0
+    files: dict = field(default_factory=dict)  # executables and outputs
+
+
+def fortran_flags(include_dirs: Sequence[str] = (), defines: Optional[dict] = None, cpp: bool = False,
+                  opt: Sequence[str] = ("-O2",)) -> list[str]:
+    flags = list(opt)
+    if cpp or defines:
+        flags.append("-cpp")
+    for k, v in (defines or {}).items():
+        flags.append(f"-D{k}" if v in (None, "", True) else f"-D{k}={v}")
+    flags += [f"-I{d}" for d in include_dirs]
+    return flags
+
+
+def compile_fortran(sources: Sequence[Path], bdir: Path, flags: Sequence[str], limits: Limits) -> list[Path]:
+    """Objects of ``sources`` compiled in order (modules first is the caller's order),
+    ``.mod`` files in ``bdir``. Raises UserError naming the file that does not compile."""
+    fc = gfortran_path()
+    if not fc:
+        raise ToolMissing("gfortran not found: install it (e.g. apt-get install gfortran)")
+    bdir.mkdir(parents=True, exist_ok=True)
+    objs = []
+    for i, src in enumerate(sources):
+        obj = bdir / f"{i:02d}_{Path(src).stem}.o"
+        cpp = ["-cpp"] if Path(src).suffix in (".F", ".F90", ".F95", ".F03", ".F08", ".FOR", ".FPP") else []
+        cmd = [fc, *flags, *cpp, f"-J{bdir}", f"-I{bdir}", "-c", str(Path(src).resolve()), "-o", str(obj)]
+        res = run_limited(cmd, bdir, limits)
+        if not res.ok:
+            tail = "\n".join((res.stderr or res.stdout).strip().splitlines()[-12:])
+            raise UserError(f"{src}: does not compile ({' '.join(cmd[:2])} ...):\n{tail}")
+        objs.append(obj)
+    return objs
+
+
+def run_program(exe: Path, workdir: Path, args: Sequence[str] = (), stdin: Optional[Path] = None,
+                inputs: Sequence[Path] = (), limits: Optional[Limits] = None,
+                env: Optional[dict] = None) -> ProgramRun:
+    """Run ``exe`` in a fresh ``workdir`` holding copies of ``inputs`` (sandboxed)."""
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    workdir.mkdir(parents=True)
+    for f in inputs:
+        shutil.copy2(f, workdir / Path(f).name)
+    cmd = [str(exe), *args]
+    if stdin is not None:
+        cmd = ["sh", "-c", '"$0" "$@" < "$PF_STDIN"', str(exe), *args]
+        env = {**(env or {}), "PF_STDIN": str(Path(stdin).resolve())}
+    t0 = time.monotonic()
+    res = run_limited(cmd, workdir, limits or Limits(wall_s=600.0, mem_mb=None), env_extra=env or {})
+    return ProgramRun(res.returncode, res.stdout, res.stderr, time.monotonic() - t0)
+
+
+def prove_program(original: Path, port_dir: Path, backend: str, *, other_sources: Sequence[Path] = (),
+                  include_dirs: Sequence[str] = (), defines: Optional[dict] = None, args: Sequence[str] = (),
+                  stdin: Optional[Path] = None, inputs: Sequence[Path] = (), ignore: Sequence[str] = (),
+                  rtol: float = DEFAULT_RTOL, threads: int = 2, limits: Optional[Limits] = None) -> ProgramVerdict:
+    """Build the original program (``original`` with ``other_sources``, which come first:
+    modules it uses) and its hybrid port in ``port_dir`` for ``backend``, run both, compare."""
+    from ..build_runner.cmake import configure_and_build
+    from ..build_runner.kokkos import find_install
+    from .hybrid import hybrid_cmake, load_info
+
+    info = load_info(port_dir)
+    port_dir = Path(port_dir).resolve()
+    hybrid_src = port_dir / info["source"]
+    k = info["routine"]
+    lim = limits or Limits(wall_s=600.0, mem_mb=None)
+    build = port_dir / "build" / "program"
+    flags = fortran_flags(include_dirs, defines)
+    ref_objs = compile_fortran([*other_sources, original], build / "original", flags, lim)
+    fc = gfortran_path()
+    ref_exe = build / "original" / "program"
+    res = run_limited([fc, *[str(o) for o in ref_objs], "-o", str(ref_exe)], build / "original", lim)
+    if not res.ok:
+        raise UserError(f"{original}: the original program does not link:\n{(res.stderr or res.stdout)[-1500:]}")
+    mod_flags = flags + [f"-I{d}" for d in info.get("include_dirs_first", [])]
+    mdir = build / "modern-fortran"
+    objs = compile_fortran([*other_sources, port_dir / f"{k}_kokkos_mod.f90", hybrid_src], mdir, mod_flags, lim)
+    kokkos = find_install(backend)
+    if kokkos is None:
+        raise ToolMissing(f"no Kokkos install with the {backend} backend: run "
+                          f"`port-fortran kokkos install --backends {backend}`")
+    src = build / "cmake-src"
+    src.mkdir(parents=True, exist_ok=True)
+    (src / "CMakeLists.txt").write_text(hybrid_cmake(k, str(port_dir), [str(o) for o in objs], exe="program"))
+    bdir = build / backend
+    from .core import HOST_BACKENDS, HOST_CXXFLAGS
+    cmake_args = [f"-DCMAKE_Fortran_COMPILER={fc}"]
+    if backend in HOST_BACKENDS:
+        cmake_args.append("-DCMAKE_CXX_FLAGS=" + " ".join(x for x in (kokkos.cxx_flags, *HOST_CXXFLAGS) if x))
+    b = configure_and_build(src, bdir, backend, kokkos, cmake_args=cmake_args, jobs=2)
+    verdict = ProgramVerdict(backend, False)
+    if not b.ok:
+        verdict.reason = f"the modern program does not build: {b.condensed}"
+        return verdict
+    exe = bdir / "program"
+    t = 1 if backend == "serial" else threads
+    # OMP_PROC_BIND set: Kokkos warns on stdout when it is not, which would be a line of output
+    env = {"OMP_NUM_THREADS": str(t), "KOKKOS_NUM_THREADS": str(t), "OMP_DYNAMIC": "false", "OMP_PROC_BIND": "false"}
+    ref = run_program(ref_exe, build / "run-original", args, stdin, inputs, lim, env)
+    new = run_program(exe, build / f"run-{backend}", args, stdin, inputs, lim, env)
+    verdict.original_seconds, verdict.modern_seconds = ref.seconds, new.seconds
+    verdict.files = {"original": str(ref_exe), "modern": str(exe)}
+    (build / "original.out").write_text(ref.stdout)
+    (build / f"{backend}.out").write_text(new.stdout)
+    if ref.returncode != new.returncode:
+        verdict.reason = (f"exit status {new.returncode} of the modern program, {ref.returncode} of the original"
+                          + (f": {new.stderr.strip().splitlines()[-1]}" if new.stderr.strip() else ""))
+        return verdict
+    cmp = compare_output(ref.stdout, new.stdout, ignore, rtol)
+    verdict.comparison = cmp
+    verdict.passed = cmp.matched
+    verdict.reason = "" if cmp.matched else cmp.describe()
+    return verdict
+
+
+def cmd_program(args) -> int:
+    """``port-fortran program FILE``: write the hybrid port of the main program in FILE to
+    OUT/<program>/, prove it on each backend, print one line per backend. Exit 0 when the
+    outputs agree on every backend, 1 otherwise, 2 on bad input."""
+    import json
+    import shlex
+
+    from ..fortran import parse_file
+    from ..fortran.commands import parse_defines
+    from ..records import TranslationRefused
+    from ..translate import write_port
+    from ..translate.hybrid import hybrid_port
+    from .commands import _backends
+
+    src = Path(args.source)
+    if not src.is_file():
+        raise UserError(f"{src}: no such file (give the Fortran file holding the main program)")
+    include, defines = list(args.include or []), parse_defines(args.define)
+    sf = parse_file(str(src), include_dirs=tuple(include), defines=defines)
+    if not sf.program_units:
+        raise UserError(f"{src}: no main program found" + (f" ({sf.errors[0]})" if sf.errors else ""))
+    prog = sf.program_units[0]
+    try:
+        port = hybrid_port(prog, sf, None, text=src.read_text(errors="replace"))
+    except TranslationRefused as exc:
+        d = exc.diagnostics[0]
+        print(f"{prog.name}: not ported: {d.file or src}:{d.line} [{d.code}] {d.message}")
+        return 1
+    out = Path(args.out) / prog.name
+    write_port(port, out)
+    h = port.hybrid
+    print(f"{prog.name}: hybrid port, {len(h['outlined'])} of {h['nests']} loop nests as Kokkos kernels -> {out}")
+    ok = True
+    verdicts = {}
+    for b in _backends(args.backends):
+        v = prove_program(src, out, b, other_sources=[Path(x) for x in args.with_sources], include_dirs=include,
+                          defines=defines, args=shlex.split(args.args), stdin=Path(args.stdin) if args.stdin else None,
+                          inputs=[Path(x) for x in args.input], ignore=args.ignore, rtol=args.rtol or DEFAULT_RTOL)
+        ok = ok and v.passed
+        how = v.comparison.describe() if v.passed and v.comparison else v.reason
+        print(f"{prog.name} [{b}] {'matched' if v.passed else 'NOT matched'}: {how}; "
+              f"{v.original_seconds:.3g} s original, {v.modern_seconds:.3g} s modern")
+        verdicts[b] = {"passed": v.passed, "reason": v.reason, "original_s": v.original_seconds,
+                       "modern_s": v.modern_seconds,
+                       "comparison": None if v.comparison is None else {
+                           k: getattr(v.comparison, k) for k in ("matched", "lines_compared", "numbers_compared",
+                                                                 "max_rel_err", "first_difference", "ignored")}}
+    (out / "verdict.json").write_text(json.dumps(verdicts, indent=1) + "\n")
+    return 0 if ok else 1
+
+
+__all__ = ["cmd_program", "compare_output", "tokens", "OutputComparison", "prove_program", "ProgramVerdict", "run_program",
+           "compile_fortran", "fortran_flags"]
