@@ -10,7 +10,9 @@
 //     Kokkos::), plus the Fortran intrinsics C++ lacks: integer powers, SIGN, MOD, MODULO,
 //     NINT, MIN/MAX;
 //   * the range policies with Fortran's inclusive upper bounds (an empty range when hi < lo);
-//   * PF_VOLATILE_JOIN for reducers (Kokkos 3.x also calls a volatile join).
+//   * PF_VOLATILE_JOIN for reducers (Kokkos 3.x also calls a volatile join);
+//   * to_device / from_device: the entries' array arguments in pf::MemSpace, resident between
+//     calls where the program registered them (pf_runtime.hpp), else copied per call.
 #ifndef PF_KOKKOS_COMPAT_HPP
 #define PF_KOKKOS_COMPAT_HPP
 
@@ -18,6 +20,8 @@
 #include <Kokkos_Complex.hpp>
 
 #include <cstdlib>
+
+#include "pf_runtime.hpp"
 
 namespace pf {
 
@@ -45,17 +49,102 @@ using HostView = Kokkos::View<T, Kokkos::LayoutLeft, Kokkos::HostSpace, Kokkos::
 template <class T>
 using View = Kokkos::View<T, Kokkos::LayoutLeft, MemSpace>;
 
+// ---------------------------------------------------------------- memory the host cannot read
+// True when MemSpace is memory the host cannot address (a GPU without HMM/ATS), or when
+// PF_SEPARATE_MEMORY emulates that on a host backend (every copy real, in separate
+// allocations: how the modern tree's coherence is checked without a GPU).
+#if defined(PF_SEPARATE_MEMORY)
+inline constexpr bool separate_memory = true;
+#else
+inline constexpr bool separate_memory = !Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
+#endif
+
+// Device copies of registered ranges, in MemSpace.
+struct KokkosMemory : DeviceMemory {
+  void* allocate(std::size_t bytes) override { return Kokkos::kokkos_malloc<MemSpace>("pf_resident", bytes); }
+  void deallocate(void* p) override { Kokkos::kokkos_free<MemSpace>(p); }
+  void to_device(void* dev, const void* host, std::size_t bytes) override {
+    Kokkos::View<char*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> d(static_cast<char*>(dev), bytes);
+    Kokkos::View<const char*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(
+        static_cast<const char*>(host), bytes);
+    Kokkos::deep_copy(d, h);
+  }
+  void to_host(void* host, const void* dev, std::size_t bytes) override {
+    Kokkos::View<char*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(static_cast<char*>(host), bytes);
+    Kokkos::View<const char*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> d(static_cast<const char*>(dev),
+                                                                                     bytes);
+    Kokkos::deep_copy(h, d);
+  }
+};
+
+// The registry with its device copies in MemSpace.
+inline Registry& device_registry() {
+  static KokkosMemory* mem = new KokkosMemory();
+  Registry& r = registry();
+  r.set_memory(mem);
+  return r;
+}
+
 // ---------------------------------------------------------------- initialisation
 inline void finalize_at_exit() {
-  if (Kokkos::is_initialized()) Kokkos::finalize();
+  if (Kokkos::is_initialized()) {
+    if (separate_memory) {
+      Registry& r = device_registry();
+      if (std::getenv("PF_RESIDENT_STATS")) r.print_counters(stderr);
+      r.clear_device();  // device copies go before the device runtime does
+    }
+    Kokkos::finalize();
+  }
 }
 
 // Initialise Kokkos when the program has not (a legacy Fortran main never does). Views
-// created by the ports are all local to one call, so finalising at exit is safe.
+// created by the ports are local to one call and resident copies are freed first, so
+// finalising at exit is safe.
 inline void ensure_initialized() {
   if (!Kokkos::is_initialized()) {
     Kokkos::initialize();
     std::atexit(finalize_at_exit);
+  }
+}
+
+// ---------------------------------------------------------------- array arguments of the entries
+// The array a port's entry passes to its kernel for the caller's array ``h``: the caller's
+// memory itself where MemSpace is host memory; else the resident device copy when the
+// program registered the storage (pf_resident), else a copy made for this call.
+template <class HV>
+auto to_device(const HV& h) {
+  if constexpr (!separate_memory) {
+    return Kokkos::create_mirror_view_and_copy(MemSpace(), h);
+  } else {
+    using T = typename HV::data_type;
+    using V = Kokkos::View<T, Kokkos::LayoutLeft, MemSpace>;
+    using U = Kokkos::View<T, Kokkos::LayoutLeft, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    const std::size_t bytes = h.span() * sizeof(typename HV::value_type);
+    const void* host = static_cast<const void*>(h.data());
+    Registry& r = device_registry();
+    if (void* d = r.device_ptr(host, bytes)) return V(U(static_cast<typename V::pointer_type>(d), h.layout()));
+    r.before_copy(host, bytes);
+    Kokkos::View<typename HV::non_const_data_type, Kokkos::LayoutLeft, MemSpace> d(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "pf_copy"), h.layout());
+    Kokkos::deep_copy(d, h);
+    return V(d);
+  }
+}
+
+// After the kernel wrote ``d``, the copy of the caller's array ``h``: back to the host unless
+// it is resident (then only marked as newer on the device).
+template <class HV, class DV>
+void from_device(const HV& h, const DV& d) {
+  if constexpr (!separate_memory) {
+    Kokkos::deep_copy(h, d);
+  } else {
+    const std::size_t bytes = h.span() * sizeof(typename HV::value_type);
+    const void* host = static_cast<const void*>(h.data());
+    Registry& r = device_registry();
+    if (!r.device_wrote(host, bytes)) {
+      Kokkos::deep_copy(h, d);
+      r.after_copy_write(host, bytes);
+    }
   }
 }
 

@@ -366,6 +366,7 @@ def interface_files(kernel: ir.Kernel, tab, blocks, used: set[str]) -> dict[str,
             entry_decl=R.entry_signature(kernel, tab, decl=True)),
         f"{k}_kokkos_mod.f90": R.module_text(kernel, tab),
         "pf_kokkos_compat.hpp": R.compat_header(),
+        "pf_runtime.hpp": R.runtime_header(),
         "CMakeLists.txt": R.render("CMakeLists.txt.j2", k=k),
     }
 

@@ -591,6 +591,7 @@ def _files(kernel: ir.Kernel, parts: list[KernelParts], info: HybridInfo) -> dic
         f"{k}.kokkos.hpp": R.render("hybrid.hpp.j2", k=k, guard=R.guard(k), source=info.source, kernels=kernels),
         f"{k}_kokkos_mod.f90": R.render("hybrid_module.f90.j2", k=k, source=info.source, kernels=kernels),
         "pf_kokkos_compat.hpp": R.compat_header(),
+        "pf_runtime.hpp": R.runtime_header(),
         "CMakeLists.txt": R.render("CMakeLists.txt.j2", k=k),
     }
 

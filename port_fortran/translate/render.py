@@ -24,6 +24,11 @@ def compat_header() -> str:
     return (TEMPLATES / "pf_kokkos_compat.hpp").read_text()
 
 
+def runtime_header() -> str:
+    """The residency registry every port's entries use (included by the compat header)."""
+    return (TEMPLATES / "pf_runtime.hpp").read_text()
+
+
 # ------------------------------------------------------------------ signatures
 
 
@@ -158,10 +163,11 @@ def entry_body(kernel: ir.Kernel, tab: SymbolTable) -> list[str]:
     if arrays:
         lines.append(pad + "// the caller's arrays, as Fortran lays them out")
         lines += ext_lines
-        lines.append(pad + "// their copies in pf::MemSpace (the same memory when it is host-accessible); intent(out)")
-        lines.append(pad + "// arrays are copied in too, so elements the routine does not write keep their values")
+        lines.append(pad + "// in pf::MemSpace: the same memory when it is host-accessible, else the resident copy of a")
+        lines.append(pad + "// registered array or a copy for this call; intent(out) arrays are copied in too, so")
+        lines.append(pad + "// elements the routine does not write keep their values")
         for a in arrays:
-            lines.append(pad + f"auto d_{a.name} = Kokkos::create_mirror_view_and_copy(pf::MemSpace(), h_{a.name});")
+            lines.append(pad + f"auto d_{a.name} = pf::to_device(h_{a.name});")
     from .commons import blocks as common_blocks
     members = [(b, m) for b in common_blocks(kernel) for m in b.used()]
     if members:
@@ -183,7 +189,7 @@ def entry_body(kernel: ir.Kernel, tab: SymbolTable) -> list[str]:
                          f"sizeof({b.symbol}.{m.c}));")
         else:
             lines.append(pad + f"pf::HostView<{const}{sym.ctype}{'*' * m.rank}> h_{m.name}({b.symbol}.{m.c}, {exts});")
-        lines.append(pad + f"auto d_{m.name} = Kokkos::create_mirror_view_and_copy(pf::MemSpace(), h_{m.name});")
+        lines.append(pad + f"auto d_{m.name} = pf::to_device(h_{m.name});")
     call_args = [f"d_{a.name}" if tab[a.name].is_array else tab[a.name].c for a in kernel.args]
     call_args += [f"d_{m.name}" if m.rank else tab[m.name].c for _, m in members]
     call = f"{kernel.name}_kokkos_views({', '.join(call_args)})"
@@ -194,14 +200,14 @@ def entry_body(kernel: ir.Kernel, tab: SymbolTable) -> list[str]:
         lines.append(pad + call + ";")
     for a in arrays:
         if a.intent in ("out", "inout"):
-            lines.append(pad + f"Kokkos::deep_copy(h_{a.name}, d_{a.name});  // intent({a.intent})")
+            lines.append(pad + f"pf::from_device(h_{a.name}, d_{a.name});  // intent({a.intent})")
     for a in kernel.args:
         sym = tab[a.name]
         if not sym.is_array and not a.value and a.intent in ("out", "inout"):
             lines.append(pad + f"*{sym.c}_ptr = {sym.c};")
     for b, m in members:
         if m.written and m.rank:
-            lines.append(pad + f"Kokkos::deep_copy(h_{m.name}, d_{m.name});  // COMMON {b.title}, written")
+            lines.append(pad + f"pf::from_device(h_{m.name}, d_{m.name});  // COMMON {b.title}, written")
             if m.is_complex:
                 lines.append(pad + f"std::memcpy({b.symbol}.{m.c}, static_cast<const void*>(h_{m.name}.data()), "
                              f"sizeof({b.symbol}.{m.c}));")
@@ -294,5 +300,5 @@ def guard(k: str) -> str:
     return f"PF_{k.upper()}_KOKKOS_HPP"
 
 
-__all__ = ["render", "compat_header", "views_signature", "entry_signature", "entry_body", "array_extents", "module_text",
+__all__ = ["render", "compat_header", "runtime_header", "views_signature", "entry_signature", "entry_body", "array_extents", "module_text",
            "lower_name", "cname", "param_text", "guard"]
