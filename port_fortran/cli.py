@@ -23,7 +23,7 @@ import traceback
 from . import __version__
 from .errors import UserError
 
-SUBCOMMANDS = ("run", "list", "translate", "program", "verify", "bench", "bindings", "report", "compare", "batch",
+SUBCOMMANDS = ("run", "list", "translate", "program", "app", "verify", "bench", "bindings", "report", "compare", "batch",
                "doctor", "kokkos")
 
 EPILOG = """\
@@ -32,6 +32,8 @@ examples:
   port-fortran kokkos install --backends serial,openmp
   port-fortran list fortran_kernels/                the kernels found, parallel loops
   port-fortran fortran_kernels/vecops.F90 --backends serial,openmp --out out/
+  port-fortran app heat77/ --build make --run ./heat --check 'SELF-CHECK PASSED' --ignore TIME --out out/
+                                                    modernise a whole application, proven by its output
   port-fortran report out/                          re-render report.{json,md,html}
   port-fortran bindings out/blas1/daxpy             Python module daxpy_kokkos (numpy arrays)
 
@@ -130,6 +132,50 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stdin", default=None, metavar="FILE", help="what both programs read on standard input")
     _add_source_opts(p)
 
+    p = sub.add_parser("app", help="modernise a whole application: build it through a compiler wrapper, port the "
+                                   "routines it is built from, build and run the modern tree, compare the output",
+                       description="The first SRC is the application's root: it is copied, and --build / --run run at "
+                                   "the root of the copy (docs/app.md). Exit 0 only when the modern program printed "
+                                   "what the original printed on every backend.")
+    p.add_argument("sources", nargs="+", metavar="SRC", help="the application's root, then other trees its build "
+                                                             "compiles sources from")
+    p.add_argument("--build", default=None, metavar="CMD",
+                   help="the application's build command, e.g. 'make' (default: from ROOT/port-fortran-app.yaml)")
+    p.add_argument("--run", default=None, metavar="CMD",
+                   help="how to run it, e.g. './heat < heat.in' (default: from ROOT/port-fortran-app.yaml)")
+    p.add_argument("--check", default=None, metavar="REGEX",
+                   help="a line the program prints when its own self-check passes (required in the modern output)")
+    p.add_argument("--ignore", action="append", default=[], metavar="REGEX",
+                   help="output lines left out of the comparison (timings; repeatable)")
+    p.add_argument("--output", action="append", default=[], metavar="FILE",
+                   help="a file the program writes (relative to the root), compared like its output (repeatable)")
+    p.add_argument("--rtol", type=float, default=None, metavar="X",
+                   help="relative tolerance of printed numbers (default 1e-9, plus one unit of the last digit)")
+    p.add_argument("--backends", default="serial,openmp")
+    p.add_argument("--out", default="port-fortran-app", metavar="DIR")
+    p.add_argument("--keep-going", action="store_true",
+                   help="when the modern program differs, leave out ports (bisection) until it matches")
+    p.add_argument("--main", default="hybrid", choices=["hybrid", "keep"],
+                   help="main programs: hybrid ports proven by the application's output (default), or kept")
+    p.add_argument("--residency", default="on", choices=["on", "off"],
+                   help="on a GPU keep arrays on the device between calls (coherence calls in the modern tree)")
+    p.add_argument("--check-residency", action="store_true",
+                   help="also build and run the modern tree on serial with a separate device memory emulated "
+                        "(every copy real): checks the coherence calls without a GPU")
+    p.add_argument("--reuse-ports", action="store_true",
+                   help="reuse the ports of the last run in --out (no porting; the original is built and run again)")
+    p.add_argument("--repeat", type=int, default=1, metavar="N", help="runs per program for its time (median)")
+    p.add_argument("--threads", type=int, default=None, metavar="N", help="OpenMP threads (default: as the harness)")
+    p.add_argument("--timeout", type=float, default=600.0, metavar="S",
+                   help="wall-clock limit of each run (builds get three times as long)")
+    p.add_argument("--kernel", action="append", default=[], metavar="NAME", help="only these routines (repeatable)")
+    p.add_argument("--mode", default=None, choices=["auto", "full", "hybrid"])
+    p.add_argument("--model", default=None)
+    p.add_argument("--base-url", default=None)
+    p.add_argument("--config", default=None, metavar="FILE")
+    p.add_argument("-j", "--jobs", type=int, default=None)
+    p.add_argument("--quiet", action="store_true")
+
     p = sub.add_parser("verify", help="re-run the proof for an existing port directory")
     p.add_argument("port_dir", metavar="DIR")
     p.add_argument("--backends", default="serial,openmp")
@@ -195,6 +241,7 @@ HANDLERS = {
     "list": ("port_fortran.fortran.commands", "cmd_list"),
     "translate": ("port_fortran.translate.commands", "cmd_translate"),
     "program": ("port_fortran.harness.program_proof", "cmd_program"),
+    "app": ("port_fortran.app.commands", "cmd_app"),
     "verify": ("port_fortran.harness.commands", "cmd_verify"),
     "bench": ("port_fortran.harness.commands", "cmd_bench"),
     "bindings": ("port_fortran.bindings.commands", "cmd_bindings"),

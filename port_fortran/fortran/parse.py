@@ -66,15 +66,24 @@ def cache_dir() -> Path | None:
 # --------------------------------------------------------------------------- discovery
 
 
+#: marks the root of an application inside a tree (``port-fortran app`` ports it as a whole)
+APP_MARKER = "port-fortran-app.yaml"
+
+
 def discover(paths) -> list[Path]:
-    """Fortran files in the given files and directory trees (sorted, de-duplicated)."""
+    """Fortran files in the given files and directory trees (sorted, de-duplicated). A
+    sub-directory holding ``port-fortran-app.yaml`` is an application of its own (its files
+    build one program, with its own flags: ``port-fortran app`` ports it) and is left out
+    of a tree given above it."""
     out: list[Path] = []
     seen = set()
     for p in paths:
         p = Path(p)
         if p.is_dir():
+            apps = {m.parent for m in p.rglob(APP_MARKER) if m.parent != p}
             cands = sorted(x for x in p.rglob("*") if x.is_file() and x.suffix in FORTRAN_EXTS
-                           and not any(part.startswith(".") for part in x.relative_to(p).parts))
+                           and not any(part.startswith(".") for part in x.relative_to(p).parts)
+                           and not any(a in x.parents for a in apps))
         elif p.exists():
             cands = [p]
         else:

@@ -164,12 +164,19 @@ class RealStages(Stages):
                 kw["limits"] = Limits(wall_s=cfg.limits.run_s, mem_mb=cfg.limits.memory_mb or 4096)
                 if cfg.threads:
                     kw["threads"] = cfg.threads
-            h = make_harness(kernel, source, Path(port_dir), include_dirs=tuple(getattr(cfg, "include_dirs", ()) or ()),
-                             defines=dict(getattr(cfg, "defines", {}) or {}),
-                             fflags=list(getattr(cfg, "fflags", ()) or ()),
-                             module_search=list(getattr(cfg, "module_search", ()) or ()), program=self.program, **kw)
+            include_dirs, defines, fflags = self.compile_settings(kernel)
+            h = make_harness(kernel, source, Path(port_dir), include_dirs=include_dirs, defines=defines,
+                             fflags=fflags, module_search=list(getattr(cfg, "module_search", ()) or ()),
+                             program=self.program, **kw)
             self._harness[key] = h
         return h
+
+    def compile_settings(self, kernel) -> tuple[tuple, dict, list]:
+        """(include dirs, defines, Fortran flags) the original of ``kernel`` is compiled with:
+        the run's (an application run takes each file's own from its build)."""
+        cfg = self.config
+        return (tuple(getattr(cfg, "include_dirs", ()) or ()), dict(getattr(cfg, "defines", {}) or {}),
+                list(getattr(cfg, "fflags", ()) or ()))
 
     def build(self, kernel, source, port_dir, backend):
         return self.harness(kernel, source, port_dir).build(backend)

@@ -313,6 +313,9 @@ def collect_report(db: RunDB, run_id: str) -> dict:
     }
     if program is not None:
         doc["program"] = program
+    application = db.application(run_id) if hasattr(db, "application") else None
+    if application is not None:
+        doc["application"] = application
     return doc
 
 

@@ -127,6 +127,10 @@ CREATE TABLE IF NOT EXISTS kernel_sources (
     kokkos      TEXT NOT NULL DEFAULT '',          -- the port kept ('' when none)
     PRIMARY KEY (run_id, kernel_id)
 );
+CREATE TABLE IF NOT EXISTS application (
+    run_id      TEXT PRIMARY KEY,
+    data        TEXT NOT NULL DEFAULT '{}'         -- JSON: `port-fortran app` (build, ports in place, backends, proof)
+);
 CREATE INDEX IF NOT EXISTS attempts_k ON attempts(run_id, kernel_id);
 CREATE INDEX IF NOT EXISTS llm_k ON llm_calls(run_id, kernel_id);
 """
@@ -268,6 +272,15 @@ class RunDB:
 
     def program(self, run_id: str) -> Optional[dict]:
         r = self._exec("SELECT data FROM program WHERE run_id=?", (run_id,)).fetchone()
+        return json.loads(r["data"]) if r else None
+
+    # ----------------------------------------------------------------- a whole application
+    def set_application(self, run_id: str, data: dict) -> None:
+        self._exec("INSERT OR REPLACE INTO application(run_id, data) VALUES (?,?)",
+                   (run_id, json.dumps(data, default=str)))
+
+    def application(self, run_id: str) -> Optional[dict]:
+        r = self._exec("SELECT data FROM application WHERE run_id=?", (run_id,)).fetchone()
         return json.loads(r["data"]) if r else None
 
     # ----------------------------------------------------------------- Python modules, sources
