@@ -206,6 +206,7 @@ class Harness:
             if flag not in self.fflags_added and flag not in self.fflags and re.search(pattern, text):
                 self.fflags_added[flag] = why
                 self._write_port_json()
+                self._trees.clear()  # the program's objects are compiled again with the flag
                 return flag
         return None
 
