@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Optional
 
 from . import affine, ir
-from .build import stmt_exprs
+from .ir import stmt_exprs
 
 # --------------------------------------------------------------------------- intent
 

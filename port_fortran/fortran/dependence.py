@@ -18,7 +18,7 @@ from math import gcd
 from typing import Optional
 
 from . import affine, ir
-from .build import stmt_exprs
+from .ir import stmt_exprs
 from .dataflow import FlowGraph, exposed_reads
 from .facts import Facts, guard_facts, path_to
 from .render import expr_str

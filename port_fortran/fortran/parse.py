@@ -246,7 +246,7 @@ def _key(src: SourceText, interfaces: dict | None = None, notes: dict | None = N
 # Deep expressions (a 400-term stencil is a 400-level tree) need more than Python's default
 # 1,000 frames to pickle, copy or walk; 20,000 keeps the C stack of an 8 MiB thread safe
 # (pickling a chain of 10,000 operations passes, 20,000 crashes the interpreter), and
-# build.MAX_CHAIN keeps expressions below the depth this allows.
+# exprs.MAX_CHAIN keeps expressions below the depth this allows.
 RECURSION_LIMIT = 20000
 
 
