@@ -7,7 +7,7 @@ backend and prints the median per kernel and over all kernels. With ``--timing-s
 proof at the timing sizes (what ``bench`` runs before timing) is timed too, separately.
 
     PYTHONPATH=$PWD .venv/bin/python bench/verify_time.py --backends serial,openmp \
-        --kernel daxpy --kernel dgemm [--repeats 3] [--out /tmp/pf-verify-time] [--timing-size]
+        --kernel daxpy --kernel dgemm [--all] [--repeats 3] [--out /tmp/pf-verify-time] [--timing-size]
 """
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from port_fortran.fortran import discover, parse_file  # noqa: E402
 from port_fortran.harness import Harness  # noqa: E402
+from port_fortran.records import TranslationRefused  # noqa: E402
 from port_fortran.translate import translate_kernel, write_port  # noqa: E402
 
 DEFAULT = ["daxpy", "ddot", "dgemv", "dgemm", "jacobi2d", "jacobi3d", "csr_spmv", "nbody_forces"]
@@ -31,6 +32,7 @@ DEFAULT = ["daxpy", "ddot", "dgemv", "dgemm", "jacobi2d", "jacobi3d", "csr_spmv"
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kernel", action="append", default=[])
+    ap.add_argument("--all", action="store_true", help="every sample kernel the rules model ports")
     ap.add_argument("--backends", default="serial,openmp")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
@@ -45,10 +47,14 @@ def main(argv=None) -> int:
     for path in discover([str(ROOT / "fortran_kernels")]):
         sf = parse_file(str(path), include_dirs=inc)
         for k in sf.kernels:
-            if k.name not in names:
+            if k.name not in names and not a.all:
                 continue
             pdir = Path(a.out) / path.name / k.name
-            write_port(translate_kernel(k, sf), pdir)
+            try:
+                write_port(translate_kernel(k, sf), pdir)
+            except TranslationRefused as exc:
+                print(f"{k.name}: refused ({exc})", file=sys.stderr)
+                continue
             h = Harness(k, sf, pdir, include_dirs=inc, threads=a.threads)
             for b in backends:
                 res = h.build(b)

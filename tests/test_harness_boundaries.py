@@ -117,7 +117,7 @@ def test_index_overflow_at_the_timing_size_stops_the_timing(ports, monkeypatch):
     assert h.spec.timing["n"] > 53020  # (n-1) * 40503 passes 2**31 there
     for b in BACKENDS:
         v = h.verify(b)
-        assert v.passed, v.reason  # 2051 * 40503 < 2**31: the correctness cases cannot see it
+        assert v.passed, v.reason  # 1027 * 40503 < 2**31: the correctness cases cannot see it
         pv = h.prove_timing(b, cached=False)
         assert not pv.passed and "at the timing sizes" in pv.reason
         assert pv.cases[0].kind == "timing-size" and pv.cases[0].sizes == {"n": h.spec.timing["n"]}

@@ -52,7 +52,7 @@ def test_csr_spmv_verifies_with_inferred_spec(csr):
         assert v.passed, v.reason
         y = [o for c in v.cases for o in c.outputs if o.name == "y"]
         # the spec's three sizes, then the boundary-crossing case (rows past a GPU block)
-        assert [o.elements for o in y] == [1, 7, 33, 2051]
+        assert [o.elements for o in y] == [1, 7, 33, 1027]
         assert v.cases[-1].kind == "cross-tiles" and v.cross_tiles
     saved = json.loads((h.port_dir / "verdict.json").read_text())
     assert saved["openmp"]["passed"] and saved["openmp"]["base_seeds"][0] == v.cases[0].seed
@@ -64,7 +64,7 @@ def test_verify_and_bench_commands_on_a_port_directory(csr, capsys):
     assert main(["verify", port_dir, "--backends", "serial", "--seeds", "2"]) == 0
     out = capsys.readouterr().out
     assert "csr_spmv [serial] verified: 7 input sets" in out  # 3 sizes x 2 seeds + the crossing case
-    assert "boundary-crossing case: nrows=2051" in out
+    assert "boundary-crossing case: nrows=1027" in out
     # a smaller timing size (a user edit) keeps the test short
     data = yaml.safe_load(csr.spec_path.read_text())
     data["sizes"]["timing"] = {"nrows": 20000, "ncols": 20000, "nnz": 100000}

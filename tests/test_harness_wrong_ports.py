@@ -38,10 +38,10 @@ def test_correct_port_passes_with_fresh_seeds(axpy, monkeypatch):
     monkeypatch.delenv("PF_TEST_VARIANT", raising=False)
     v1 = axpy.verify("serial")
     assert v1.passed, v1.reason
-    assert {c.sizes["n"] for c in v1.cases} == {1, 7, 33, 2051}  # 2051: past a GPU block of 1024
+    assert {c.sizes["n"] for c in v1.cases} == {1, 7, 33, 1027}  # 1027: past a GPU block of 1024
     assert [c.kind for c in v1.cases] == ["", "", "", "cross-tiles"]
     w = [o for o in v1.cases[-1].outputs if o.name == "w"][0]
-    assert w.elements == 2051 and w.max_abs_err <= 1e-12
+    assert w.elements == 1027 and w.max_abs_err <= 1e-12
     time.sleep(0.01)
     v2 = axpy.verify("serial")
     assert {c.seed for c in v1.cases}.isdisjoint({c.seed for c in v2.cases})  # fresh seeds each time
@@ -72,7 +72,7 @@ def test_element_never_written_is_caught(axpy, monkeypatch):
     v = axpy.verify("serial")
     assert not v.passed
     fails = [(c.sizes["n"], o) for c in v.cases for o in c.outputs if not o.passed]
-    assert {n for n, _ in fails} == {7, 33, 2051}  # n=1 has no element 3
+    assert {n for n, _ in fails} == {7, 33, 1027}  # n=1 has no element 3
     assert all(o.worst_index == [3] and "never written" in o.message for _, o in fails)
 
 

@@ -35,8 +35,8 @@ REF_BUILD_LIMITS = Limits(wall_s=600.0, cpu_s=None, mem_mb=None)
 VERIFY_FFLAGS = ("-O2",)
 TIMING_FFLAGS = ("-O3", "-march=native")
 HOST_BACKENDS = ("serial", "openmp")
-HOST_CXXFLAGS = ("-march=native",)
-BIG_INPUT_BYTES = 16 * 2**20  # CMake Release adds -O3; the port's CMakeLists adds -fno-math-errno
+HOST_CXXFLAGS = ("-march=native",)  # CMake Release adds -O3; the port's CMakeLists adds -fno-math-errno
+BIG_INPUT_BYTES = 16 * 2**20  # a case's input file larger than this is removed after the runs
 
 _build_lock = threading.Lock()
 _src_lock = threading.Lock()

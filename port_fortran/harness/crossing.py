@@ -3,9 +3,11 @@ runs past the largest block a port may cut it into, and not a whole number of th
 
 The small cases of the spec (1, 7, 33 elements per dimension) fit inside one MDRange tile,
 one GPU block, one team: a port that mishandles the last partial tile, or skips every index
-above 40, passes them. This case gives each parallel dimension ``2 x block + 3`` iterations,
-``block`` being the largest extent any variant or backend may use there
-(:mod:`port_fortran.translate.blocks` holds those), within a memory and work budget.
+above 40, passes them. This case gives each parallel dimension ``2 x tile + 3`` iterations,
+``tile`` the largest MDRange tile extent any variant or Kokkos itself may use there, and more
+than a GPU block (``1024 + 3``) where a GPU may cut the dimension into thread blocks (1-D
+ranges, the fastest MDRange dimension, a team's inner range); those extents live in
+:mod:`port_fortran.translate.blocks`. All within a memory and work budget.
 
 Pure: reads the IR (array syntax lowered to loops as the translator does), the spec and
 the layout rules of :mod:`.inputs`; no file, no process.
@@ -15,7 +17,7 @@ size set (the spec's largest correctness set to start with); the size arguments 
 grows with are the ones raised, each to the smallest value that gives the wanted count.
 When the case would exceed :data:`CROSS_BYTES` of array data or :data:`CROSS_FLOPS` of work,
 the size arguments that bound no parallel loop are taken from a smaller correctness set
-first, then the largest wanted counts step down (``block + 3``, ``block/2 + 3``, ...), and
+first, then the largest wanted counts step down (halving the block: ``b/2 + 3``, ...), and
 every dimension left short is named in :attr:`CrossCase.notes`.
 """
 from __future__ import annotations
@@ -25,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..fortran import ir
-from ..translate.blocks import blocks_at, fast_order, team_blocks
+from ..translate.blocks import GPU_BLOCK, blocks_at, fast_order, team_blocks
 from . import analysis as A
 from .spec import Spec, eval_expr
 
@@ -55,7 +57,15 @@ class ParallelDim:
 
     @property
     def wanted(self) -> int:
-        return 2 * self.block + 3
+        """Iterations that cross every block here and are a multiple of none: two tiles and
+        3 more, or past one GPU block (no GPU block splits a 1-D range in a pattern two
+        blocks would show and one does not)."""
+        tiles = [b for b in self.blocks if b != GPU_BLOCK]
+        w = 2 * max(tiles) + 3 if tiles else 0
+        return max(w, GPU_BLOCK + 3) if GPU_BLOCK in self.blocks else w
+
+    def why(self) -> str:
+        return f"past a GPU block of {GPU_BLOCK}" if self.wanted == GPU_BLOCK + 3 else f"2 x tile {self.block} + 3"
 
     def where(self) -> str:
         return f"line {self.do.line} do {self.do.var}"
@@ -293,15 +303,13 @@ def _solve(m: _Model, dims: list[ParallelDim], base: dict[str, int], wants: list
     return sizes
 
 
-def _ladder(block: int, floor: int) -> list[int]:
-    """Wanted trip counts from the best (2 x block + 3) down to ``floor``."""
-    out = [2 * block + 3]
-    b = block
-    while b >= 1:
-        if b + 3 < out[-1]:
-            out.append(b + 3)
-        b //= 2
-    return [x for x in out if x > floor] or [out[-1]]
+def _ladder(wanted: int, floor: int) -> list[int]:
+    """Wanted trip counts from the best down to ``floor``, the block halved at each step
+    (1027, 515, 259, ...): still odd, still past the smaller blocks."""
+    out = [wanted]
+    while out[-1] > 5:
+        out.append((out[-1] - 3) // 2 + 3)
+    return [x for x in out if x > floor] or [out[0]]
 
 
 def cross_case(kernel: ir.Kernel, spec: Spec, source: Optional[ir.SourceFile] = None) -> Optional[CrossCase]:
@@ -337,7 +345,7 @@ def cross_case(kernel: ir.Kernel, spec: Spec, source: Optional[ir.SourceFile] = 
         if small is not None:
             base = {n: (base[n] if n in driving else small[n]) for n in base}
             sizes = _solve(m, reach, base, wants)
-        ladders = [_ladder(d.block, m.trip(d, m.complete(base)) or 0) for d in reach]
+        ladders = [_ladder(d.wanted, m.trip(d, m.complete(base)) or 0) for d in reach]
         steps = [0] * len(reach)
         while not m.fits(sizes):
             movable = [i for i in range(len(reach)) if steps[i] + 1 < len(ladders[i])]
@@ -352,6 +360,6 @@ def cross_case(kernel: ir.Kernel, spec: Spec, source: Optional[ir.SourceFile] = 
     got = [(d, m.trip(d, sizes)) for d in reach]
     for d, t in got:
         if t is not None and t < d.wanted:
-            notes.append(f"{d.where()}: {t} iterations, fewer than the {d.wanted} (2 x {d.block} + 3) wanted "
+            notes.append(f"{d.where()}: {t} iterations, fewer than the {d.wanted} wanted ({d.why()}) "
                          f"(capped at {CROSS_BYTES >> 20} MB of data, {CROSS_FLOPS:.0e} flops)")
     return CrossCase(sizes, got, notes)

@@ -348,7 +348,8 @@ HEADER = """\
 # sizes.correctness: size sets for the differential test (each run with every flag value)
 # sizes.cross_tiles: true adds one more set, computed from the loops: every parallel loop
 #                    runs past the largest tile, team or GPU block a port may cut it into
-#                    (2 x block + 3 iterations, within 32 MB); false turns it off
+#                    (2 x tile + 3 iterations, > 1024 for GPU blocks, within 32 MB); false
+#                    turns it off
 # sizes.timing:      the size set for timing (about 64 MB of array data)
 # args.<name>.role:
 #   size         an extent, taken from the size set
