@@ -376,3 +376,20 @@ def test_report_shows_only_proven_timings_and_old_databases_gain_the_column(tmp_
     import jsonschema
     from port_fortran.reports.render import load_schema
     jsonschema.validate(json.loads(json.dumps(report)), load_schema())
+
+
+def test_gpu_bench_table_shows_proven_rows_only():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "gpu" / "run_bench.py"
+    spec = importlib.util.spec_from_file_location("run_bench", path)
+    rb = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rb)
+    row = {"threads": 1, "median_s": 0.5, "spread_s": 0.01, "sizes": {"n": 9}}
+    table = rb.table({"k": [{**row, "variant": "fortran-serial", "median_s": 1.0},
+                            {**row, "variant": "kokkos-cuda", "proven_sizes": {"n": 9}},
+                            {**row, "variant": "kokkos-openmp"}]})  # an unproven row (an old run)
+    lines = table.splitlines()
+    assert "| proven |" in lines[0] and len(lines) == 4
+    assert "| reference | fortran-serial |" in lines[2] and "| yes | kokkos-cuda |" in lines[3]
