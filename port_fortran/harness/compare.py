@@ -153,6 +153,10 @@ def _at(name: str, where: list[int]) -> str:
 def _compare_float(ref: Record, r: np.ndarray, p: np.ndarray, tol: Tolerance, scale: float,
                    where: Optional[np.ndarray]) -> OutputCheck:
     n = int(r.size)
+    if all(np.array_equal(r[lo:hi], p[lo:hi], equal_nan=True) for lo, hi in _chunks(n)):
+        # identical (an input left alone, most outputs of element-wise kernels): no error
+        return OutputCheck(ref.name, True, n, worst_index=fortran_index(_flat(0, where), ref.data.shape, ref.lbound),
+                           tolerance=tol.rel)
     # pass 1: mean |ref| over the elements both wrote (finite)
     total, count = 0.0, 0
     with np.errstate(invalid="ignore", over="ignore"):
