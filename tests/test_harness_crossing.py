@@ -172,6 +172,9 @@ def test_three_dimensional_band(kernels):
     trips, m = _trips(k, spec, cc)
     assert trips[("i", 0, "tile")] > GPU_BLOCK
     assert trips[("j", 1, "tile")] >= 2 * 8 + 3 and trips[("k", 2, "tile")] >= 2 * 2 + 3
+    # no size raised without need (a tile of 1 leaves no remainder to step past)
+    base = max(spec.correctness, key=lambda c: sum(c.values()))
+    assert cc.sizes["ny"] == base["ny"] and cc.sizes["nz"] == base["nz"]
     assert m.cost(cc.sizes)[0] <= CROSS_BYTES
 
 

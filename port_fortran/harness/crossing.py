@@ -294,8 +294,8 @@ def _solve(m: _Model, dims: list[ParallelDim], base: dict[str, int], wants: list
             break
     # a whole number of blocks hides a mishandled remainder: step past it
     for _ in range(8):
-        bad = next((d for d in dims if (t := m.trip(d, sizes)) and t > 1 and any(t % b == 0 for b in d.blocks)
-                    and m.drivers(d, sizes)), None)
+        bad = next((d for d in dims if (t := m.trip(d, sizes)) and t > 1
+                    and any(b > 1 and t % b == 0 for b in d.blocks) and m.drivers(d, sizes)), None)
         if bad is None:
             break
         n = m.drivers(bad, sizes)[0]
