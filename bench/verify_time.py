@@ -51,10 +51,12 @@ def main(argv=None) -> int:
                 continue
             pdir = Path(a.out) / path.name / k.name
             try:
-                write_port(translate_kernel(k, sf), pdir)
+                port = translate_kernel(k, sf)
             except TranslationRefused as exc:
                 print(f"{k.name}: refused ({exc})", file=sys.stderr)
                 continue
+            if any(not (pdir / f).is_file() or (pdir / f).read_text() != t for f, t in port.files.items()):
+                write_port(port, pdir)  # unchanged files are left alone: the builds stay current
             h = Harness(k, sf, pdir, include_dirs=inc, threads=a.threads)
             for b in backends:
                 res = h.build(b)

@@ -2,7 +2,12 @@
 edited to skip every index above 40, 100 or 1000 (a 1-D loop, a 2-D MDRange band, a
 reduction), a tiled variant that drops the last partial tile, and 32-bit index arithmetic
 that overflows only at the timing sizes (caught before anything is timed), on the Serial
-and OpenMP backends.
+and OpenMP backends, and CUDA where a CUDA Kokkos install is found.
+
+A flat index overflowing 32 bits needs arrays of more than 2**31 elements (16 GB of
+doubles): more than this 2-core, 24 GB machine (and CI) can hold twice. The planted overflow
+is the same arithmetic at a smaller scale: a subscript computed as (i-1)*40503 in 32 bits,
+wrong once i passes 53,020, which the timing sizes reach and no correctness size does.
 
 Each port is built once per backend; the bugs are switched on at run time (environment
 variables read by the planted code), so the whole file costs six builds."""
@@ -23,9 +28,11 @@ pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(find_install("openmp") is None, reason="no Kokkos install with Serial and OpenMP")]
 
 SRC = Path(__file__).parent / "data" / "boundaries" / "bnd.f90"
-BACKENDS = ("serial", "openmp")
+# and CUDA where a CUDA Kokkos install is found (the GPU machine)
+BACKENDS = ("serial", "openmp") + (("cuda",) if find_install("cuda") is not None else ())
 
-# read once when the driver starts; host backends only (the lambdas read host globals)
+# read once on the host when the driver starts; each kernel launch copies them into locals
+# its lambda captures (so the device sees them too)
 SWITCHES = """
 #include <climits>
 #include <cstdlib>
@@ -41,7 +48,10 @@ def plant(cpp: str, name: str) -> str:
     above PF_TEST_SKIP; relax2's tiled MDRange drops the last partial tile of m when there
     is a full one; gathr's subscript is computed in 32 bits."""
     cpp = cpp.replace(f'#include "{name}.kokkos.hpp"\n', f'#include "{name}.kokkos.hpp"\n{SWITCHES}', 1)
-    cpp, n = re.subn(r"(KOKKOS_LAMBDA\(const int i\b[^{]*\{\n)", r"\1    if (i > pf_test_skip_above) return;\n", cpp)
+    cpp, n = re.subn(r"\n(\s*)(Kokkos::parallel_(?:for|reduce)\()",
+                     r"\n\1const long pf_skip = pf_test_skip_above;\n\1const bool pf_int32 = pf_test_int32;\n\1\2", cpp)
+    assert n == 1, cpp
+    cpp, n = re.subn(r"(KOKKOS_LAMBDA\(const int i\b[^{]*\{\n)", r"\1    if (i > pf_skip) return;\n", cpp)
     assert n == 1, cpp
     if name == "relax2":
         old = "pf::mdrange<2>({1, 1}, {m, n}, {64, 4})"
@@ -50,7 +60,7 @@ def plant(cpp: str, name: str) -> str:
     if name == "gathr":
         old = "static_cast<long long>(i - 1) * 40503LL % static_cast<long long>(n)"
         assert old in cpp, cpp
-        cpp = cpp.replace(old, f"(pf_test_int32 ? static_cast<long long>(static_cast<int>(static_cast<unsigned>(i - 1) "
+        cpp = cpp.replace(old, f"(pf_int32 ? static_cast<long long>(static_cast<int>(static_cast<unsigned>(i - 1) "
                                f"* 40503u) % n) : {old})")
     return cpp
 
