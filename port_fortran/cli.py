@@ -1,8 +1,8 @@
 """The ``port-fortran`` command.
 
 ``port-fortran SRC...`` (no sub-command) ports every kernel it finds. Sub-commands:
-``list``, ``translate``, ``verify``, ``bench``, ``report``, ``compare``, ``batch``,
-``doctor``, ``kokkos install``.
+``list``, ``translate``, ``verify``, ``bench``, ``bindings``, ``report``, ``compare``,
+``batch``, ``doctor``, ``kokkos install``.
 
 Each sub-command's work lives in the package that owns it (``<pkg>/commands.py``); this
 module only parses arguments and turns errors into one clear line and an exit code:
@@ -23,7 +23,8 @@ import traceback
 from . import __version__
 from .errors import UserError
 
-SUBCOMMANDS = ("run", "list", "translate", "verify", "bench", "report", "compare", "batch", "doctor", "kokkos")
+SUBCOMMANDS = ("run", "list", "translate", "verify", "bench", "bindings", "report", "compare", "batch", "doctor",
+               "kokkos")
 
 EPILOG = """\
 examples:
@@ -32,6 +33,7 @@ examples:
   port-fortran list fortran_kernels/                the kernels found, parallel loops
   port-fortran fortran_kernels/vecops.F90 --backends serial,openmp --out out/
   port-fortran report out/                          re-render report.{json,md,html}
+  port-fortran bindings out/blas1/daxpy             Python module daxpy_kokkos (numpy arrays)
 
 Exit codes: 0 all verified, 1 some kernels not ported or not verified,
 2 bad input or usage, 3 a required tool is missing, 4 interrupted (resume it).
@@ -66,6 +68,14 @@ def _add_run_opts(p: argparse.ArgumentParser) -> None:
     _add_source_opts(p)
 
 
+def _add_python_opts(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--python", action="store_true",
+                   help="after the run, build one Python module of every verified kernel in OUT/python "
+                        "(docs/python.md)")
+    p.add_argument("--python-module", default=None, metavar="NAME",
+                   help="name of that module (default kokkos_ports; implies --python)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="port-fortran",
@@ -82,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="port every kernel in SRC (the default command)")
     p.add_argument("sources", nargs="+", metavar="SRC", help="Fortran files or directories")
     _add_run_opts(p)
+    _add_python_opts(p)
 
     p = sub.add_parser("list", help="list the kernels in files or trees")
     p.add_argument("sources", nargs="+", metavar="SRC")
@@ -106,6 +117,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backends", default="serial,openmp")
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--repeats", type=int, default=None)
+
+    p = sub.add_parser("bindings", help="build Python modules of ports (pybind11; numpy arrays in, results out)",
+                       description="Build a Python extension module per port directory (<kernel>_kokkos in "
+                                   "PORT_DIR/python/), or one module of all of them with --module. Each routine is "
+                                   "a function of the same name taking its arguments in the Fortran order "
+                                   "(docs/python.md).")
+    p.add_argument("port_dirs", nargs="+", metavar="PORT_DIR", help="port directories written by a run")
+    p.add_argument("--backend", default=None,
+                   help="Kokkos backend to build for: serial, openmp, cuda, hip (default: the most parallel "
+                        "backend every port verified on)")
+    p.add_argument("--module", default=None, metavar="NAME", help="one module NAME holding every port given")
+    p.add_argument("-o", "--output", default=None, metavar="DIR",
+                   help="where the module goes (default: PORT_DIR/python, or ./python with --module)")
+    p.add_argument("-j", "--jobs", type=int, default=None, help="parallel compile jobs")
 
     p = sub.add_parser("report", help="render report.json, report.md and report.html from a run database")
     p.add_argument("out_dir", metavar="DIR")
@@ -148,6 +173,7 @@ HANDLERS = {
     "translate": ("port_fortran.translate.commands", "cmd_translate"),
     "verify": ("port_fortran.harness.commands", "cmd_verify"),
     "bench": ("port_fortran.harness.commands", "cmd_bench"),
+    "bindings": ("port_fortran.bindings.commands", "cmd_bindings"),
     "report": ("port_fortran.reports.commands", "cmd_report"),
     "compare": ("port_fortran.pipeline.batch", "cmd_compare"),
     "batch": ("port_fortran.pipeline.batch", "cmd_batch"),

@@ -18,8 +18,15 @@ Example file::
     threads: 8
     executor: local
     jobs: 2
+    python: true                            # one Python module of the verified kernels
     include_dirs: [include]
     defines: {USE_MPI: "0"}
+    routines:                               # per routine of the tree, per argument
+      smooth:
+        args:
+          u: {extent: "n*m"}                # upper bound of an assumed-size dimension
+          w: {dims: ["0:n+1", "1:m"], range: [0.0, 1.0]}   # harness arrays and values
+          k: {values: [1, 2]}
 """
 from __future__ import annotations
 
@@ -73,9 +80,13 @@ class Config:
     include_dirs: list[str] = field(default_factory=list)
     defines: dict[str, str] = field(default_factory=dict)
     kernels: list[str] = field(default_factory=list)  # only these kernels (empty: all)
+    # per routine of the tree: {name: {args: {arg: {extent, dims, range, values}}}} (fortran.program)
+    routines: dict[str, dict] = field(default_factory=dict)
     seeds: Optional[int] = None  # random input sets for the differential test (harness default)
     recursion_limit: Optional[int] = None  # graph steps per kernel; None: enough for the configured bounds
     quiet: bool = False
+    python: bool = False  # after the run: one Python module of the verified kernels (OUT/python)
+    python_module: str = "kokkos_ports"
     # "module:function" returning a pipeline.stages.Stages; for alternative harnesses and tests
     stages_factory: Optional[str] = None
 
@@ -188,7 +199,11 @@ def _build(d: dict, where: str, base: Optional[Config] = None) -> Config:
             else:
                 n = _num(v, key, where, integer=True)
                 cfg.debug_rounds = {s: n for s in DEBUG_STAGES}
-        elif key in ("optimize", "quiet", "bench"):
+        elif key == "python_module":
+            if not isinstance(v, str) or not v.isidentifier():
+                raise _err(where, key, f"expected a Python module name (letters, digits, _), got {v!r}")
+            cfg.python_module = v
+        elif key in ("optimize", "quiet", "bench", "python"):
             if not isinstance(v, bool):
                 raise _err(where, key, f"expected true or false, got {v!r}")
             setattr(cfg, key, v)
@@ -223,6 +238,8 @@ def _build(d: dict, where: str, base: Optional[Config] = None) -> Config:
             cfg.llm = _sub(LLMSettings, v, key, where)
         elif key == "limits":
             cfg.limits = _sub(Limits, v, key, where)
+        elif key == "routines":
+            cfg.routines = _routines(v, where)
         elif key == "defines":
             if isinstance(v, list):
                 cfg.defines = parse_defines(v)
@@ -232,6 +249,43 @@ def _build(d: dict, where: str, base: Optional[Config] = None) -> Config:
                 raise _err(where, key, "expected a mapping NAME: VALUE or a list of 'NAME=VALUE'")
     validate_models(cfg, where)
     return cfg
+
+
+ROUTINE_ARG_KEYS = ("extent", "dims", "range", "values")
+
+
+def _routines(v: Any, where: str) -> dict[str, dict]:
+    """``routines: {name: {args: {arg: {extent, dims, range, values}}}}``, names lower case."""
+    if not isinstance(v, dict):
+        raise _err(where, "routines", "expected a mapping routine -> {args: {argument -> settings}}")
+    out: dict[str, dict] = {}
+    for r, rv in v.items():
+        key = f"routines.{r}"
+        if not isinstance(rv, dict) or set(rv) - {"args"}:
+            raise _err(where, key, "expected {args: {argument -> {extent, dims, range, values}}}")
+        args: dict[str, dict] = {}
+        for a, av in (rv.get("args") or {}).items():
+            ak = f"{key}.args.{a}"
+            if not isinstance(av, dict):
+                raise _err(where, ak, f"expected a mapping with some of {', '.join(ROUTINE_ARG_KEYS)}")
+            extra = set(av) - set(ROUTINE_ARG_KEYS)
+            if extra:
+                raise _err(where, f"{ak}.{sorted(extra)[0]}", f"unknown key (known: {', '.join(ROUTINE_ARG_KEYS)})")
+            if "extent" in av and not (isinstance(av["extent"], (str, int)) and not isinstance(av["extent"], bool)):
+                raise _err(where, f"{ak}.extent", "expected an integer expression of the routine's arguments, "
+                                                  "e.g. 'n*m'")
+            if "dims" in av and not (isinstance(av["dims"], list) and av["dims"]
+                                     and all(isinstance(x, (str, int)) and not isinstance(x, bool) for x in av["dims"])):
+                raise _err(where, f"{ak}.dims", "expected a list of 'lower:upper' expressions, one per dimension")
+            if "range" in av and not (isinstance(av["range"], list) and len(av["range"]) == 2
+                                      and all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                              for x in av["range"]) and av["range"][0] <= av["range"][1]):
+                raise _err(where, f"{ak}.range", "expected [low, high] numbers with low <= high")
+            if "values" in av and not (isinstance(av["values"], list) and av["values"]):
+                raise _err(where, f"{ak}.values", "expected a non-empty list")
+            args[str(a).lower()] = dict(av)
+        out[str(r).lower()] = {"args": args}
+    return out
 
 
 def parse_defines(items: list[str]) -> dict[str, str]:
@@ -296,6 +350,10 @@ def from_args(args: Any) -> Config:
         flags["executor"] = args.executor
     if getattr(args, "quiet", False):
         flags["quiet"] = True
+    if getattr(args, "python", False) or getattr(args, "python_module", None):
+        flags["python"] = True
+    if getattr(args, "python_module", None):
+        flags["python_module"] = args.python_module
     if getattr(args, "include", None):
         flags["include_dirs"] = list(cfg.include_dirs) + list(args.include)
     if getattr(args, "define", None):

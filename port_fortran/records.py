@@ -39,6 +39,9 @@ class Port:
     patterns: list[str] = field(default_factory=list)  # parallel_for, mdrange, reduce, serial, atomic, team
     notes: list[str] = field(default_factory=list)  # what the translator decided and why
     options: Optional[TranslateOptions] = None
+    # loops run in parallel only when a condition on run-time values holds (serial otherwise),
+    # e.g. "line 24: do i parallel if incy /= 0"
+    versions: list[str] = field(default_factory=list)
 
 
 class TranslationRefused(Exception):
@@ -77,6 +80,7 @@ class BuildResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     condensed: str = ""  # at most 20 lines for the debugger
     artifacts: dict[str, str] = field(default_factory=dict)  # name -> path of built executables/libs
+    cmake: str = ""  # which CMake built it: 'cmake 4.1.0 (<path>, from the cmake Python package)'
 
 
 @dataclass

@@ -331,12 +331,14 @@ def test_induction_variables_blas_strided_loop(tmp_path):
     p.write_text(src.lstrip("\n"))
     k = parse_file(p, use_cache=False).kernels[0]
     d = k.loops()[0]
-    assert codes(d) == ["induction-variable"]  # the only obstacle: rewrite ix, iy from i
+    # rewrite ix, iy from i; then independent only if incy /= 0 (incy = 0: every iteration
+    # updates dy(1))
+    assert codes(d) == ["induction-variable", "conditional-independence"]
+    assert expr_str(d.info.condition) == "incy /= 0" and d.info.condition_args == ["incy"]
     assert [(i.var, expr_str(i.step), i.line) for i in d.info.inductions] == [("ix", "incx", 8), ("iy", "incy", 9)]
     assert not d.info.inductions[0].live_after
     e = closed_form(d, d.info.inductions[1])
     assert ir.evaluate(e, {"i": 4, "iy": 1, "incy": 3}) == 1 + 3 * 3
-    assert any(x.code == "assumed-nonzero-stride" for x in k.diagnostics)
 
 
 def test_induction_with_carried_array_dependence_stays_carried(tmp_path):
@@ -426,3 +428,287 @@ def test_access_bounds_union_over_branches(tmp_path):
     """, decls="character trans\n  integer m, len\n  real(8) y(*)", args="n, a, b, c, trans, m, y")
     lo, hi = k.arg("y").access_bounds[0]
     assert ir.evaluate(hi, {"n": 4, "m": 9}) == 9 and ir.evaluate(lo, {"n": 4, "m": 9}) == 1
+
+
+def test_loop_variable_reassigned_before_its_next_use_is_not_live(tmp_path):
+    # issue 12, class 6: `i = 1` after the loop kills the loop's last value of i
+    k = kernel(tmp_path, """
+        do i = 1, n
+          a(i) = 0
+        end do
+        i = 1
+        b(i) = a(i)
+        t = 0
+        do j = 1, n
+          t = t + c(j)
+          a(j) = t
+        end do
+        t = 1
+        c(1) = t
+    """, decls="real(8) t")
+    l1, l2 = k.loops()
+    assert l1.info.parallel, codes(l1)
+    assert "last-value" not in codes(l2)  # t is a recurrence (scalar-dependence), not a live last value
+
+
+def test_last_value_reason_names_the_use(tmp_path):
+    k = kernel(tmp_path, """
+        do i = 1, n
+          a(i) = 0
+        end do
+        if (n > 3) go to 10
+        i = 1
+   10   b(1) = i
+    """)
+    d = loop(k)
+    assert codes(d) == ["last-value"]
+    read = next(s for s in ir.walk(k.body) if isinstance(s, ir.Assign) and s.label == 10)
+    # the read at label 10, reached by the GOTO around `i = 1`
+    assert d.info.reasons[0].line == read.line and f"line {read.line}" in d.info.reasons[0].message
+
+
+# --------------------------------------------------------------------------- symbolic subscripts
+
+
+def _sub(tmp_path, src, name="s.f90"):
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(src).lstrip("\n"))
+    sf = parse_file(p, use_cache=False)
+    assert not sf.errors, sf.errors
+    return sf.kernels[0]
+
+
+def _verdict(d):
+    """(parallel, condition text or None, reason codes)"""
+    c = d.info.condition
+    return d.info.parallel, (expr_str(c) if c is not None else None), codes(d)
+
+
+def test_symbolic_coefficient_is_never_assumed_nonzero(tmp_path):
+    k = _sub(tmp_path, """
+        subroutine s(n, k, a)
+          integer n, k, i
+          real(8) a(*)
+          do i = 1, n
+            a(1 + (i-1)*k) = a(1 + (i-1)*k) + 1.0d0
+          end do
+        end subroutine
+    """)
+    d = loop(k)
+    assert _verdict(d) == (False, "k /= 0", ["conditional-independence"])
+    assert d.info.condition_args == ["k"]
+    assert ir.evaluate(d.info.condition, {"k": 0}) is False and ir.evaluate(d.info.condition, {"k": -3}) is True
+    assert "only if k /= 0" in d.info.reasons[0].message and d.info.reasons[0].line == 5
+
+
+def test_unknown_offset_is_independent_when_zero_or_past_the_trip_count(tmp_path):
+    k = _sub(tmp_path, """
+        subroutine s(n, k, a)
+          integer n, k, i
+          real(8) a(*)
+          do i = 1, n
+            a(i + k) = a(i) + 1.0d0
+          end do
+          do i = 2, n
+            a(i) = a(i + k) * 2
+          end do
+        end subroutine
+    """)
+    l1, l2 = k.loops()
+    assert _verdict(l1) == (False, "k == 0 .or. abs(k) >= n", ["conditional-independence"])
+    for kk, n, ok in ((0, 10, True), (1, 10, False), (-9, 10, False), (10, 10, True), (-10, 10, True)):
+        assert ir.evaluate(l1.info.condition, {"k": kk, "n": n}) is ok  # |k| < n: iterations meet
+    assert _verdict(l2)[1] == "k == 0 .or. abs(k) >= n-1"  # trip count n-1
+
+
+def test_offsets_proven_apart_need_no_condition(tmp_path):
+    k = _sub(tmp_path, """
+        subroutine s(n, a, b)
+          integer n, i
+          real(8) a(*), b(*)
+          do i = 1, n
+            a(i + n) = a(i) + 1.0d0
+          end do
+          do i = 1, 10
+            b(i + 100) = b(i) + 1.0d0
+          end do
+          do i = 1, n
+            b(i + 1) = b(i) + 1.0d0
+          end do
+        end subroutine
+    """)
+    l1, l2, l3 = k.loops()
+    assert l1.info.parallel and l2.info.parallel  # the two halves never meet
+    assert codes(l3) == ["loop-carried-dependence"] and l3.info.condition is None
+
+
+def test_guards_that_dominate_the_loop_make_the_condition_unnecessary(tmp_path):
+    k = _sub(tmp_path, """
+        subroutine s(n, k, incx, incy, m, a, x, y)
+          integer n, k, incx, incy, m, i
+          integer, parameter :: kp = 3
+          real(8) a(*), x(*), y(*)
+          if (n .le. 0 .or. k .le. 0) return
+          do i = 1, n
+            a(1 + (i-1)*k) = a(1 + (i-1)*k) + 1.0d0
+          end do
+          if (incx .eq. 1 .and. incy .eq. 1) then
+            do i = 1, n
+              y(1 + (i-1)*incy) = y(1 + (i-1)*incy) + x(i)
+            end do
+          else if (incy .ne. 0) then
+            do i = 1, n
+              y(1 + (i-1)*incy) = y(1 + (i-1)*incy) + x(i)
+            end do
+          else
+            do i = 1, n
+              y(1 + (i-1)*incy) = y(1 + (i-1)*incy) + x(i)
+            end do
+          end if
+          do i = 1, n
+            a(1 + (i-1)*kp) = 0
+          end do
+          if (m .gt. 0) then
+            m = 0
+            do i = 1, n
+              a(1 + (i-1)*m) = 1
+            end do
+          end if
+        end subroutine
+    """)
+    ls = k.loops()
+    # k >= 1 after the RETURN; incy == 1 in the IF branch; incy /= 0 in the ELSE IF branch; in
+    # the ELSE branch incy == 0: the condition could never hold, the loop stays serial
+    assert [_verdict(d)[:2] for d in ls[:5]] == [(True, None), (True, None), (True, None), (False, None),
+                                                (True, None)]
+    assert codes(ls[3]) == ["possible-dependence"]
+    assert _verdict(ls[5])[1] == "m /= 0"  # m is assigned: its guard says nothing where the loop starts
+
+
+def test_a_guard_bypassed_by_a_jump_is_not_a_fact(tmp_path):
+    k = _sub(tmp_path, """
+              SUBROUTINE S(N, K, A)
+              INTEGER N, K, I
+              DOUBLE PRECISION A(*)
+              IF (N .GT. 100) GOTO 10
+              IF (K .EQ. 0) RETURN
+        10    CONTINUE
+              DO 20 I = 1, N
+                 A(1 + (I-1)*K) = 0
+        20    CONTINUE
+              END
+    """, name="s.f")
+    assert _verdict(loop(k))[1] == "k /= 0"
+
+
+def test_flattened_subscripts_use_the_inner_bounds(tmp_path):
+    k = _sub(tmp_path, """
+        subroutine s(n, m, lda, a, e)
+          integer n, m, lda, i, j
+          real(8) a(*), e(*)
+          do j = 1, m
+            do i = 1, n
+              a(i + (j-1)*n) = 2*a(i + (j-1)*n) + j
+            end do
+          end do
+          do j = 1, m
+            do i = 1, n
+              e(i + (j-1)*lda) = 2*e(i + (j-1)*lda) + j
+            end do
+          end do
+          do j = 1, m
+            do i = 1, n + 1
+              a(i + (j-1)*n) = 0
+            end do
+          end do
+        end subroutine
+    """)
+    j1, i1, j2, i2, j3, i3 = k.loops()
+    assert j1.info.parallel and i1.info.parallel and j1.info.tightly_nested_parallel == 2
+    assert _verdict(j2) == (False, "abs(lda) >= n", ["conditional-independence"]) and i2.info.parallel
+    assert not j3.info.parallel and j3.info.condition is None  # i runs past n: columns overlap
+
+
+def test_flattened_with_a_known_sign_drops_abs(tmp_path):
+    k = _sub(tmp_path, """
+        subroutine s(n, m, lda, e)
+          integer n, m, lda, i, j
+          real(8) e(*)
+          if (lda .lt. 1) return
+          do j = 1, m
+            do i = 1, n
+              e(i + (j-1)*lda) = 0
+            end do
+          end do
+          if (lda .lt. n) return
+          do j = 1, m
+            do i = 1, n
+              e(i + (j-1)*lda) = 1
+            end do
+          end do
+        end subroutine
+    """)
+    assert _verdict(k.loops()[0])[1] == "lda >= n" and k.loops()[2].info.parallel
+
+
+def test_two_regions_of_one_array(tmp_path):
+    k = _sub(tmp_path, """
+        subroutine s(n, ka, kb, a)
+          integer n, ka, kb, i
+          real(8) a(*)
+          do i = 1, n
+            a(ka + i) = a(kb + 2*i) + 1.0d0
+          end do
+        end subroutine
+    """)
+    d = loop(k)
+    assert _verdict(d)[1] == "ka+n < kb+2 .or. kb+2*n < ka+1" and d.info.condition_args == ["n", "ka", "kb"]
+    assert ir.evaluate(d.info.condition, {"n": 5, "ka": 0, "kb": 10})
+    assert not ir.evaluate(d.info.condition, {"n": 5, "ka": 0, "kb": 0})
+
+
+def test_condition_args_follow_locals_and_closed_forms(tmp_path):
+    k = _sub(tmp_path, """
+        subroutine s(n, inc, a)
+          integer n, inc, i, ia, step
+          real(8) a(*)
+          step = 2*inc
+          ia = 1
+          do i = 1, n
+            a(ia) = 1.0d0
+            ia = ia + step
+          end do
+        end subroutine
+    """)
+    d = loop(k)
+    assert _verdict(d) == (False, "step /= 0", ["induction-variable", "conditional-independence"])
+    assert d.info.condition_args == ["inc"]
+
+
+def test_other_reasons_keep_the_loop_serial_without_a_condition(tmp_path):
+    k = _sub(tmp_path, """
+        subroutine s(n, k, a, b)
+          integer n, k, i
+          real(8) a(*), b(*)
+          do i = 2, n
+            a(1 + (i-1)*k) = 0
+            b(i) = b(i-1) + 1
+          end do
+        end subroutine
+    """)
+    d = loop(k)
+    assert codes(d) == ["loop-carried-dependence"] and d.info.condition is None
+
+
+def test_fact_prover():
+    from port_fortran.fortran import affine as A
+    from port_fortran.fortran.facts import Facts, condition_facts
+
+    n, lda = A.var("n"), A.var("lda")
+    f = Facts([A.add(lda, n, -1), A.add(n, A.const(-1))])  # lda >= n, n >= 1
+    assert f.pos(lda) and f.nonneg(A.add(lda, A.const(-1))) and not f.pos(A.add(lda, A.const(-1)))
+    assert f.is_nonzero(lda) and not Facts().is_nonzero(n)
+    assert Facts([A.add(A.mul(A.const(2), n), A.const(-1))]).pos(n)  # 2n - 1 >= 0 is n >= 1 for integers
+    i, z = condition_facts(ir.BinOp("or", ir.BinOp("<=", ir.Name("n", ftype=ir.INTEGER), ir.Literal(0, "0")),
+                                    ir.BinOp("==", ir.Name("k", ftype=ir.INTEGER), ir.Literal(0, "0"))), {}, negate=True)
+    assert i == [A.add(n, A.const(-1))] and z == [A.var("k")]  # .not.(n <= 0 .or. k == 0): n >= 1, k /= 0

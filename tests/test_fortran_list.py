@@ -137,3 +137,34 @@ def test_default_include_dirs(tmp_path):
     (tmp_path / "src").mkdir()
     assert default_include_dirs([tmp_path]) == [str(tmp_path / "a" / "include"), str(tmp_path / "b" / "inc")]
     assert default_include_dirs([tmp_path / "src"]) == []
+
+
+def test_conditionally_parallel_loops_are_never_listed_plain_parallel(capsys):
+    """A loop independent only for some run-time values says so: parallel[if ...] (or the
+    condition among the reasons), and in JSON parallel is false with the condition beside."""
+    versions = Path(__file__).resolve().parent / "data" / "translate" / "versions.f"
+    rc = main(["list", str(SAMPLES / "blas1.f"), str(SAMPLES / "zblas1.f"), str(versions)])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "L24:i=serial[induction-variable,if incy /= 0]" in out  # daxpy: rewrite iy, then incy /= 0
+    assert "L17:i=parallel[if incy /= 0]" in out  # zaxpy
+    assert "L37:i=parallel[if koff == 0 .or. abs(koff) >= n]" in out
+    assert "L45:j=parallel[if abs(lda) >= m](L46:i=parallel)" in out
+    assert "L40:j=parallel(L41:i=parallel)" in out  # flattened with n rows: proven
+    assert main(["list", "--json", str(SAMPLES), str(versions)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    guarded = 0
+
+    def walk(loops):
+        nonlocal guarded
+        for d in loops:
+            if d.get("condition"):
+                guarded += 1
+                assert d["parallel"] is False and d["condition_args"]
+                assert any(r["code"] == "conditional-independence" for r in d["reasons"])
+            walk(d.get("inner", []))
+
+    for f in data:
+        for k in f["kernels"]:
+            walk(k["loops"])
+    assert guarded >= 7

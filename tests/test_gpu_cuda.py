@@ -69,3 +69,49 @@ def test_sample_axpy_is_proven_and_timed_on_the_gpu(tmp_path):
     # measured against the GPU's own bandwidth (thousands of GB/s), so the fraction stays
     # physical: never above the ceiling by more than timer noise
     assert ko.roofline_fraction is not None and 0 < ko.roofline_fraction < 1.3
+
+
+@pytest.mark.parametrize("name", ["vaxpy", "vsym"])
+def test_versioned_loops_are_proven_on_the_gpu(tmp_path, name):
+    """Loops parallel only for some run-time values (test_translate_versions): both versions
+    run on the device and match the original; incy = 0 with millions of iterations too."""
+    import test_translate_versions as tvv
+
+    port, h, k = tvv.harness(tmp_path, name)
+    build = h.build("cuda")
+    assert build.ok, build.condensed
+    v = h.verify("cuda")
+    assert v.passed, v.reason
+    for cond in tvv.conditions(k).values():
+        assert tvv.versions_run(v, cond) == {True, False}
+    if name == "vaxpy":
+        tvv.zero_stride_race_case(h)
+        v = h.verify("cuda")
+        assert v.passed, v.reason
+
+
+def test_sample_daxpy_with_a_zero_stride_gives_the_original_result_on_the_gpu(tmp_path):
+    """The case measured before loops were versioned (the sample daxpy, n = 2,000,000,
+    incx = 1, incy = 0: the original 3999998.5 for its inputs, the racy port 10.0 to 21.0)."""
+    import yaml
+
+    from port_fortran.fortran import parse_file
+    from port_fortran.harness import Harness
+    from port_fortran.translate import translate_kernel, write_port
+
+    sf = parse_file(str(ROOT / "fortran_kernels" / "blas1.f"))
+    k = next(k for k in sf.kernels if k.name == "daxpy")
+    port = translate_kernel(k, sf)
+    assert "versioned" in port.patterns
+    write_port(port, tmp_path / "daxpy")
+    h = Harness(k, sf, tmp_path / "daxpy")
+    h.spec
+    data = yaml.safe_load(h.spec_path.read_text())
+    data["sizes"]["correctness"] = [{"n": 2_000_000}]
+    data["args"]["incx"]["values"] = [1]
+    data["args"]["incy"]["values"] = [0]
+    h.spec_path.write_text(yaml.safe_dump(data, sort_keys=False))
+    h.reload_spec()
+    v = h.verify("cuda")
+    assert v.passed, v.reason
+    assert [(c.sizes["n"], c.sizes["incy"]) for c in v.cases] == [(2_000_000, 0)]

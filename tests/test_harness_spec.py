@@ -55,12 +55,13 @@ def test_gemv_roles_flags_and_leading_dimension(blas):
 def test_strides_and_extents_of_strided_arrays(blas):
     k = blas["daxpy"]
     s = infer(k)
-    assert s.args["incx"].role == "stride" and s.args["incx"].values == [1, 2]
+    # zero and negative strides too: the original accepts them (it starts from the far end)
+    assert s.args["incx"].role == "stride" and s.args["incx"].values == [1, 2, -2, 0]
     assert s.args["n"].role == "size" and s.args["dx"].dims == ["1:auto"]
     lay = layout(k, s, {"n": 7}, {"incx": 2, "incy": 1})
     assert lay.arrays["dx"].ubound[0] >= 1 + 6 * 2  # ix = ix + incx, n times
     assert lay.arrays["dy"].ubound[0] >= 7
-    assert {c.choices["incx"] for c in cases(s, 0)} == {1, 2}
+    assert {c.choices["incx"] for c in cases(s, 0)} == {1, 2, -2, 0}
     # a size reached only through a local (nincx = n*incx; do i = 1, nincx, incx)
     assert infer(blas["dscal"]).args["n"].role == "size"
 
@@ -130,9 +131,12 @@ def test_spec_file_round_trip_edit_and_errors(tmp_path, blas):
     s2 = load_or_infer(k, p)
     assert s2.edited and s2.correctness == [{"n": 5}] and s2.args["incx"].values == [3]
     assert yaml.safe_load(p.read_text())["args"]["incx"]["values"] == [3]  # the user's file is kept
-    data["args"]["incx"]["values"] = [0, 1]
+    data["args"]["incx"]["values"] = [0]  # a zero stride is legal Fortran: accepted
     p.write_text(yaml.safe_dump(data))
-    with pytest.raises(UserError, match=r"daxpy.spec.yaml: args.incx.values: expected a list of non-zero integers"):
+    assert load_or_infer(k, p).args["incx"].values == [0]
+    data["args"]["incx"]["values"] = [0, 1.5]
+    p.write_text(yaml.safe_dump(data))
+    with pytest.raises(UserError, match=r"daxpy.spec.yaml: args.incx.values: expected a non-empty list of integers"):
         load_or_infer(k, p)
     data["args"]["incx"]["values"] = [1]
     data["sizes"]["correctness"] = [{"m": 5}]

@@ -140,6 +140,25 @@ def test_download_verify_and_extract_offline(tmp_path):
     assert KI.fetch_default_sdist(dest, pip_args=["--no-index"], progress=msgs.append) == sdist and not msgs
 
 
+def test_sdist_from_a_wheelhouse_named_by_pip_find_links(tmp_path, monkeypatch):
+    """Offline machines point pip at a wheelhouse with PIP_FIND_LINKS; the Kokkos source is
+    taken from there (checked against the pinned sha256) without running pip."""
+    if not REAL_CACHE_SDIST.is_file():
+        pytest.skip("no cached pykokkos-base sdist (make kokkos downloads it)")
+    house = tmp_path / "wheelhouse"
+    house.mkdir()
+    shutil.copy(REAL_CACHE_SDIST, house / KI.DEFAULT_SDIST_FILE)
+    monkeypatch.setenv("PIP_FIND_LINKS", f"/nonexistent file://{house}")
+    msgs = []
+    sdist = KI.fetch_default_sdist(tmp_path / "dest", pip_args=["--no-index"], progress=msgs.append)
+    assert msgs == [f"[kokkos] Kokkos {KI.DEFAULT_VERSION} source from {house / KI.DEFAULT_SDIST_FILE}"]
+    assert KI.sha256_of(sdist) == KI.DEFAULT_SDIST_SHA256
+    (house / KI.DEFAULT_SDIST_FILE).write_bytes(b"tampered")
+    sdist.unlink()
+    with pytest.raises(UserError, match="does not match the pinned"):
+        KI.fetch_default_sdist(tmp_path / "dest", progress=msgs.append)
+
+
 @pytest.mark.integration
 def test_second_install_is_a_fast_no_op():
     """Against the install `make kokkos` made: the same request returns in under 2 s."""

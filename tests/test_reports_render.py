@@ -196,3 +196,31 @@ def test_reasons_name_the_file(tmp_path):
     # report.json keeps the database's text as it is
     assert json.loads(paths["json"].read_text())["kernels"][0]["reason"].startswith("line 21:")
     db.close()
+
+
+def test_versioned_loops_show_their_condition(tmp_path):
+    """A loop run in parallel only when a run-time condition holds is never shown as plain
+    parallel: the report names the condition; an older database gains the column."""
+    import sqlite3
+
+    path = tmp_path / "port-fortran.db"
+    con = sqlite3.connect(path)  # a database from before the column existed
+    con.executescript("CREATE TABLE kernels (run_id TEXT NOT NULL, kernel_id TEXT NOT NULL, file TEXT NOT NULL, "
+                      "name TEXT NOT NULL, line_start INTEGER, line_end INTEGER, status TEXT NOT NULL DEFAULT "
+                      "'pending', reason TEXT NOT NULL DEFAULT '', reason_code TEXT NOT NULL DEFAULT '', model TEXT "
+                      "NOT NULL DEFAULT '', patterns TEXT NOT NULL DEFAULT '[]', port_dir TEXT NOT NULL DEFAULT '', "
+                      "started REAL, finished REAL, PRIMARY KEY (run_id, kernel_id));")
+    con.close()
+    db = RunDB(path)
+    rid = db.start_run()
+    db.upsert_kernel(rid, "blas1.f:daxpy", "blas1.f", "daxpy", 8, 31)
+    db.set_kernel(rid, "blas1.f:daxpy", status="verified", model="rules",
+                  patterns=["parallel_for", "serial", "versioned"], versions=["line 24: do i parallel if incy /= 0"])
+    paths = render_reports(db, rid, tmp_path)
+    doc = json.loads(paths["json"].read_text())
+    jsonschema.validate(doc, load_schema())
+    assert doc["kernels"][0]["versions"] == ["line 24: do i parallel if incy /= 0"]
+    assert "line 24: do i parallel if incy /= 0" in paths["html"].read_text()
+    row = next(line for line in paths["md"].read_text().splitlines() if line.startswith("| daxpy "))
+    assert "versioned; line 24: do i parallel if incy /= 0" in row and row.count(" | ") == 7
+    db.close()

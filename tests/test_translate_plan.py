@@ -61,7 +61,8 @@ def test_several_reductions_share_one_reducer_and_combine_with_the_values_before
 
 def test_induction_variables_are_computed_from_the_loop_index():
     port = _port("basics.f90", "strided")
-    assert port.patterns == ["reduce", "parallel_for"]
+    # the second loop writes y(iy): parallel only if incy /= 0 (versioned), serial otherwise
+    assert port.patterns == ["reduce", "parallel_for", "serial", "versioned"]
     cpp = port.files["strided.kokkos.cpp"]
     assert "int ix = pf_ix0 + static_cast<int>((i - 1)) * (incx);" in cpp
     assert "iy = pf_iy0 + static_cast<int>(pf::trip(1, n, 1)) * (incy);" in cpp  # iy is read after the loop
@@ -147,7 +148,7 @@ def test_gotos_arithmetic_if_and_inlined_function():
     assert "pf::trip(2, n, 3)" in body  # DO with a step: normalised index
     assert "goto" not in body
     lines = {int(m) for m in re.findall(r"ctrl:L(\d+)", body)}
-    assert {18, 23, 28} <= lines
+    assert {20, 25, 30, 33} <= lines
 
 
 def test_complex_logical_select_case():
@@ -368,3 +369,80 @@ def test_private_scalar_used_after_the_loop_keeps_the_loop_serial(tmp_path):
     port = translate_kernel(sf.kernels[0], sf)
     assert port.patterns == ["serial"]  # t's last value is an output: no parallel_for
     assert "pf_dev_t() = t;" in port.files["lv.kokkos.cpp"]
+
+
+# ------------------------------------------------------------------ loop versioning
+
+
+def _plan(k, sf):
+    """The planner's nodes for a kernel (as translate_kernel builds them)."""
+    import copy
+
+    from port_fortran.translate.lower import lower_arrays
+    from port_fortran.translate.plan import Planner
+
+    tab = build_symbols(k, sf)
+    body = lower_arrays(restructure(copy.deepcopy(k.body)), tab)
+    live = {a.name for a in k.args if a.intent in ("out", "inout") and not a.dims}
+    if k.kind == "function" and k.result is not None:
+        live.add(k.result.name)
+    return Planner(k, tab, TranslateOptions()).plan(body, live)
+
+
+def _nodes(nodes, inside_version=False):
+    """(node, inside a PVersion) for every plan node, nested ones included."""
+    from port_fortran.translate.plan import PIf, PLoop, PVersion, PWhile
+
+    for n in nodes:
+        yield n, inside_version
+        if isinstance(n, PVersion):
+            yield from _nodes([n.parallel, n.serial], True)
+        elif isinstance(n, PIf):
+            for b in n.branches + [n.else_body]:
+                yield from _nodes(b, inside_version)
+        elif isinstance(n, (PLoop, PWhile)):
+            yield from _nodes(n.body, inside_version)
+
+
+def test_a_conditionally_independent_loop_gets_both_kernels_chosen_where_it_starts():
+    from port_fortran.fortran.render import expr_str
+    from port_fortran.translate.plan import PVersion
+
+    k, sf = _kernel("versions.f", "vsym")
+    versions = [n for n, _ in _nodes(_plan(k, sf)) if isinstance(n, PVersion)]
+    assert [(n.do.line, expr_str(n.cond), n.parallel.kind, n.serial.kind) for n in versions] == [
+        (34, "k /= 0", "range", "serial"), (37, "koff == 0 .or. abs(koff) >= n", "range", "serial"),
+        (45, "abs(lda) >= m", "mdrange", "serial")]
+    for n in versions:  # the same statements in both
+        assert n.parallel.band[0] is n.do and n.serial.stmts == [n.do]
+    port = translate_kernel(k, sf)
+    assert port.patterns == ["parallel_for", "serial", "versioned", "mdrange"]
+    assert port.versions == ["line 34: do i parallel if k /= 0", "line 37: do i parallel if koff == 0 .or. abs(koff) >= n",
+                             "line 45: do j parallel if abs(lda) >= m"]
+    cpp = _views_body(port, "vsym")
+    assert "if (k != 0) {" in cpp
+    assert "if (koff == 0 || pf::abs(koff) >= n) {" in cpp and "if (pf::abs(lda) >= m) {" in cpp
+    assert all("run when" in x for x in port.notes if x.startswith(("line 34:", "line 37:", "line 45:")))
+
+
+def test_zero_stride_loop_keeps_its_inductions_in_the_parallel_version_only():
+    from port_fortran.translate.plan import PVersion
+
+    k, sf = _kernel("versions.f", "vaxpy")
+    (v,) = [n for n, _ in _nodes(_plan(k, sf)) if isinstance(n, PVersion)]
+    assert [i.var for i in v.parallel.inductions] == ["ix", "iy"]
+    assert v.serial.copy_in == ["ix", "iy"]  # the serial loop steps them itself, from their values
+    assert "if (incy != 0) {" in _views_body(translate_kernel(k, sf), "vaxpy")
+
+
+def test_no_loop_with_a_condition_is_planned_as_a_parallel_kernel_alone():
+    files = [SAMPLES / f for f in ("blas1.f", "sblas1.f", "zblas1.f")] + [DATA / "versions.f", DATA / "basics.f90"]
+    guarded = 0
+    for f in files:
+        sf = parse_file(str(f))
+        for k in sf.kernels:
+            for n, inside in _nodes(_plan(k, sf)):
+                if getattr(n, "kind", "serial") != "serial" and any(d.info.condition is not None for d in n.band):
+                    assert inside, (k.name, n.line)
+                    guarded += 1
+    assert guarded >= 7

@@ -76,7 +76,7 @@ def _parallel_loops(kernel: ir.Kernel) -> list[ir.Do]:
     """Loops the translator may run in parallel, outermost first, by line."""
     out = []
     for d in kernel.loops():
-        if d.info.parallel or d.info.scattered or d.info.reductions:
+        if d.info.parallel or d.info.scattered or d.info.reductions or d.info.condition is not None:
             out.append(d)
     return sorted(out, key=lambda d: d.line)
 

@@ -98,20 +98,12 @@ def derived_signature(kernel: ir.Kernel) -> str:
 
 
 def entry_signature(kernel: ir.Kernel, header: Optional[str] = None) -> str:
-    """The required entry signature: from the port's header when there is one, else from
-    the translator's own helper when it offers one, else derived from the IR."""
+    """The required entry signature: from the port's header when there is one (the
+    translator's scaffold writes it), else derived from the IR."""
     if header:
         decls = header_declarations(header)
         if any(f"{kernel.name}_kokkos(" in d.replace(" (", "(") for d in decls):
             return ";\n".join(decls) + ";"
-    try:
-        from .. import translate as tr
-
-        fn = getattr(tr, "entry_signature", None)
-        if callable(fn):
-            return str(fn(kernel))
-    except Exception:
-        pass
     return derived_signature(kernel)
 
 

@@ -12,19 +12,28 @@ What the configure passes: ``-DKokkos_ROOT=<prefix>``, ``-DCMAKE_BUILD_TYPE=Rele
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
+import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
 
+from ..errors import ToolMissing
 from ..records import BuildResult
 from .diagnostics import condense, parse_diagnostics
 from .kokkos import KokkosInstall
 from .sandbox import BUILD_LIMITS, Limits, run_limited
 
-__all__ = ["configure_and_build", "build_many", "parse_diagnostics", "condense", "default_jobs", "cmake_exe"]
+__all__ = ["configure_and_build", "build_many", "parse_diagnostics", "condense", "default_jobs", "cmake_exe",
+           "cmake_info", "CMakeInfo", "MIN_CMAKE"]
+
+MIN_CMAKE = (3, 16)  # what Kokkos 3.4 and 4.x need; the cmake wheel brings a newer one
 
 
 def default_jobs() -> int:
@@ -34,8 +43,76 @@ def default_jobs() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
 
+@dataclass(frozen=True)
+class CMakeInfo:
+    """The CMake every build uses, and where it comes from."""
+
+    path: str
+    version: str
+    source: str  # 'PORT_FORTRAN_CMAKE' | 'python-package' (the `cmake` wheel) | 'PATH'
+
+    def describe(self) -> str:
+        where = {"python-package": "the cmake Python package", "PATH": "PATH",
+                 "PORT_FORTRAN_CMAKE": "PORT_FORTRAN_CMAKE"}.get(self.source, self.source)
+        return f"cmake {self.version} ({self.path}, from {where})"
+
+
+def _cmake_version(exe: str) -> str:
+    try:
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    m = re.search(r"cmake version (\S+)", out)
+    return m.group(1) if m else ""
+
+
+def _version_ok(version: str) -> bool:
+    from .kokkos import version_tuple
+
+    return bool(version) and version_tuple(version) >= MIN_CMAKE
+
+
+@lru_cache(maxsize=8)
+def _find_cmake(override: str, path_env: str) -> Optional[CMakeInfo]:
+    if override:
+        exe = shutil.which(override)
+        if exe is None:
+            raise ToolMissing(f"PORT_FORTRAN_CMAKE={override}: no such executable")
+        return CMakeInfo(exe, _cmake_version(exe), "PORT_FORTRAN_CMAKE")
+    try:  # the `cmake` wheel of this Python's environment: current, and needs no root
+        import cmake as _cmake_pkg
+
+        exe = os.path.join(getattr(_cmake_pkg, "CMAKE_BIN_DIR", "") or "/nonexistent", "cmake")
+        if os.access(exe, os.X_OK):
+            v = _cmake_version(exe)
+            if _version_ok(v):
+                return CMakeInfo(exe, v, "python-package")
+    except ImportError:
+        pass
+    exe = shutil.which("cmake", path=path_env or None)
+    if exe:
+        v = _cmake_version(exe)
+        if _version_ok(v):
+            return CMakeInfo(exe, v, "PATH")
+    return None
+
+
+def cmake_info(required: bool = True) -> Optional[CMakeInfo]:
+    """The CMake to build with: ``$PORT_FORTRAN_CMAKE`` if set; else the ``cmake`` Python
+    package installed with port-fortran (a current CMake, no root needed); else the first
+    ``cmake`` on PATH if it is at least 3.16. Raises ToolMissing (or returns None when not
+    ``required``) when there is none."""
+    info = _find_cmake(os.environ.get("PORT_FORTRAN_CMAKE", ""), os.environ.get("PATH", ""))
+    if info is None and required:
+        old = shutil.which("cmake")
+        have = f" (the cmake on PATH, {old}, is {_cmake_version(old) or 'of unknown version'})" if old else ""
+        raise ToolMissing(f"no CMake >= {'.'.join(map(str, MIN_CMAKE))} found{have}: "
+                          f"{sys.executable} -m pip install 'cmake>=3.21' (no root needed)")
+    return info
+
+
 def cmake_exe() -> str:
-    return shutil.which("cmake") or "cmake"
+    return cmake_info().path
 
 
 def configure_args(source_dir, build_dir, backend: str, kokkos: Optional[KokkosInstall],
@@ -124,6 +201,7 @@ def configure_and_build(
     return BuildResult(
         backend=backend,
         ok=ok,
+        cmake=cmake_info().describe(),
         build_dir=str(build_dir),
         seconds=time.monotonic() - t0,
         log=log,

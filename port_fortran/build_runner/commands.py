@@ -71,7 +71,9 @@ def cmd_doctor(args) -> int:
     for col in ("tool", "version", "path"):
         t.add_column(col, overflow="fold")
     for name, tool in tc.tools.items():
-        t.add_row(name, tool.version if tool.found else "[yellow]not found[/yellow]", tool.path or "")
+        via = {"python-package": " (the cmake Python package)", "PORT_FORTRAN_CMAKE": " (PORT_FORTRAN_CMAKE)"}
+        t.add_row(name, tool.version if tool.found else "[yellow]not found[/yellow]",
+                  (tool.path or "") + via.get(tool.source, ""))
     con.print(t)
     if tc.gpus:
         t = Table(title="GPUs", title_justify="left")

@@ -143,6 +143,15 @@ def fetch_default_sdist(dest_dir: Optional[Path] = None, pip_args: Sequence[str]
             return cached
         except UserError:
             cached.unlink()
+    for d in _find_links():  # a wheelhouse (offline installs: docs/install.md)
+        cand = Path(d) / DEFAULT_SDIST_FILE
+        if cand.is_file():
+            verify_sha256(cand, DEFAULT_SDIST_SHA256)
+            progress(f"[kokkos] Kokkos {DEFAULT_VERSION} source from {cand}")
+            tmp_dest = dest_dir / (DEFAULT_SDIST_FILE + ".part")
+            shutil.copyfile(cand, tmp_dest)
+            os.replace(tmp_dest, cached)
+            return cached
     progress(f"[kokkos] downloading {DEFAULT_SDIST} (Kokkos {DEFAULT_VERSION} source) with pip")
     with tempfile.TemporaryDirectory(prefix="port-fortran-pip-") as tmp:
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
@@ -158,6 +167,13 @@ def fetch_default_sdist(dest_dir: Optional[Path] = None, pip_args: Sequence[str]
         shutil.copyfile(got, tmp_dest)
         os.replace(tmp_dest, cached)
     return cached
+
+
+def _find_links() -> list[str]:
+    """The local directories of ``PIP_FIND_LINKS`` (how an offline machine points pip at a
+    wheelhouse; docs/install.md): the sdist is taken from there without running pip."""
+    dirs = os.environ.get("PIP_FIND_LINKS", "").split()
+    return [d[len("file://"):] if d.startswith("file://") else d for d in dirs if not d.startswith(("http:", "https:"))]
 
 
 def _safe_extract_tar(tf: tarfile.TarFile, dest: Path, members=None) -> None:
@@ -397,9 +413,9 @@ def install(backends="serial,openmp", source=None, arch: Optional[str] = None, c
     if hit is not None and (prefix is None or Path(hit.prefix).resolve() == target):
         return InstallResult(hit, True, time.monotonic() - t0)
 
-    for tool in ("cmake",):
-        if not shutil.which(tool):
-            raise ToolMissing(f"{tool} not found on PATH; install it (apt-get install cmake) and retry")
+    from .cmake import cmake_info
+
+    cmake_info()  # raises ToolMissing naming the fix
     with tempfile.TemporaryDirectory(prefix="port-fortran-kokkos-") as tmp:
         tmpd = Path(tmp)
         if src_path is None:
@@ -424,8 +440,10 @@ def install(backends="serial,openmp", source=None, arch: Optional[str] = None, c
                     inst.cxx_flags = cxx_flags
                     return InstallResult(inst, True, time.monotonic() - t0)
             inst = _configure_build_install(tree, version, bks, arch, cxx_flags, target, jobs, progress, tmpd)
+            from .cmake import cmake_info
+
             marker = dict(want, version=version, installed=time.strftime("%Y-%m-%dT%H:%M:%S"),
-                          seconds=round(time.monotonic() - t0, 1))
+                          seconds=round(time.monotonic() - t0, 1), cmake=cmake_info().describe())
             (target / _MARKER).parent.mkdir(parents=True, exist_ok=True)
             (target / _MARKER).write_text(json.dumps(marker, indent=2) + "\n")
             record_install(inst, source=key)

@@ -29,10 +29,13 @@ PYTHON_PACKAGES = (
     ("numpy", "numpy", True),
     ("matplotlib", "matplotlib", True),
     ("jsonschema", "jsonschema", True),
+    ("pygments", "pygments", True),
+    ("cmake", "cmake", True),
+    ("pybind11", "pybind11", True),
     ("parsl", "parsl", False),
 )
 
-MIN_CMAKE = (3, 16)
+from .cmake import MIN_CMAKE  # noqa: E402
 
 
 @dataclass
@@ -40,6 +43,7 @@ class Tool:
     name: str  # role: gfortran, cmake, c++, nvcc, hipcc, nvidia-smi
     path: Optional[str] = None
     version: str = ""
+    source: str = ""  # how it was chosen, when not simply the first on PATH (cmake: 'python-package')
 
     @property
     def found(self) -> bool:
@@ -122,6 +126,14 @@ def gfortran_path() -> Optional[str]:
 
 
 def find_tool(role: str) -> Tool:
+    if role == "cmake":
+        from .cmake import cmake_info
+
+        info = cmake_info(required=False)
+        if info is not None:
+            return Tool(role, info.path, info.version, info.source)
+        path = _which("cmake")  # too old to use: reported with its version
+        return Tool(role, path, _version_of(path)) if path else Tool(role)
     if role == "gfortran":
         path = gfortran_path()
     elif role == "c++":
@@ -136,6 +148,27 @@ def find_tool(role: str) -> Tool:
     if role == "nvidia-smi":
         return Tool(role, path, "")
     return Tool(role, path, _version_of(path))
+
+
+def can_apt() -> bool:
+    """apt-get would work here: root (or sudo) on a Debian-like system."""
+    apt = shutil.which("apt-get") or os.path.exists("/usr/bin/apt-get")
+    return bool(apt) and (os.geteuid() == 0 or bool(shutil.which("sudo") or os.path.exists("/usr/bin/sudo")))
+
+
+def compiler_fix(exe: str, env: str, package: str) -> str:
+    """How to get a compiler: apt where that works; otherwise the cluster way (an
+    environment module, or the variable naming the compiler)."""
+    if can_apt():
+        return f"apt-get install {package}"
+    return (f"no root: load a compiler (e.g. `module load gcc`) so {exe} is on PATH, or set "
+            f"{env}=/path/to/{exe}")
+
+
+def python_include() -> str:
+    import sysconfig
+
+    return sysconfig.get_paths()["include"]
 
 
 def find_gpus() -> list[Gpu]:
@@ -203,14 +236,20 @@ def missing_for(tc: Toolchain, backends: Sequence[str]) -> list[Missing]:
     t = tc.tools
     if not t["gfortran"].found:
         miss.append(Missing("gfortran", "compiles the original Fortran that every port is checked against",
-                            "apt-get install gfortran"))
+                            compiler_fix("gfortran", "FC", "gfortran")))
     if not t["cmake"].found:
-        miss.append(Missing("cmake", "builds Kokkos and the ports", "apt-get install cmake"))
-    elif t["cmake"].version and version_tuple(t["cmake"].version) < MIN_CMAKE:
-        miss.append(Missing("cmake >= 3.16", f"found cmake {t['cmake'].version}; Kokkos needs 3.16 or newer",
-                            f"{pip} 'cmake>=3.16'"))
+        miss.append(Missing("cmake", "builds Kokkos and the ports", f"{pip} 'cmake>=3.21'  (no root needed)"))
+    elif not t["cmake"].version or version_tuple(t["cmake"].version) < MIN_CMAKE:
+        miss.append(Missing("cmake >= 3.16", f"found cmake {t['cmake'].version or '(unknown version)'} at "
+                            f"{t['cmake'].path}; Kokkos needs 3.16 or newer",
+                            f"{pip} 'cmake>=3.21'  (used before the one on PATH; no root needed)"))
     if not t["c++"].found:
-        miss.append(Missing("C++ compiler", "compiles Kokkos and the ports", "apt-get install g++"))
+        miss.append(Missing("C++ compiler", "compiles Kokkos and the ports", compiler_fix("g++", "CXX", "g++")))
+    inc = python_include()
+    if not os.path.isfile(os.path.join(inc, "Python.h")):
+        miss.append(Missing("Python headers", f"`port-fortran bindings` compiles Python modules of ports (no "
+                            f"Python.h in {inc})", "apt-get install python3-dev, or use a Python (module, "
+                            "conda, pyenv) that ships its headers", required=False))
     wanted = [b.strip() for b in backends if b.strip()]
     host = [b for b in wanted if b in ("serial", "openmp")]
     if host:

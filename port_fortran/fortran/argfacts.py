@@ -127,13 +127,10 @@ def infer_intent(arg: ir.Argument, acc: list[tuple[str, str, bool]], cond_writes
 
 
 def scalar_out(body: list[ir.Stmt], name: str, arrays: set[str]) -> bool:
-    """The scalar is surely assigned on the way through ``body`` before any read of it."""
-    from .dependence import exposed_reads, has_jumps
-    if has_jumps(body):
-        return False
-    exposed: set[str] = set()
-    defined = exposed_reads(body, set(), arrays, exposed)
-    return name in defined and name not in exposed
+    """The scalar is surely assigned on every path through ``body`` before any read of it
+    (an early RETURN or a jump that skips the assignment leaves the caller's value)."""
+    from .dataflow import FlowGraph
+    return name not in FlowGraph(body, live_at_end={name}).exposed()
 
 
 # --------------------------------------------------------------------------- flags and sizes
@@ -229,36 +226,17 @@ def _writes(s: ir.Stmt, name: str) -> list[ir.Stmt]:
 
 
 def initial_values(kbody: list[ir.Stmt], loop: ir.Do, name: str) -> Optional[list[ir.Expr]]:
-    """Values ``name`` may hold when ``loop`` starts: the last unconditional assignment
-    before it and any conditional ones after that (None when they cannot be listed)."""
-    from .dependence import _path_to
-    path = _path_to(kbody, loop)
-    if path is None:
+    """Values ``name`` may hold when ``loop`` starts: the right-hand sides of every
+    assignment that can reach it (None when the value may come from elsewhere: before the
+    routine, a call, a READ, the previous iteration of an enclosing loop's own update)."""
+    from .dataflow import FlowGraph
+    g = FlowGraph(kbody)
+    defs = g.reaching_defs(loop, name)
+    if not defs or not all(isinstance(d, ir.Assign) and isinstance(d.target, ir.Name) for d in defs):
         return None
-    values: list[ir.Expr] = []
-    for level in range(len(path) - 1, -1, -1):
-        block, idx, _ = path[level]
-        for s in reversed(block[:idx]):
-            ws = _writes(s, name)
-            if not ws:
-                continue
-            if not all(isinstance(w, ir.Assign) for w in ws):
-                return None
-            if isinstance(s, ir.Assign):
-                values.append(s.value)
-                return values
-            if isinstance(s, ir.If):
-                values += [w.value for w in ws]
-                branches = [b for _, b in s.branches] + [s.else_body]
-                if s.else_body and all(any(isinstance(x, ir.Assign) and isinstance(x.target, ir.Name)
-                                           and x.target.name == name for x in b) for b in branches):
-                    return values  # every branch assigns it
-                continue
-            return None
-        owner = path[level - 1][2] if level > 0 else None
-        if isinstance(owner, (ir.Do, ir.DoWhile)):
-            return None  # the value may come from the previous iteration of the outer loop
-    return None
+    if any(g.follows(loop, d) for d in defs):
+        return None  # assigned after the loop too: the value may come from an earlier iteration of an enclosing loop
+    return [d.value for d in defs]
 
 
 def _coef_sign(c: affine.Poly) -> Optional[bool]:
@@ -552,6 +530,9 @@ def _replace_names(e: ir.Expr, table: dict[str, ir.Expr]) -> ir.Expr:
     return e
 
 
+replace_names = _replace_names  # names -> expressions (interproc maps a caller's names to the callee's)
+
+
 def access_bounds(k: ir.Kernel, arg: ir.Argument, env: dict) -> list[Optional[tuple[ir.Expr, ir.Expr]]]:
     """For each dimension of ``arg``: (min, max) subscript the kernel can touch, as
     expressions of the arguments (None where it cannot be bounded). Sound: the union over
@@ -586,9 +567,25 @@ def argument_facts(k: ir.Kernel) -> None:
         a.compared_with = cmp.get(a.name, [])
         a.used_as_size = a.name in sizes and not a.dims
         a.used_as_index = a.name in idx
+        legacy_assumed_size(k, a, env)
         a.access_bounds = access_bounds(k, a, env)
 
 
-def analyse_arguments(k: ir.Kernel, callees: dict[str, ir.Kernel]) -> None:
-    infer_intents(k, callees)
-    argument_facts(k)
+def legacy_assumed_size(k: ir.Kernel, a: ir.Argument, env: dict) -> None:
+    """The F77 idiom ``real x(1)`` / ``a(lda, 1)``: a dummy whose last dimension is
+    declared 1 but used past it (a subscript other than 1, or the whole array passed on
+    to a call) is assumed-size (``*``): its real extent is what the caller passes, and the
+    harness and the port must not take it for one element."""
+    if not a.dims or a.dims[-1].assumed_shape:
+        return
+    last = a.dims[-1]
+    lo = affine.poly_of(last.lower, env) if last.lower is not None else affine.const(1)
+    if last.upper is None or affine.poly_of(last.upper, env) != affine.const(1) or lo != affine.const(1):
+        return
+    one = affine.const(1)
+    for ref, _loops, _stmt in _refs_with_loops(k.body, a.name):
+        if isinstance(ref, ir.ArrayRef) and len(ref.subscripts) == len(a.dims) \
+                and not isinstance(ref.subscripts[-1], ir.Slice) and affine.poly_of(ref.subscripts[-1], env) == one:
+            continue
+        a.dims[-1] = ir.Dim(lower=last.lower, upper=None)
+        return

@@ -1227,6 +1227,30 @@ def referenced_names(body: list[ir.Stmt]) -> list[str]:
     return list(seen)
 
 
+def module_entities(u, scope: Scope) -> dict[str, str]:
+    """A module's names for the program model: variables, parameters, procedures (its own
+    and interface bodies) and generic interfaces with their specific procedures."""
+    from fparser.two.utils import walk
+    out: dict[str, str] = {}
+    for s in scope.syms.values():
+        out[s.name] = "parameter" if s.is_parameter else ("procedure" if s.external else "variable")
+    spec = [c for c in stmt_children(u) if type(c).__name__ == "Specification_Part"]
+    for ib in walk(spec, (F.Interface_Block,)):
+        head = stmt_children(ib)[0] if stmt_children(ib) else None
+        gen = head.items[0] if head is not None and type(head).__name__ == "Interface_Stmt" else None
+        if gen is None or type(gen).__name__ != "Name":
+            continue
+        specific = [lname(x) for st in walk(ib, (F.Procedure_Stmt,)) for x in list_items(st.items[0])]
+        specific += [lname(st.items[1]) for st in walk(ib, (F.Subroutine_Stmt, F.Function_Stmt))]
+        out[lname(gen)] = "generic:" + ",".join(dict.fromkeys(specific))
+    for c in stmt_children(u):
+        if type(c).__name__ == "Module_Subprogram_Part":
+            for p in children(c):
+                if type(p).__name__ in ("Subroutine_Subprogram", "Function_Subprogram"):
+                    out.setdefault(lname(stmt_children(p)[0].items[1]), "procedure")
+    return out
+
+
 class FileBuilder:
     def __init__(self, src: SourceText, original_lines: list[str]):
         self.src = src
@@ -1279,6 +1303,7 @@ class FileBuilder:
         for s in scope.syms.values():
             s.module = name
         self.modules[name] = scope
+        self.out.module_entities[name] = module_entities(u, scope)
 
     def module_procs(self, u):
         kids = stmt_children(u)

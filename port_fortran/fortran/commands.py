@@ -5,7 +5,7 @@ import json
 import sys
 
 from . import ir
-from .parse import default_include_dirs, discover, parse_file
+from .parse import default_include_dirs, discover
 from .render import expr_str
 
 
@@ -25,17 +25,20 @@ def _arg_text(a: ir.Argument) -> str:
 def _loop_text(s: ir.Stmt) -> str:
     if isinstance(s, ir.Do):
         i = s.info
-        if i.parallel:
-            verdict = "parallel"
+        codes = []
+        for r in i.reasons:
+            if r.code not in codes:
+                codes.append(r.code)
+        cond = getattr(i, "condition", None)
+        guard = [f"if {expr_str(cond)}"] if cond is not None else []
+        if i.parallel or codes == ["conditional-independence"]:
+            # parallel, or parallel exactly when the condition holds (serial otherwise)
             extra = [f"{r.op}:{expr_str(r.target) if r.target is not None else r.var}" for r in i.reductions]
-            if extra:
-                verdict += "[" + ",".join(extra) + "]"
+            extra += guard
+            verdict = "parallel" + ("[" + ",".join(extra) + "]" if extra else "")
         else:
-            codes = []
-            for r in i.reasons:
-                if r.code not in codes:
-                    codes.append(r.code)
-            verdict = "serial[" + ",".join(codes) + "]"
+            verdict = "serial[" + ",".join(guard[0] if c == "conditional-independence" and guard else c
+                                           for c in codes) + "]"
         head = f"L{s.line}:{s.var}={verdict}"
     else:
         head = f"L{s.line}:while=serial"
@@ -72,6 +75,8 @@ def _loop_json(s: ir.Stmt) -> dict:
                             for r in i.reductions],
              "private": i.private, "indirect": i.indirect, "scattered": i.scattered, "calls": i.calls,
              "early_exit": i.early_exit,
+             "condition": expr_str(i.condition) if getattr(i, "condition", None) is not None else None,
+             "condition_args": list(getattr(i, "condition_args", []) or []),
              "reasons": [{"code": r.code, "message": r.message, "line": r.line} for r in i.reasons]}
     else:
         d = {"line": s.line, "var": None, "parallel": False, "while": True, "reasons": []}
@@ -91,7 +96,30 @@ def kernel_json(k: ir.Kernel) -> dict:
     }
 
 
+def _calls_text(prog, k: ir.Kernel) -> list[str]:
+    parts = []
+    cs = prog.callees(k)
+    if cs:
+        parts.append("calls: " + ", ".join(_callee_text(prog, k, c) for c in cs))
+    callers = prog.callers(k)
+    if callers:
+        parts.append("called by: " + ", ".join(f"{r.name} ({prog.given.get(r.file, r.file)}:{r.line})"
+                                               for r in callers))
+    return parts
+
+
+def _callee_text(prog, k: ir.Kernel, c) -> str:
+    if c.routine is not None:
+        where = "" if c.routine.file == prog.routine_of(k).file else f" ({prog.given.get(c.routine.file)}:{c.routine.line})"
+        amb = " [also in " + ", ".join(prog.given.get(r.file, r.file) for r in c.alternatives) + "]" \
+            if c.alternatives else ""
+        return c.name + where + amb
+    return c.describe()
+
+
 def cmd_list(args) -> int:
+    from .program import build_program
+
     files = discover(args.sources)
     include = list(getattr(args, "include", []) or [])
     defines = parse_defines(getattr(args, "define", []))
@@ -101,8 +129,10 @@ def cmd_list(args) -> int:
         print("port-fortran: error: no Fortran files found in " + " ".join(args.sources), file=sys.stderr)
         return 2
     include += [d for d in default_include_dirs(args.sources) if d not in include]
+    # every file and tree on the command line is one program: calls resolve across them
+    prog = build_program(args.sources, include_dirs=include, defines=defines, files=files)
     for f in files:
-        sf = parse_file(f, include_dirs=include, defines=defines)
+        sf = prog.file(f)
         if sf.errors:
             bad = True
         if args.json:
@@ -110,12 +140,12 @@ def cmd_list(args) -> int:
                              "internal_procedures": sf.internal_procedures,
                              "errors": [{"code": e.code, "message": e.message, "file": e.file or sf.path, "line": e.line}
                                         for e in sf.errors],
-                             "kernels": [kernel_json(k) for k in sf.kernels]})
+                             "kernels": [{**kernel_json(k), **prog.routine_json(k)} for k in sf.kernels]})
             continue
         for e in sf.errors:
             print(f"{e.file or sf.path}:{e.line}: error: {e.message}", file=sys.stderr)
         for k in sf.kernels:
-            print(kernel_line(k))
+            print(" | ".join([kernel_line(k)] + _calls_text(prog, k)))
         if not sf.kernels and not sf.errors:
             what = []
             if sf.programs:
@@ -128,4 +158,17 @@ def cmd_list(args) -> int:
         sys.stdout.flush()
     if args.json:
         print(json.dumps(out_json, indent=1))
+        return 2 if bad else 0
+    for name, callers in prog.externals().items():
+        lib = prog.callee(callers[0], name).library if prog.callee(callers[0], name) else ""
+        print(f"external {name}{' (' + lib + ')' if lib else ''}: not defined in any file given; called by "
+              + ", ".join(sorted({f"{r.name} ({prog.given.get(r.file, r.file)}:{r.line})" for r in callers})))
+    for d in prog.notes:
+        print(f"{d.file}:{d.line}: note: [{d.code}] {d.message}")
+    for m in prog.external_modules():
+        print(f"external module {m}: used but not defined in any file given")
+    for name, defs in prog.ambiguous().items():
+        print(f"ambiguous {name}: defined in " + ", ".join(f"{prog.given.get(r.file, r.file)}:{r.line}"
+                                                          for r in defs if r.module is None)
+              + " (a caller gets the one in its own directory, else the first)")
     return 2 if bad else 0

@@ -19,6 +19,8 @@ from typing import Optional
 
 from . import affine, ir
 from .build import stmt_exprs
+from .dataflow import FlowGraph, exposed_reads
+from .facts import Facts, guard_facts, path_to
 from .render import expr_str
 
 # --------------------------------------------------------------------------- accesses
@@ -69,78 +71,6 @@ def array_accesses(body: list[ir.Stmt], arrays: set[str]) -> list[Access]:
 
 
 # --------------------------------------------------------------------------- scalar dataflow
-
-
-def _reads_of(e: ir.Expr, arrays: set[str]) -> list[str]:
-    return [x.name for x in ir.walk_expr(e) if isinstance(x, ir.Name) and x.name not in arrays]
-
-
-def exposed_reads(body: list[ir.Stmt], defined: set[str], arrays: set[str], exposed: set[str]) -> set[str]:
-    """Must-define dataflow over structured statements: adds to ``exposed`` every scalar read
-    that may happen before any write in ``body``; returns the scalars surely defined after."""
-    d = set(defined)
-    for s in body:
-        if isinstance(s, ir.Assign):
-            for n in _reads_of(s.value, arrays):
-                if n not in d:
-                    exposed.add(n)
-            if isinstance(s.target, ir.ArrayRef):
-                for sub in s.target.subscripts:
-                    for n in _reads_of(sub, arrays):
-                        if n not in d:
-                            exposed.add(n)
-            elif s.target.name not in arrays:
-                d.add(s.target.name)
-        elif isinstance(s, ir.If):
-            outs = []
-            cur = set(d)
-            for cond, b in s.branches:
-                for n in _reads_of(cond, arrays):
-                    if n not in cur:
-                        exposed.add(n)
-                outs.append(exposed_reads(b, cur, arrays, exposed))
-            outs.append(exposed_reads(s.else_body, cur, arrays, exposed) if s.else_body else set(cur))
-            inter = set.intersection(*outs) if outs else set(cur)
-            d |= inter
-        elif isinstance(s, ir.SelectCase):
-            for n in _reads_of(s.expr, arrays):
-                if n not in d:
-                    exposed.add(n)
-            outs = [exposed_reads(c.body, d, arrays, exposed) for c in s.cases]
-            if not any(not c.values for c in s.cases):
-                outs.append(set(d))
-            if outs:
-                d |= set.intersection(*outs)
-        elif isinstance(s, ir.Do):
-            for e in (s.start, s.end, s.step):
-                if e is not None:
-                    for n in _reads_of(e, arrays):
-                        if n not in d:
-                            exposed.add(n)
-            exposed_reads(s.body, d | {s.var}, arrays, exposed)
-            d.add(s.var)
-        elif isinstance(s, ir.DoWhile):
-            for n in _reads_of(s.cond, arrays):
-                if n not in d:
-                    exposed.add(n)
-            exposed_reads(s.body, d, arrays, exposed)
-        elif isinstance(s, ir.Where):
-            for e in [s.mask]:
-                for n in _reads_of(e, arrays):
-                    if n not in d:
-                        exposed.add(n)
-            exposed_reads(s.body, d, arrays, exposed)
-            exposed_reads(s.elsewhere, d, arrays, exposed)
-        else:
-            for e in stmt_exprs(s):
-                for n in _reads_of(e, arrays):
-                    if n not in d:
-                        exposed.add(n)
-    return d
-
-
-def has_jumps(body: list[ir.Stmt]) -> bool:
-    return any(isinstance(s, (ir.Goto, ir.ComputedGoto, ir.ArithmeticIf)) for s in ir.walk(body))
 
 
 def scalar_writes(body: list[ir.Stmt], arrays: set[str]) -> dict[str, int]:
@@ -328,70 +258,437 @@ def _subst(p, subst: dict):
     return p
 
 
-def _dim_relation(sw: ir.Expr, sa: ir.Expr, v: str, inner: set[str], variant: set[str], env,
-                  subst_w: dict | None = None, subst_a: dict | None = None) -> tuple[str, bool]:
-    """How two subscripts in one dimension can coincide for iterations i1, i2 of ``v``.
-    ``subst_*`` replace induction variables by their closed form. Returns (relation, exact)."""
+@dataclass
+class DimTest:
+    """How two subscripts in one dimension can coincide in iterations v1 /= v2 of a loop:
+    ``never``, only in the ``same-iteration``, or ``any`` (then ``exact`` says whether a
+    coincidence is certain, and ``cond``, when set, is a condition on values known where
+    the loop starts under which they never coincide across iterations)."""
+
+    rel: str
+    exact: bool
+    cond: Optional[ir.Expr] = None
+
+
+@dataclass
+class PairTest:
+    carried: bool
+    exact: bool
+    cond: Optional[ir.Expr] = None  # carried, unless this holds
+
+
+@dataclass
+class LoopScope:
+    """What the array test of one loop needs: the loop, its inner loops, the scalars that
+    change in it, PARAMETERs, the facts at its start and the closed forms of its
+    induction variables."""
+
+    loop: ir.Do
+    inner: dict  # inner DO variable -> its Do
+    variant: set
+    env: dict
+    facts: "Facts"
+    enclosing: dict  # id(statement) -> the inner DOs around it (outermost first)
+    subst_of: object = None
+
+    @property
+    def v(self) -> str:
+        return self.loop.var
+
+    def step(self) -> Optional[int]:
+        st = affine.poly_of(self.loop.step, self.env) if self.loop.step is not None else affine.const(1)
+        if st is None or not affine.is_const(st) or affine.constant(st) == 0:
+            return None
+        return affine.constant(st)
+
+    def span(self) -> Optional[affine.Poly]:
+        """Largest |v1 - v2| over two iterations (end - start for a positive step)."""
+        st = self.step()
+        lo, hi = affine.poly_of(self.loop.start, self.env), affine.poly_of(self.loop.end, self.env)
+        if st is None or lo is None or hi is None or (affine.names(lo) | affine.names(hi)) & self.variant:
+            return None
+        return affine.add(hi, lo, -1) if st > 0 else affine.add(lo, hi, -1)
+
+    def pair_facts(self, w: Access, a: Access) -> "Facts":
+        """Facts at the loop's start, plus: the loop runs twice, and the inner loops around
+        both accesses run (an access in a loop that does not run touches nothing)."""
+        extra = []
+        t = self.span()
+        if t is not None:
+            extra.append(affine.add(t, affine.const(1), -1))
+        for d in self.enclosing.get(id(w.stmt), []) + self.enclosing.get(id(a.stmt), []):
+            r = _loop_bounds(d, self.env)
+            if r is not None:
+                lo, hi = r
+                if not ((affine.names(lo) | affine.names(hi)) & (set(self.inner) | {self.v} | self.variant)):
+                    extra.append(affine.add(hi, lo, -1))
+        return self.facts.plus(extra)
+
+
+def _loop_bounds(d: ir.Do, env) -> Optional[tuple]:
+    """(smallest, largest) value a DO variable can take, as polynomials (constant step)."""
+    lo, hi = affine.poly_of(d.start, env), affine.poly_of(d.end, env)
+    st = affine.poly_of(d.step, env) if d.step is not None else affine.const(1)
+    if lo is None or hi is None or st is None or not affine.is_const(st) or affine.constant(st) == 0:
+        return None
+    return (lo, hi) if affine.constant(st) > 0 else (hi, lo)
+
+
+def _neg(p):
+    return affine.mul(affine.const(-1), p)
+
+
+def _extremes(p, loops: list, env, facts) -> Optional[tuple]:
+    """(min, max) of a polynomial over the ranges of the loops' variables (innermost
+    substituted first; each coefficient's sign must be known). None when not bounded."""
+    lo_p, hi_p = p, p
+    for d in reversed(loops):
+        out = []
+        for q, want_max in ((lo_p, False), (hi_p, True)):
+            c, _ = affine.split(q, d.var)
+            if c is None:
+                return None
+            if not c:
+                out.append(q)
+                continue
+            b = _loop_bounds(d, env)
+            sign = facts.sign(c)
+            if b is None or sign is None:
+                return None
+            end = b[1] if (sign > 0) == want_max else b[0]
+            out.append(affine.substitute(q, d.var, end))
+        lo_p, hi_p = out
+    return lo_p, hi_p
+
+
+# conditions (IR expressions over values known where the loop starts)
+
+
+def _int(p) -> ir.Expr:
+    return affine.to_expr(p)
+
+
+def _cmp(op: str, a: ir.Expr, b: ir.Expr) -> ir.Expr:
+    return ir.BinOp(op, a, b, ftype=ir.LOGICAL)
+
+
+def _abs(p, facts) -> ir.Expr:
+    """|p| as an expression: p or -p when its sign is known."""
+    s = facts.sign(p)
+    if s == 1:
+        return _int(p)
+    if s == -1:
+        return _int(_neg(p))
+    return ir.FuncCall("abs", [_int(p)], True, ftype=ir.INTEGER)
+
+
+def _join(op: str, items: list) -> Optional[ir.Expr]:
+    out: list = []
+    for x in items:
+        if x is not None and not any(ir.to_dict(x) == ir.to_dict(y) for y in out):
+            out.append(x)
+    if not out:
+        return None
+    e = out[0]
+    for x in out[1:]:
+        e = ir.BinOp(op, e, x, ftype=ir.LOGICAL)
+    return e
+
+
+def _signed(p):
+    """p or -p, whichever is written with a positive leading term."""
+    return _neg(p) if isinstance(affine.to_expr(p), ir.UnaryOp) else p
+
+
+def _unit(p):
+    """p divided by the gcd of its coefficients, leading term positive."""
+    g = affine.gcd_of(p) or 1
+    return _signed({k: v // g for k, v in p.items()})
+
+
+def _nonzero_cond(c) -> ir.Expr:
+    q = _unit(c)
+    zero = ir.Literal(0, "0", ftype=ir.INTEGER)
+    if len(q) == 1 and not affine.is_const(q):
+        (mono, _), = q.items()
+        return _join("and", [_cmp("/=", ir.Name(n, ftype=ir.INTEGER), zero) for n in dict.fromkeys(mono)])
+    return _cmp("/=", _int(q), zero)
+
+
+def _at_least(e: ir.Expr, p) -> ir.Expr:
+    return _cmp(">=", e, _int(p))
+
+
+def _sides(e: ir.Expr) -> Optional[list]:
+    """The polynomials an expression may equal: [p] for p, [p, -p] for abs(p)."""
+    if isinstance(e, ir.FuncCall) and e.name == "abs" and len(e.args) == 1:
+        p = affine.poly_of(e.args[0])
+        return None if p is None else [p, _neg(p)]
+    p = affine.poly_of(e)
+    return None if p is None else [p]
+
+
+def _impossible(cond: ir.Expr, facts) -> bool:
+    """The facts prove that ``cond`` never holds (a version that would never run)."""
+    if isinstance(cond, ir.BinOp) and cond.op == "or":
+        return _impossible(cond.left, facts) and _impossible(cond.right, facts)
+    if isinstance(cond, ir.BinOp) and cond.op == "and":
+        return _impossible(cond.left, facts) or _impossible(cond.right, facts)
+    if not isinstance(cond, ir.BinOp) or cond.op not in (">=", ">", "<", "<=", "==", "/="):
+        return False
+    ls, rs = _sides(cond.left), _sides(cond.right)
+    if ls is None or rs is None or len(rs) != 1:
+        return False
+    r = rs[0]
+    one = affine.const(1)
+    if cond.op in (">=", ">"):  # every value of the left side stays below r (or at most r)
+        gap = one if cond.op == ">=" else affine.const(0)
+        return all(facts.nonneg(affine.add(affine.add(r, x, -1), gap, -1)) for x in ls)
+    if cond.op in ("<", "<="):
+        gap = affine.const(0) if cond.op == "<" else one
+        return all(facts.nonneg(affine.add(affine.add(x, r, -1), gap, -1)) for x in ls)
+    if cond.op == "==":
+        return len(ls) == 1 and facts.is_nonzero(affine.add(ls[0], r, -1))
+    return len(ls) == 1 and facts.nonneg(affine.add(ls[0], r, -1)) and facts.nonneg(affine.add(r, ls[0], -1))
+
+
+def _same_coefficient(c, d, scope: LoopScope, facts) -> DimTest:
+    """c*v1 + r1 == c*v2 + r2 with d = r2 - r1 free of inner loop indices."""
+    one = affine.const(1)
+    if not c:  # the loop variable is not in the subscript: the same element or never
+        if not d:
+            return DimTest(_ANY, True)
+        if facts.is_nonzero(d):
+            return DimTest(_NEVER, True)
+        return DimTest(_ANY, False)
+    if not d:  # c*(v1 - v2) == 0: only the same iteration, if c /= 0
+        if facts.is_nonzero(c):
+            return DimTest(_SAME_ITER, True)
+        return DimTest(_ANY, False, _nonzero_cond(c))
+    step = scope.step()
+    span = scope.span()
+    if affine.is_const(c):
+        cc = abs(affine.constant(c))
+        if affine.is_const(d):
+            dd = affine.constant(d)
+            if dd % cc != 0:
+                return DimTest(_NEVER, True)
+            dist = abs(dd // cc)  # |v1 - v2| of the two iterations that meet
+            if step is not None and dist % abs(step) != 0:
+                return DimTest(_NEVER, True)
+            if span is not None and facts.pos(affine.add(affine.const(dist), span, -1)):
+                return DimTest(_NEVER, True)
+            return DimTest(_ANY, True)
+        if span is None:
+            return DimTest(_ANY, False)
+        # they meet only if |d| <= cc*(v1 - v2) <= cc*span: independent if d == 0 or |d| > cc*span
+        big = affine.add(affine.mul(affine.const(cc), span), one)
+        if facts.nonneg(affine.add(d, big, -1)) or facts.nonneg(affine.add(_neg(d), big, -1)):
+            return DimTest(_NEVER, True)
+        zero = None if facts.is_nonzero(d) else _cmp("==", _int(_unit(d)), ir.Literal(0, "0", ftype=ir.INTEGER))
+        return DimTest(_ANY, False, _join("or", [zero, _at_least(_abs(_signed(d), facts), big)]))
+    # a symbolic coefficient: |c| > |d| leaves no room for v1 /= v2 (|v1 - v2| >= 1)
+    pc, nc = affine.add(c, one, -1), affine.add(_neg(c), one, -1)
+    if (facts.nonneg(affine.add(pc, d, -1)) and facts.nonneg(affine.add(pc, d))) or \
+            (facts.nonneg(affine.add(nc, d, -1)) and facts.nonneg(affine.add(nc, d))):
+        return DimTest(_SAME_ITER, True)
+    if affine.is_const(d):
+        return DimTest(_ANY, False, _at_least(_abs(c, facts), affine.const(abs(affine.constant(d)) + 1)))
+    return DimTest(_ANY, False, _cmp(">", _abs(c, facts), _abs(d, facts)))
+
+
+def _dim_relation(sw: ir.Expr, sa: ir.Expr, w: Access, a: Access, scope: LoopScope, facts) -> DimTest:
+    """How the subscripts ``sw`` (of the write ``w``) and ``sa`` (of the access ``a``) in
+    one dimension can coincide for iterations v1 /= v2 of the loop."""
     if isinstance(sw, ir.Slice) or isinstance(sa, ir.Slice):
-        return _ANY, False
+        return DimTest(_ANY, False)
+    env, v = scope.env, scope.v
+    subst_w = scope.subst_of(w) if scope.subst_of else None
+    subst_a = scope.subst_of(a) if scope.subst_of else None
     pw, pa = _subst(affine.poly_of(sw, env), subst_w), _subst(affine.poly_of(sa, env), subst_a)
     if pw is None or pa is None:
-        return _ANY, False
+        return DimTest(_ANY, False)
     nw, na = affine.names(pw), affine.names(pa)
-    if (nw | na) & variant:
-        return _ANY, False
-    if (nw | na) & inner:
-        # inner loop indices range freely; identical subscripts free of v touch the
-        # same elements in every iteration of v
-        if pw == pa and v not in nw:
-            return _ANY, True
-        return _ANY, False
+    if (nw | na) & scope.variant:
+        return DimTest(_ANY, False)
+    inner = set(scope.inner)
+    uses_inner = bool((nw | na) & inner)
+    if uses_inner and pw == pa and v not in nw:
+        # inner loop indices range freely: the same elements in every iteration of v
+        return DimTest(_ANY, True)
     cw, rw = affine.split(pw, v)
     ca, ra = affine.split(pa, v)
-    if cw is None or ca is None:
-        return _ANY, False
-    diff = affine.add(ra, rw, -1)  # c*(i1) + rw == c*(i2) + ra  => c*(i1-i2) = ra - rw
+    if cw is None or ca is None or (affine.names(cw) | affine.names(ca)) & inner:
+        return DimTest(_ANY, False)
+    if cw == ca and not uses_inner:
+        return _same_coefficient(cw, affine.add(ra, rw, -1), scope, facts)
     if cw == ca:
-        if not cw:
-            if not diff:
-                return _ANY, True  # same element in every iteration
-            if affine.is_const(diff):
-                return _NEVER, True
-            return _ANY, False
-        if not diff:
-            # a symbolic coefficient (a stride such as incx) is taken as nonzero
-            return _SAME_ITER, affine.is_const(cw)
-        if affine.is_const(cw) and affine.is_const(diff):
-            c, d = affine.constant(cw), affine.constant(diff)
-            if d % c != 0:
-                return _NEVER, True
-            return _ANY, True  # constant dependence distance d/c
-        return _ANY, False
-    if affine.is_const(cw) and affine.is_const(ca) and affine.is_const(diff):
-        g = gcd(affine.constant(cw), affine.constant(ca))
-        if g and affine.constant(diff) % g != 0:
-            return _NEVER, True
-        return _ANY, True
-    return _ANY, False
+        return _flattened(cw, rw, ra, w, a, scope, facts)
+    if not uses_inner and affine.is_const(cw) and affine.is_const(ca):
+        diff = affine.add(ra, rw, -1)
+        if affine.is_const(diff):
+            g = gcd(affine.constant(cw), affine.constant(ca))
+            if g and affine.constant(diff) % g != 0:
+                return DimTest(_NEVER, True)
+            return DimTest(_ANY, True)
+    return _disjoint_ranges(pw, pa, rw, ra, w, a, scope, facts)
 
 
-def pair_carried(w: Access, a: Access, v: str, inner: set[str], variant: set[str], env,
-                 subst_of=None, assumptions: list | None = None) -> tuple[bool, bool]:
-    """(carried, exact) for a write and another access of the same array w.r.t. loop ``v``.
-    Independence that assumes a symbolic stride is nonzero adds the subscript to ``assumptions``."""
+def _flattened(c, rw, ra, w: Access, a: Access, scope: LoopScope, facts) -> DimTest:
+    """c*v + r(inner indices): ``a(i + (j-1)*n)`` with i in 1..n. Iterations v1 /= v2 meet
+    only if c*(v1 - v2) falls in the range of r_a - r_w; when |c*step| exceeds that range
+    (a range test on the symbolic bounds of the inner loops) they never do."""
+    ew = _extremes(rw, scope.enclosing.get(id(w.stmt), []), scope.env, facts)
+    ea = _extremes(ra, scope.enclosing.get(id(a.stmt), []), scope.env, facts)
+    if ew is None or ea is None:
+        return DimTest(_ANY, False)
+    dmin, dmax = affine.add(ea[0], ew[1], -1), affine.add(ea[1], ew[0], -1)
+    if (affine.names(dmin) | affine.names(dmax)) & (set(scope.inner) | {scope.v} | scope.variant):
+        return DimTest(_ANY, False)
+    one = affine.const(1)
+    if not c:
+        if facts.pos(dmin) or facts.pos(_neg(dmax)):
+            return DimTest(_NEVER, True)
+        return DimTest(_ANY, False)
+    step = scope.step()
+    cs = affine.mul(c, affine.const(abs(step))) if step is not None else c
+    for s in (cs, _neg(cs)):
+        if facts.pos(affine.add(s, dmax, -1)) and facts.pos(affine.add(s, dmin)):
+            return DimTest(_SAME_ITER, True)
+    if affine.is_const(cs):
+        return DimTest(_ANY, False)  # a condition on the inner trip counts alone is not worth a version
+    mag = _abs(cs, facts)
+    lo_need = affine.add(one, dmin, -1)  # |cs| >= 1 - dmin
+    hi_need = affine.add(dmax, one)  # |cs| >= dmax + 1
+    if lo_need == hi_need:
+        return DimTest(_ANY, False, _at_least(mag, hi_need))
+    return DimTest(_ANY, False, _join("and", [_at_least(mag, hi_need), _at_least(_abs(cs, facts), lo_need)]))
+
+
+def _disjoint_ranges(pw, pa, rw, ra, w: Access, a: Access, scope: LoopScope, facts) -> DimTest:
+    """Different coefficients: the two accesses never meet if the ranges of elements they
+    touch over the whole loop are disjoint. A condition only when the ranges are apart by a
+    symbolic offset (two regions of one array), not by the loop bounds alone."""
+    loops = [scope.loop]
+    ew = _extremes(pw, loops + scope.enclosing.get(id(w.stmt), []), scope.env, facts)
+    ea = _extremes(pa, loops + scope.enclosing.get(id(a.stmt), []), scope.env, facts)
+    if ew is None or ea is None:
+        return DimTest(_ANY, False)
+    if (affine.names(ew[0]) | affine.names(ew[1]) | affine.names(ea[0]) | affine.names(ea[1])) & \
+            (set(scope.inner) | {scope.v} | scope.variant):
+        return DimTest(_ANY, False)
+    one = affine.const(1)
+    below = affine.add(affine.add(ea[0], ew[1], -1), one, -1)  # amin - wmax - 1 >= 0
+    above = affine.add(affine.add(ew[0], ea[1], -1), one, -1)  # wmin - amax - 1 >= 0
+    if facts.nonneg(below) or facts.nonneg(above):
+        return DimTest(_NEVER, True)
+    bound_names = set()
+    for d in [scope.loop] + scope.enclosing.get(id(w.stmt), []) + scope.enclosing.get(id(a.stmt), []):
+        for e in (d.start, d.end, d.step):
+            if e is not None:
+                bound_names |= {x.name for x in ir.walk_expr(e) if isinstance(x, ir.Name)}
+    offset = affine.add(ra, rw, -1)
+    if not (affine.names(offset) - bound_names - set(scope.inner)):
+        return DimTest(_ANY, False)
+    return DimTest(_ANY, False, _join("or", [_cmp("<", _int(ew[1]), _int(ea[0])), _cmp("<", _int(ea[1]), _int(ew[0]))]))
+
+
+def pair_test(w: Access, a: Access, scope: LoopScope) -> PairTest:
+    """Can the write ``w`` and the access ``a`` of one array touch the same element in two
+    different iterations of the loop? Independent in one dimension is independent."""
     if w.subs is None or a.subs is None or len(w.subs) != len(a.subs):
-        return True, False
+        return PairTest(True, False)
+    facts = scope.pair_facts(w, a)
     exact = True
-    sw_map = subst_of(w) if subst_of else None
-    sa_map = subst_of(a) if subst_of else None
+    conds = []
     for sw, sa in zip(w.subs, a.subs):
-        rel, ex = _dim_relation(sw, sa, v, inner, variant, env, sw_map, sa_map)
-        if rel in (_NEVER, _SAME_ITER):
-            if not ex and assumptions is not None:
-                assumptions.append(sw)
-            return False, True
-        exact = exact and ex
-    return True, exact
+        t = _dim_relation(sw, sa, w, a, scope, facts)
+        if t.rel in (_NEVER, _SAME_ITER):
+            return PairTest(False, True)
+        exact = exact and t.exact
+        if t.cond is not None and not _impossible(t.cond, facts):
+            conds.append(t.cond)
+    if conds:
+        return PairTest(True, False, _join("or", conds))
+    return PairTest(True, exact)
+
+
+def entry_names(e: ir.Expr) -> ir.Expr:
+    """A condition with the induction variables' starting values (``iy@0``) spelled as the
+    variables themselves: where the loop starts, they hold those values."""
+    import copy
+    e = copy.deepcopy(e)
+    for x in ir.walk_expr(e):
+        if isinstance(x, ir.Name) and x.name.endswith("@0"):
+            x.name = x.name[:-2]
+    return e
+
+
+_FIXABLE_BESIDES_CONDITION = {"induction-variable", "call-in-loop"}
+
+
+def _entry_facts(kernel: ir.Kernel, loop: ir.Do, ctx: "Context") -> Facts:
+    path = path_to(kernel.body, loop)
+    if path is None:
+        return Facts()
+    return guard_facts(kernel.body, path, set(scalar_writes(kernel.body, ctx.arrays)), ctx.env)
+
+
+def _enclosing_inner(loop: ir.Do) -> dict:
+    out: dict = {}
+
+    def rec(body, stack):
+        for s in body:
+            out[id(s)] = list(stack)
+            if isinstance(s, ir.Do):
+                rec(s.body, stack + [s])
+            else:
+                rec(ir.children(s), stack)
+
+    rec(loop.body, [])
+    return out
+
+
+def condition_args(kernel: ir.Kernel, cond: ir.Expr) -> list[str]:
+    """The arguments a loop's condition depends on: its names, and through the locals and
+    DO variables among them, what those are computed from."""
+    args = [a.name for a in kernel.args]
+    defs: dict[str, set[str]] = {}
+    for s in ir.walk(kernel.body):
+        if isinstance(s, ir.Assign) and isinstance(s.target, ir.Name):
+            defs.setdefault(s.target.name, set()).update(x.name for x in ir.walk_expr(s.value)
+                                                         if isinstance(x, (ir.Name, ir.ArrayRef)))
+        elif isinstance(s, ir.Do):
+            for e in (s.start, s.end, s.step):
+                if e is not None:
+                    defs.setdefault(s.var, set()).update(x.name for x in ir.walk_expr(e)
+                                                         if isinstance(x, (ir.Name, ir.ArrayRef)))
+    seen: set[str] = set()
+    todo = [x.name for x in ir.walk_expr(cond) if isinstance(x, ir.Name)]
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        if n not in args:
+            todo += sorted(defs.get(n, ()))
+    return [a for a in args if a in seen]
+
+
+def _set_condition(info: ir.LoopInfo, conditional: list, kernel: ir.Kernel, loop: ir.Do,
+                   reasons: list[ir.Diagnostic]) -> None:
+    """The loop is independent when every pair's condition holds: record the conjunction
+    (``LoopInfo.condition``) and say so in a reason (code ``conditional-independence``)."""
+    cond = entry_names(_join("and", [c for c, _, _ in conditional]))
+    info.condition = cond
+    info.condition_args = condition_args(kernel, cond)
+    _, w, a = conditional[0]
+    where = f"{w.name}{_subscript_text(w.subs)} written, line {w.line}"
+    if a is not w:
+        where += f"; {a.name}{_subscript_text(a.subs)} {'written' if a.write else 'read'}, line {a.line}"
+    reasons.append(ir.Diagnostic(
+        "conditional-independence", f"iterations of {loop.var} are independent only if {expr_str(cond)} ({where}); "
+        "otherwise they may touch the same element: parallel when it holds, serial when not", w.line))
 
 
 # --------------------------------------------------------------------------- the verdict
@@ -404,6 +701,7 @@ class Context:
     arrays: set[str]
     globals_: set[str]  # arguments, COMMON, module variables, function result: live after the kernel
     env: dict  # PARAMETER values
+    flow: FlowGraph  # the routine's control flow: liveness of every scalar
 
 
 def kernel_context(k: ir.Kernel) -> Context:
@@ -417,54 +715,19 @@ def kernel_context(k: ir.Kernel) -> Context:
     if k.result is not None:
         globals_.add(k.result.name)
     env = {n: v.parameter for n, v in k.locals.items() if v.parameter is not None}
-    return Context(arrays, globals_, env)
+    shared = set(k.module_vars) | {n for n, v in k.locals.items() if v.common is not None or v.save}
+    return Context(arrays, globals_, env, FlowGraph(k.body, live_at_end=globals_, globals_=shared))
 
 
-def _path_to(body: list[ir.Stmt], target: ir.Stmt, path=None):
-    """[(block, index, owner)] from the kernel body down to ``target``."""
-    path = path or []
-    for i, s in enumerate(body):
-        if s is target:
-            return path + [(body, i, None)]
-        blocks = []
-        if isinstance(s, (ir.Do, ir.DoWhile)):
-            blocks = [s.body]
-        elif isinstance(s, ir.If):
-            blocks = [b for _, b in s.branches] + [s.else_body]
-        elif isinstance(s, ir.SelectCase):
-            blocks = [c.body for c in s.cases]
-        elif isinstance(s, ir.Where):
-            blocks = [s.body, s.elsewhere]
-        for b in blocks:
-            r = _path_to(b, target, path + [(body, i, s)])
-            if r is not None:
-                return r
-    return None
+def live_after(loop: ir.Do, name: str, ctx: Context) -> bool:
+    """May the value ``name`` has when ``loop`` ends be read later? (flow-sensitive: a
+    reassignment on every path kills it; GOTOs are followed)."""
+    return ctx.flow.is_live_after(loop, name)
 
 
-def live_after(kbody: list[ir.Stmt], loop: ir.Do, name: str, ctx: Context) -> bool:
-    """May the value ``name`` has when ``loop`` ends be read later?"""
-    path = _path_to(kbody, loop)
-    if path is None or has_jumps(kbody):
-        return True
-    defined: set[str] = set()
-    for level in range(len(path) - 1, -1, -1):
-        block, idx, _ = path[level]
-        exposed: set[str] = set()
-        after = exposed_reads(block[idx + 1:], defined, ctx.arrays, exposed)
-        if name in exposed:
-            return True
-        if name in after:
-            return False
-        defined = after
-        owner = path[level - 1][2] if level > 0 else None
-        if isinstance(owner, (ir.Do, ir.DoWhile)):
-            # next iteration of an enclosing loop runs the statements before this one again
-            exposed = set()
-            exposed_reads(block[:idx], set(), ctx.arrays, exposed)
-            if name in exposed:
-                return True
-    return name in ctx.globals_
+def _use_line(loop: ir.Do, name: str, ctx: Context) -> str:
+    use = ctx.flow.use_after(loop, name)
+    return f"line {use.line}" if use is not None else "as an output of the routine"
 
 
 def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) -> ir.LoopInfo:
@@ -498,21 +761,15 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
     if v in writes:
         reasons.append(ir.Diagnostic("loop-variable-modified", f"the loop variable {v} is assigned inside the loop "
                                      f"(line {writes[v]})", writes[v]))
-    exposed: set[str] = set()
-    exposed_reads(loop.body, {v}, ctx.arrays, exposed)
-    if has_jumps(loop.body):
-        # GOTOs inside the body can skip a write and reach a read: the must-define
-        # dataflow above does not follow them, so every scalar read counts as exposed
-        for s in ir.walk(loop.body):
-            for e in stmt_exprs(s):
-                exposed.update(x.name for x in ir.walk_expr(e) if isinstance(x, ir.Name) and x.name not in ctx.arrays)
+    # scalars one iteration reads before assigning them (GOTOs inside the body followed)
+    exposed = set(exposed_reads(loop.body)) - ctx.arrays - {v}
     variant = set(writes) - {v} - inner_vars
     handled: set[str] = set()
 
     # induction variables: ix = ix + incx, once per iteration
     inductions = find_inductions(loop, writes, variant | inner_vars | {v}, ctx)
     for ind in inductions:
-        ind.live_after = live_after(kernel.body, loop, ind.var, ctx)
+        ind.live_after = live_after(loop, ind.var, ctx)
         handled.add(ind.var)
     info.inductions = inductions
     if inductions:
@@ -565,9 +822,10 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
             info.reductions.append(ir.Reduction(name, ops.pop(), writes[name]))
             continue
         if name not in exposed:
-            if live_after(kernel.body, loop, name, ctx):
+            if live_after(loop, name, ctx):
                 reasons.append(ir.Diagnostic("last-value", f"{name} is assigned in the loop over {v} (line {writes[name]}) "
-                                             "and its last value is used after the loop", writes[name]))
+                                             f"and its last value is used after the loop ({_use_line(loop, name, ctx)})",
+                                             writes[name]))
             else:
                 info.private.append(name)
             continue
@@ -577,10 +835,10 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
         if iv not in info.private:
             info.private.append(iv)
     for lv in [v] + sorted(inner_vars):
-        where = loop_var_read_outside(kernel.body, lv)
-        if where is not None or lv in ctx.globals_:
+        if live_after(loop, lv, ctx):
+            use = ctx.flow.use_after(loop, lv)
             reasons.append(ir.Diagnostic("last-value", f"the value of the loop variable {lv} after the loop over {v} "
-                                         f"is used (line {where or loop.line})", where or loop.line))
+                                         f"is used ({_use_line(loop, lv, ctx)})", use.line if use else loop.line))
 
     # arrays
     accesses = array_accesses(loop.body, ctx.arrays)
@@ -594,7 +852,10 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
             if a.name not in indirect:
                 indirect.append(a.name)
     info.indirect = indirect
-    assumed: list = []
+    scope = LoopScope(loop, {s.var: s for s in inner_loops if isinstance(s, ir.Do)},
+                      variant - {i.var for i in inductions}, ctx.env, _entry_facts(kernel, loop, ctx),
+                      _enclosing_inner(loop), subst_of)
+    conditional: list = []  # (condition, write, other access)
     for name, accs in by_name.items():
         ws = [a for a in accs if a.write]
         if not ws:
@@ -621,13 +882,15 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
             info.reductions.append(red)
             continue
         carried = None
+        guarded = []
         for w in ws:
             for a in accs:
-                c, exact = pair_carried(w, a, v, inner_vars, variant - {i.var for i in inductions}, ctx.env,
-                                        subst_of, assumed)
-                if c:
-                    carried = (w, a, exact)
+                t = pair_test(w, a, scope)
+                if t.carried and t.cond is None:
+                    carried = (w, a, t.exact)
                     break
+                if t.carried:
+                    guarded.append((t.cond, w, a))
             if carried:
                 break
         if carried:
@@ -642,39 +905,13 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
             reasons.append(ir.Diagnostic("loop-carried-dependence" if exact else "possible-dependence",
                                          msg if exact else msg + "; the subscripts could not be analysed exactly",
                                          w.line))
-    if assumed:
-        sub = assumed[0]
-        kernel.diagnostics.append(ir.Diagnostic(
-            "assumed-nonzero-stride", f"the loop over {v} (line {loop.line}) is independent only if the stride in "
-            f"{expr_str(sub)} is nonzero", loop.line))
+        else:
+            conditional += guarded
+    if conditional and {r.code for r in reasons} <= _FIXABLE_BESIDES_CONDITION:
+        _set_condition(info, conditional, kernel, loop, reasons)
     info.reasons = reasons
     info.parallel = not reasons
     return info
-
-
-def loop_var_read_outside(kbody: list[ir.Stmt], v: str) -> Optional[int]:
-    """Line of a read of ``v`` outside every DO over ``v`` (its value after a loop), or None."""
-    def visit(body, inside):
-        for s in body:
-            if isinstance(s, ir.Do):
-                for e in (s.start, s.end, s.step):
-                    if e is not None and not inside and _mentions(e, v):
-                        return s.line
-                r = visit(s.body, inside or s.var == v)
-                if r is not None:
-                    return r
-                continue
-            if not inside:
-                for e in stmt_exprs(s):
-                    if isinstance(s, ir.Assign) and e is s.target and isinstance(e, ir.Name):
-                        continue
-                    if _mentions(e, v):
-                        return s.line
-            r = visit(ir.children(s), inside)
-            if r is not None:
-                return r
-        return None
-    return visit(kbody, False)
 
 
 def find_inductions(loop: ir.Do, writes: dict[str, int], variant: set[str], ctx: Context) -> list[ir.Induction]:

@@ -17,6 +17,7 @@ Conventions
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
@@ -199,7 +200,9 @@ class LoopInfo:
     loop, or the loop variable, is used after it), loc-reduction (maxloc/minloc style
     ``if (x(i) > m) then; m = x(i); k = i``), scattered-update (``h(idx(i)) = h(idx(i)) + 1``:
     atomics make it parallel), indirect-write, induction-variable (see ``inductions``),
-    early-exit, call-in-loop, io-in-loop, unsupported-in-loop, loop-variable-modified.
+    early-exit, call-in-loop, io-in-loop, unsupported-in-loop, loop-variable-modified,
+    conditional-independence (independent only when ``condition`` holds: a stride may be
+    zero, an offset small, two regions overlap).
     ``tightly_nested_parallel`` is 0 for a loop that is not parallel."""
 
     parallel: bool = False
@@ -215,6 +218,12 @@ class LoopInfo:
     # induction variables (code 'induction-variable' in reasons): when they are the only
     # reason, the loop is parallel once each is rewritten from the loop index
     inductions: list[Induction] = field(default_factory=list)
+    # conditional independence: iterations are independent when ``condition`` holds (a
+    # logical expression over values known where the loop starts: arguments, locals, outer
+    # DO variables, induction variables before the loop); ``condition_args`` are the
+    # arguments it depends on. Set only when the other reasons are fixable (inductions).
+    condition: Optional[Expr] = None
+    condition_args: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -424,6 +433,9 @@ class SourceFile:
     preprocessed: bool = False
     # internal procedures of main programs ("program:name"): listed, not kernels
     internal_procedures: list[str] = field(default_factory=list)
+    # per module of the file: its entities by name -> 'variable' | 'parameter' | 'procedure'
+    # | 'generic:<specific>,<specific>...' (what other files of the program can USE)
+    module_entities: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -506,18 +518,30 @@ def walk_expr(e: Expr):
         yield from walk_expr(c)
 
 
+def _power(a, b):
+    if isinstance(a, int) and isinstance(b, int) and b < 0:
+        if a == 0:
+            raise ValueError("zero to a negative power")
+        return 1 // a ** -b if abs(a) == 1 else 0  # Fortran integer power: 1/(a**|b|) truncated
+    try:
+        return a ** b
+    except ZeroDivisionError:
+        raise ValueError("zero to a negative power") from None
+
+
 _INT_OPS = {
     "+": lambda a, b: a + b,
     "-": lambda a, b: a - b,
     "*": lambda a, b: a * b,
-    "**": lambda a, b: a**b,
+    "**": _power,
 }
 
 
 def evaluate(e: Expr, env: dict[str, Any]) -> Any:
     """Evaluate an expression of literals, names in ``env`` and simple intrinsics.
     Used for bounds (``n+1``, ``lda*(n-1)+1``, ``max(1,n)``). Integer division truncates
-    toward zero as in Fortran. Raises KeyError for an unknown name, ValueError otherwise."""
+    toward zero as in Fortran. Raises KeyError for an unknown name, ValueError otherwise
+    (division by zero included)."""
     if isinstance(e, Literal):
         return e.value
     if isinstance(e, Name):
@@ -535,6 +559,8 @@ def evaluate(e: Expr, env: dict[str, Any]) -> Any:
         if e.op in _INT_OPS:
             return _INT_OPS[e.op](a, b)
         if e.op == "/":
+            if b == 0:
+                raise ValueError(f"division by zero in {e!r}")
             if isinstance(a, int) and isinstance(b, int):
                 q = abs(a) // abs(b)
                 return q if (a >= 0) == (b >= 0) else -q
@@ -549,12 +575,28 @@ def evaluate(e: Expr, env: dict[str, Any]) -> Any:
     if isinstance(e, FuncCall) and e.intrinsic:
         args = [evaluate(a, env) for a in e.args]
         fns = {
-            "max": max, "min": min, "abs": abs, "int": int, "nint": round,
-            "mod": lambda a, b: a - int(a / b) * b,
+            "max": max, "min": min, "abs": abs, "int": int, "nint": _nint,
+            "mod": _mod,
         }
         if e.name in fns:
             return fns[e.name](*args)
     raise ValueError(f"cannot evaluate expression {e!r}")
+
+
+def _nint(x) -> int:
+    """Fortran NINT: the nearest integer, halves away from zero (nint(2.5) = 3,
+    nint(-2.5) = -3); Python's round() rounds halves to even."""
+    return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
+
+
+def _mod(a, b):
+    """Fortran MOD: a - int(a/b)*b, the sign of a; integer arithmetic kept exact."""
+    if b == 0:
+        raise ValueError("MOD with a zero divisor")
+    if isinstance(a, int) and isinstance(b, int):
+        q = abs(a) // abs(b)
+        return a - (q if (a >= 0) == (b >= 0) else -q) * b
+    return math.fmod(a, b)
 
 
 def to_dict(obj: Any) -> Any:

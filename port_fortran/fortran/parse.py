@@ -30,16 +30,24 @@ def default_timeout(lines: int) -> float:
         except ValueError:
             pass
     return PARSE_TIMEOUT_BASE_S + PARSE_TIMEOUT_PER_KLINE_S * lines / 1000.0
-_MEM_CACHE: dict[str, ir.SourceFile] = {}
+# parsed files, pickled: every hit unpickles a fresh copy (callers may change what they get;
+# unpickling is several times faster than copy.deepcopy of the same IR)
+_MEM_CACHE: dict[str, bytes] = {}
 _MEM_CACHE_MAX = 256
 _LOCK = threading.Lock()
 _PARSER = None
 
 
+# modules that work on whole programs, after the per-file parse: they do not change what
+# the cache holds, so editing them keeps it
+_NOT_PER_FILE = {"program.py", "interproc.py", "commands.py", "__init__.py"}
+
+
 def _code_version() -> str:
     h = hashlib.sha256()
     for p in sorted(Path(__file__).parent.glob("*.py")):
-        h.update(p.read_bytes())
+        if p.name not in _NOT_PER_FILE:
+            h.update(p.read_bytes())
     return h.hexdigest()[:16]
 
 
@@ -217,37 +225,41 @@ def _key(src: SourceText) -> str:
     return h.hexdigest()
 
 
-def _load_disk(key: str):
+def _load_disk(key: str) -> bytes | None:
     d = cache_dir()
     if d is None:
         return None
     p = d / f"{key}.pickle"
     try:
-        with open(p, "rb") as fh:
-            return pickle.load(fh)
-    except Exception:
+        return p.read_bytes()
+    except OSError:
         return None
 
 
-def _store_disk(key: str, sf: ir.SourceFile) -> None:
+def _store_disk(key: str, blob: bytes) -> None:
     d = cache_dir()
     if d is None:
         return
     try:
         d.mkdir(parents=True, exist_ok=True)
         tmp = d / f".{key}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as fh:
-            pickle.dump(sf, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        tmp.write_bytes(blob)
         os.replace(tmp, d / f"{key}.pickle")
-    except Exception:
+    except OSError:
         pass
+
+
+def _unpickle(blob: bytes) -> ir.SourceFile | None:
+    try:
+        sf = pickle.loads(blob)
+    except Exception:  # a cache entry from another version or a torn write: parse again
+        return None
+    return sf if isinstance(sf, ir.SourceFile) else None
 
 
 def parse_file(path, include_dirs=(), defines=None, *, timeout: float | None = None,
                use_cache: bool = True) -> ir.SourceFile:
     """Parse one Fortran file into the IR (kernels analysed). Never raises for bad input."""
-    import copy
-
     path = str(path)
     defines = dict(defines or {})
     try:
@@ -266,24 +278,30 @@ def parse_file(path, include_dirs=(), defines=None, *, timeout: float | None = N
     key = _key(src)
     if use_cache:
         with _LOCK:
-            hit = _MEM_CACHE.get(key)
-        if hit is None:
-            hit = _load_disk(key)
-            if hit is not None:
-                with _LOCK:
-                    _MEM_CACHE[key] = hit
+            blob = _MEM_CACHE.get(key)
+        from_disk = blob is None
+        if from_disk:
+            blob = _load_disk(key)
+        hit = _unpickle(blob) if blob is not None else None
         if hit is not None:
-            return copy.deepcopy(hit)
+            if from_disk:
+                _remember(key, blob)
+            return hit
     limit = timeout if timeout is not None else default_timeout(src.text.count("\n") + 1)
     sf = _parse_uncached(src, text, limit)
     if use_cache and not any(e.code == "parse-timeout" for e in sf.errors):
-        with _LOCK:
-            if len(_MEM_CACHE) >= _MEM_CACHE_MAX:
-                _MEM_CACHE.pop(next(iter(_MEM_CACHE)))
-            _MEM_CACHE[key] = sf
-        _store_disk(key, sf)
-        return copy.deepcopy(sf)
+        blob = pickle.dumps(sf, protocol=pickle.HIGHEST_PROTOCOL)
+        _remember(key, blob)
+        _store_disk(key, blob)
+        return pickle.loads(blob)  # the caller's copy; the cache keeps the bytes
     return sf
+
+
+def _remember(key: str, blob: bytes) -> None:
+    with _LOCK:
+        if len(_MEM_CACHE) >= _MEM_CACHE_MAX:
+            _MEM_CACHE.pop(next(iter(_MEM_CACHE)))
+        _MEM_CACHE[key] = blob
 
 
 _START_RE = re.compile(

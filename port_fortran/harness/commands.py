@@ -13,8 +13,17 @@ from .timing import proof_text
 
 
 def load_harness(port_dir: str, **kw):
-    from ..fortran import parse_file
     from .core import Harness
+
+    kernel, sf, meta = load_port_meta(port_dir)
+    return Harness(kernel, sf, Path(port_dir), include_dirs=meta.get("include_dirs", []),
+                   defines=meta.get("defines", {}), **kw)
+
+
+def load_port_meta(port_dir):
+    """(kernel IR, source file IR, port.json) of a port directory written by a run: the
+    original named in ``port.json`` is parsed again with its include dirs and defines."""
+    from ..fortran import parse_file
 
     d = Path(port_dir)
     meta_path = d / "port.json"
@@ -28,12 +37,21 @@ def load_harness(port_dir: str, **kw):
         raise UserError(f"{meta_path}: unreadable ({exc}); write it again by re-running the port") from None
     if not Path(source).is_file():
         raise UserError(f"{meta_path}: the original source {source} no longer exists; restore it or port again")
+    prog_path = meta.get("program")
+    if prog_path and Path(prog_path).is_file():  # ported as part of a program: callees, modules, extents
+        from ..fortran.program import load_program
+
+        prog = load_program(prog_path)
+        if prog.has_file(source):
+            kernel, sf = prog.load(source, name)
+            return Harness(kernel, sf, d, include_dirs=meta.get("include_dirs", []), defines=meta.get("defines", {}),
+                           program=prog, **kw)
     sf = parse_file(source, include_dirs=meta.get("include_dirs", []), defines=meta.get("defines", {}))
     kernel = next((k for k in sf.kernels if k.name == name), None)
     if kernel is None:
         errs = "; ".join(str(e) for e in sf.errors[:3])
         raise UserError(f"{source}: kernel {name!r} not found any more" + (f" ({errs})" if errs else ""))
-    return Harness(kernel, sf, d, include_dirs=meta.get("include_dirs", []), defines=meta.get("defines", {}), **kw)
+    return kernel, sf, meta
 
 
 def _backends(text: str) -> list[str]:

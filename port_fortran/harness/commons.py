@@ -75,14 +75,19 @@ def cpp_defs(kernel: ir.Kernel) -> list[str]:
     ``.cpp`` declares them ``extern`` with the same struct)."""
     out = []
     for b in _blocks(kernel):
-        if not b.used():
-            continue
-        out.append('extern "C" {')
-        out.append(f"struct {b.struct} {{")
-        for m in b.members:
-            out.append(f"  {m.ctype} {m.c}{f'[{m.count}]' if m.rank else ''};")
-        out += ["};", f"{b.struct} {b.symbol};  // defined here: the original is not linked into this driver",
-                '}  // extern "C"']
+        if b.used():
+            out += cpp_block_def(b)
+    return out
+
+
+def cpp_block_def(b) -> list[str]:
+    """The C++ definition of one block's symbol (a driver, or a Python module of ports,
+    defines it: the original Fortran is not linked in)."""
+    out = ['extern "C" {', f"struct {b.struct} {{"]
+    for m in b.members:
+        out.append(f"  {m.ctype} {m.c}{f'[{m.count}]' if m.rank else ''};")
+    out += ["};", f"{b.struct} {b.symbol};  // defined here: the original Fortran is not linked in",
+            '}  // extern "C"']
     return out
 
 

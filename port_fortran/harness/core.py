@@ -9,8 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import subprocess
 import threading
 import time
 from dataclasses import asdict
@@ -59,7 +57,7 @@ class Harness:
 
     def __init__(self, kernel: ir.Kernel, source_file: Union[ir.SourceFile, str, Path, None], port_dir,
                  include_dirs: Sequence[str] = (), defines: Optional[dict] = None,
-                 limits: Optional[Limits] = None, threads: Optional[int] = None):
+                 limits: Optional[Limits] = None, threads: Optional[int] = None, program=None):
         from .commons import driven_kernel
         # COMMON members the kernel uses are driven as extra arguments after the real ones
         self.kernel = driven_kernel(kernel)
@@ -74,6 +72,11 @@ class Harness:
         self.defines = dict(defines or {})
         self.limits = limits or DEFAULT_LIMITS
         self.threads = threads or default_threads()
+        # the program the kernel belongs to (fortran.program): which files define what the
+        # original calls, how each compiles; a program of the kernel's file alone by default
+        self._program = program
+        self._trees: dict[tuple, Any] = {}
+        self.link_notes: list[str] = []
         self._spec: Optional[Spec] = None
         self._cross: Optional[tuple[Optional[CrossCase]]] = None  # (case,) once computed for the spec
         self._builds: dict[str, BuildResult] = {}
@@ -90,21 +93,33 @@ class Harness:
         p = self.port_dir / "port.json"
         if p.exists():
             return
-        p.write_text(json.dumps({
+        meta = {
             "kernel": self.kernel.name,
             "source": str(self.source_path),
             "include_dirs": self.include_dirs,
             "defines": self.defines,
-        }, indent=2) + "\n")
+        }
+        if self._program is not None and self._program.path:
+            meta["program"] = self._program.path  # the run's program model: callees, modules, extents
+        p.write_text(json.dumps(meta, indent=2) + "\n")
 
     @property
     def spec_path(self) -> Path:
         return self.port_dir / f"{self.kernel.name}.spec.yaml"
 
     @property
+    def program(self):
+        if self._program is None:
+            from ..fortran.program import build_program
+            self._program = build_program([self.source_path], include_dirs=self.include_dirs, defines=self.defines,
+                                          files=[self.source_path])
+        return self._program
+
+    @property
     def spec(self) -> Spec:
         if self._spec is None:
-            self._spec = load_or_infer(self.kernel, self.spec_path)
+            hints = self._program.routine_config(self.kernel.name).get("args") if self._program is not None else None
+            self._spec = load_or_infer(self.kernel, self.spec_path, hints=hints)
         return self._spec
 
     def reload_spec(self) -> Spec:
@@ -121,21 +136,49 @@ class Harness:
 
     # ------------------------------------------------------------------ reference build
 
-    def _fflags(self, timing: bool, openmp: bool) -> list[str]:
+    def _fflags(self, timing: bool, openmp: bool, path: Optional[str] = None) -> list[str]:
+        """gfortran flags for the kernel's file, or for another file of the program (its own
+        include dirs, defines and flags)."""
         flags = list(TIMING_FFLAGS if timing else VERIFY_FFLAGS)
         if openmp:
             flags.append("-fopenmp")
-        if self.defines or self.source_path.suffix in (".F", ".F90", ".F95", ".F03", ".F08", ".FOR", ".FPP"):
+        src, defines, include_dirs, extra = self.source_path, self.defines, self.include_dirs, []
+        if path is not None and self._program is not None and self._program.has_file(path):
+            st = self._program.settings_of(path)
+            src, defines, include_dirs, extra = Path(path), st.defines_dict, list(st.include_dirs), list(st.fflags)
+        if defines or src.suffix in (".F", ".F90", ".F95", ".F03", ".F08", ".FOR", ".FPP"):
             flags.append("-cpp")
-        for k, v in self.defines.items():
+        for k, v in defines.items():
             flags.append(f"-D{k}" if v in (None, "", True) else f"-D{k}={v}")
-        for d in self.include_dirs:
-            flags.append(f"-I{d}")
-        return flags
+        for d in include_dirs:
+            flags.append(f"-I{Path(d).resolve()}")
+        return flags + extra
+
+    def tree_objects(self, timing: bool = False, openmp: bool = False):
+        """The program's objects compiled with the reference's flags (linking.TreeObjects),
+        shared by every kernel of the run (``Program.objects_dir``)."""
+        from .linking import TreeObjects
+        gfortran = gfortran_path()
+        if not gfortran:
+            raise ToolMissing("gfortran not found: install it (e.g. apt-get install gfortran); "
+                              "`port-fortran doctor` says what is missing")
+        key = (timing, openmp)
+        tree = self._trees.get(key)
+        if tree is None:
+            prog = self.program
+            base = Path(prog.objects_dir) if prog.objects_dir else self.port_dir / "build" / "objects"
+            variant = "-".join(["O", *(x.lstrip("-") for x in (TIMING_FFLAGS if timing else VERIFY_FFLAGS))]
+                               + (["omp"] if openmp else []))
+            tree = TreeObjects(prog, base / variant, lambda p: self._fflags(timing, openmp, p), gfortran,
+                               link_flags=("-fopenmp",) if openmp else ())
+            self._trees[key] = tree
+        return tree
 
     def build_reference(self, timing: bool = False, openmp: bool = False) -> Path:
-        """The original compiled with its driver (cached; rebuilt when the source or the
-        flags change). Raises UserError when the original does not compile."""
+        """The original compiled with its driver (cached; rebuilt when the sources or the
+        flags change), linked with the original objects of every routine it needs from the
+        program (``linking.TreeObjects``). Raises UserError when the original does not
+        compile or link."""
         gfortran = gfortran_path()
         if not gfortran:
             raise ToolMissing("gfortran not found: install it (e.g. apt-get install gfortran); "
@@ -148,8 +191,12 @@ class Harness:
         support = (SUPPORT_DIR / "pf_harness_io.f90").read_text()
         if not self.source_path.is_file():
             raise UserError(f"{self.source_path}: original source not found (needed to build the reference)")
-        key = hashlib.sha256("\0".join([self.source_path.read_text(errors="replace"), " ".join(flags), driver,
-                                        support, str(self.source_path)]).encode()).hexdigest()
+        links = self.tree_objects(timing, openmp).link_set(str(self.source_path))
+        links.check(self._reached_files())
+        self.link_notes = links.notes()
+        key = hashlib.sha256("\0".join([" ".join(flags), driver, support, str(self.source_path),
+                                        *(f"{o}@{o.stat().st_mtime_ns}" for o in links.objects),
+                                        *links.libs]).encode()).hexdigest()
         stamp = bdir / "stamp"
         with _build_lock:
             if exe.exists() and stamp.exists() and stamp.read_text() == key:
@@ -157,17 +204,11 @@ class Harness:
             bdir.mkdir(parents=True, exist_ok=True)
             (bdir / "pf_harness_io.f90").write_text(support)
             (bdir / "pf_ref_driver.f90").write_text(driver)
-            common = [gfortran, *flags, f"-J{bdir}", f"-I{bdir}"]
-            steps = [
-                [gfortran, *flags, f"-J{bdir}", "-c", "pf_harness_io.f90", "-o", "pf_harness_io.o"],
-                common + ["-c", str(self.source_path), "-o", "original.o"],
-            ]
-            for cmd in steps:
-                self._check(run_limited(cmd, bdir, REF_BUILD_LIMITS), cmd, "compiling the original")
-            self._hide_main(bdir / "original.o")
-            for cmd in (common + ["-c", "pf_ref_driver.f90", "-o", "pf_ref_driver.o"],
-                        [gfortran, *(["-fopenmp"] if openmp else []), "pf_ref_driver.o", "original.o",
-                         "pf_harness_io.o", "-o", "ref_driver"]):
+            common = [gfortran, *flags, f"-J{bdir}", f"-I{bdir}", f"-I{links.mod_dir}"]
+            for cmd in ([gfortran, *flags, f"-J{bdir}", "-c", "pf_harness_io.f90", "-o", "pf_harness_io.o"],
+                        common + ["-c", "pf_ref_driver.f90", "-o", "pf_ref_driver.o"],
+                        [gfortran, *(["-fopenmp"] if openmp else []), "pf_ref_driver.o", "pf_harness_io.o",
+                         *map(str, links.objects), *links.libs, "-o", "ref_driver"]):
                 self._check(run_limited(cmd, bdir, REF_BUILD_LIMITS), cmd, "building the reference driver")
             stamp.write_text(key)
         return exe
@@ -180,22 +221,6 @@ class Harness:
                         f"({' '.join(map(str, cmd[:1] + cmd[-4:]))}):\n{tail}\n"
                         f"check the include dirs (-I) and defines (-D) given for this file")
 
-    @staticmethod
-    def _hide_main(obj: Path) -> None:
-        """A main program in the user's file would clash with the driver's: rename its
-        symbols in the object file (the source itself is never touched)."""
-        nm, objcopy = shutil.which("nm"), shutil.which("objcopy")
-        if not nm or not objcopy:
-            return
-        out = subprocess.run([nm, "--defined-only", str(obj)], capture_output=True, text=True).stdout
-        syms = {line.split()[-1] for line in out.splitlines() if line.strip()}
-        args = []
-        for s in ("main", "MAIN__"):
-            if s in syms:
-                args += ["--redefine-sym", f"{s}=pf_user_{s}"]
-        if args:
-            subprocess.run([objcopy, *args, str(obj)], check=True)
-
     # ------------------------------------------------------------------ port build
 
     def _harness_src(self) -> Path:
@@ -205,7 +230,8 @@ class Harness:
         files = {
             "pf_driver.cpp": D.cpp_driver(self.kernel, views_timer=views is not None),
             "CMakeLists.txt": D.driver_cmake(self.kernel, str(self.port_dir), str(SUPPORT_DIR),
-                                             ["views_timer.cpp"] if views is not None else []),
+                                             ["views_timer.cpp"] if views is not None else [],
+                                             link_libraries=self._port_links()),
         }
         if views is not None:
             files["views_timer.cpp"] = views
@@ -220,6 +246,19 @@ class Harness:
             if views is None and stale.exists():
                 stale.unlink()
         return src
+
+    def _reached_files(self) -> list[str]:
+        """Files defining the routines the kernel calls, transitively (the program's graph)."""
+        return sorted({c.routine.file for c in self.program.reaches(self.kernel) if c.routine is not None})
+
+    def _port_links(self) -> list[str]:
+        """What the port's driver links besides the port: the original objects the kernel's
+        file needs (a static library: only what the port's host code calls is pulled in)
+        and gfortran's run-time library."""
+        from .linking import libgfortran
+        links = self.tree_objects().link_set(str(self.source_path))
+        lib = libgfortran(gfortran_path() or "gfortran")
+        return [str(links.archive), *([lib] if lib else []), *links.libs]
 
     def _views_timer_source(self) -> Optional[str]:
         from .views import views_timer_source  # the port header decides whether it applies

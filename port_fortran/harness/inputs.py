@@ -106,21 +106,59 @@ class Case:
         return f"seed={self.seed} " + " ".join(parts) + (f" [{self.kind}]" if self.kind else "")
 
 
+def cycled_args(spec: Spec) -> list[str]:
+    """Arguments whose ``values`` are cycled over the cases: strides, and integer scalars
+    given values (ints or expressions of the sizes: the values that select a loop's
+    versions); a logical's values are drawn at random instead."""
+    return [n for n, a in spec.args.items()
+            if a.role == "stride" or (a.role == "scalar" and a.values and not any(isinstance(v, bool) for v in a.values))]
+
+
+def choice_value(v: Any, sizes: dict[str, int]) -> Any:
+    """A cycled value for one size set: ints as they are, expressions (``n + 1``) evaluated."""
+    if isinstance(v, str):
+        try:
+            return eval_expr(v, sizes)
+        except ValueError:
+            return v
+    return v
+
+
 def cases(spec: Spec, base_seed: int, size_sets: Optional[list[dict[str, int]]] = None,
           kind: str = "") -> list[Case]:
-    """Every flag value combination for every size set; strides cycled over the cases
-    (each stride value is used at least once). ``kind`` labels the cases."""
+    """Every flag value combination for every size set; strides and integer scalars with
+    values cycled over the cases, and each of their values used at least once with sizes
+    past the smallest (a version that a stride or an offset selects needs iterations).
+    ``kind`` labels the cases."""
     size_sets = size_sets if size_sets is not None else spec.correctness
     flags = [(n, a.values) for n, a in spec.args.items() if a.role == "flag"]
-    strides = [(n, a.values) for n, a in spec.args.items() if a.role == "stride"]
+    strides = [(n, spec.args[n].values) for n in cycled_args(spec)]
     combos = list(itertools.product(*[v for _, v in flags])) or [()]
     out: list[Case] = []
+    used: set[tuple[str, int]] = set()
+    small = min((sum(s.values()) for s in size_sets), default=0)
     k = 0
     for sizes in size_sets:
         for combo in combos:
             ch: dict[str, Any] = {n: v for (n, _), v in zip(flags, combo)}
             for j, (n, vals) in enumerate(strides):
-                ch[n] = vals[(k + j * (k // max(1, len(vals)))) % len(vals)]
+                pick = (k + j * (k // max(1, len(vals)))) % len(vals)
+                ch[n] = choice_value(vals[pick], sizes)
+                if sum(sizes.values()) > small or len(size_sets) == 1:
+                    used.add((n, pick))
+            out.append(Case(seed=(base_seed + 7919 * k) % (2**31 - 1), sizes=dict(sizes), choices=ch, kind=kind))
+            k += 1
+    bigger = [s for s in size_sets if sum(s.values()) > small] or list(size_sets)
+    for n, vals in strides:
+        for pick in range(len(vals)):
+            if (n, pick) in used or not bigger:
+                continue
+            sizes = bigger[k % len(bigger)]
+            ch = {m: v[0] for m, v in flags}
+            for m, mvals in strides:
+                mpick = pick if m == n else 0
+                ch[m] = choice_value(mvals[mpick], sizes)
+                used.add((m, mpick))
             out.append(Case(seed=(base_seed + 7919 * k) % (2**31 - 1), sizes=dict(sizes), choices=ch, kind=kind))
             k += 1
     return out
@@ -184,10 +222,12 @@ def layout(kernel: ir.Kernel, spec: Spec, sizes: dict[str, int], choices: Option
 def scalar_env(kernel: ir.Kernel, spec: Spec, sizes: dict[str, int], choices: Optional[dict] = None,
                rng: Optional[np.random.Generator] = None, choice_index: int = 0) -> tuple[dict, dict[str, int]]:
     """(every scalar argument's value, the integer ones) for one case: sizes, flag and
-    stride choices, leading dimensions, scalars (``rng`` None: the top of their range)."""
+    cycled choices, leading dimensions, scalars (``rng`` None: the top of their range)."""
     if choices is None:
         choices = {n: a.values[min(choice_index, len(a.values) - 1)] for n, a in spec.args.items()
-                   if a.role in ("flag", "stride")}
+                   if a.role == "flag"}
+        choices.update({n: choice_value(spec.args[n].values[min(choice_index, len(spec.args[n].values) - 1)], sizes)
+                        for n in cycled_args(spec)})
     env: dict[str, Any] = {}
     for n, a in spec.args.items():
         if a.role == "size":
@@ -198,9 +238,15 @@ def scalar_env(kernel: ir.Kernel, spec: Spec, sizes: dict[str, int], choices: Op
     for n, a in spec.args.items():
         if a.role == "leading-dim":
             ints[n] = env[n] = max(1, eval_expr(a.rows, ints, f"args.{n}.rows") + a.pad)
+    cycled = set(cycled_args(spec))
     for n, a in spec.args.items():
         if a.role == "scalar":
-            env[n] = _scalar_value(kernel.arg(n), a, rng)
+            if n in choices:
+                env[n] = choice_value(choices[n], sizes)
+            elif n in cycled:  # not chosen by the caller: the first value (the one timed)
+                env[n] = choice_value(a.values[0], sizes)
+            else:
+                env[n] = _scalar_value(kernel.arg(n), a, rng)
             if isinstance(env[n], (int, np.integer)) and not isinstance(env[n], (bool, np.bool_)):
                 ints[n] = int(env[n])
     return env, ints
@@ -212,7 +258,7 @@ def _auto_upper(kernel, a: ir.Argument, k: int, ranges: Ranges, ints: dict, lay:
     if k < len(a.access_bounds) and a.access_bounds[k] is not None:
         try:
             theirs = int(ir.evaluate(a.access_bounds[k][1], ints))
-        except (KeyError, ValueError, TypeError):
+        except (KeyError, ValueError, TypeError, ZeroDivisionError):
             theirs = None
     if mine is None and theirs is None:
         big = max([abs(v) for v in ints.values()] + [1])

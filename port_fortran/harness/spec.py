@@ -156,8 +156,9 @@ def dim_parts(d: str) -> tuple[str, str]:
 # --------------------------------------------------------------------------- inference
 
 
-def infer(kernel: ir.Kernel) -> Spec:
-    """A spec from the IR alone (pure)."""
+def infer(kernel: ir.Kernel, hints: Optional[dict] = None) -> Spec:
+    """A spec from the IR (pure); ``hints`` is the configuration's
+    ``routines.<kernel>.args`` (per argument: dims, range, values), which wins."""
     notes: list[str] = []
     ptrs = A.pointer_arrays(kernel)
     idx = A.index_arrays(kernel)
@@ -209,6 +210,7 @@ def infer(kernel: ir.Kernel) -> Spec:
             args[a.name] = ArgSpec("array", intent, dims=dims,
                                    range=[0.5, 1.5] if a.name in positive else [-1.0, 1.0])
     _common_members(kernel, args, notes)
+    _apply_hints(kernel, args, hints or {}, notes)
     # a pointer whose count lives in a size argument: that size follows the rows
     size_names = [n for n, s in args.items() if s.role == "size"]
     nnz_sizes = {s.nnz: s.rows for s in args.values() if s.role == "pointer" and s.nnz != "auto"}
@@ -225,8 +227,41 @@ def infer(kernel: ir.Kernel) -> Spec:
         correctness.append({n: env[n] for n in size_names})
     tol = infer_tolerances(kernel)
     spec = Spec(kernel=kernel.name, args=args, correctness=correctness, timing={}, tolerance=tol, notes=notes)
+    from .versions import choose  # late: versions makes inputs, which needs this module
+    choose(kernel, spec)  # zero/negative strides and the values that select each loop version
     spec.timing = timing_sizes(kernel, spec)
+    for n, h in (hints or {}).items():  # a size given a range keeps its size sets in it
+        r = (h or {}).get("range")
+        if n in args and args[n].role == "size" and isinstance(r, list) and len(r) == 2:
+            for sizes in spec.correctness + [spec.timing]:
+                if n in sizes:
+                    sizes[n] = int(min(max(sizes[n], r[0]), r[1]))
     return spec
+
+
+def _apply_hints(kernel: ir.Kernel, args: dict[str, ArgSpec], hints: dict, notes: list[str]) -> None:
+    """The configuration's word on an argument (``routines.<k>.args.<a>``): dims,
+    value range, values."""
+    for name, h in hints.items():
+        if name not in args or not isinstance(h, dict):
+            continue
+        a, s = kernel.arg(name), args[name]
+        given = []
+        if h.get("dims") is not None and a.rank:
+            if len(h["dims"]) != a.rank:
+                raise UserError(f"configuration key routines.{kernel.name}.args.{name}.dims: {len(h['dims'])} "
+                                f"dimension(s) given, '{name}' has {a.rank}")
+            s.dims = [str(d) if ":" in str(d) else f"1:{d}" for d in h["dims"]]
+            given.append("dims")
+        if h.get("range") is not None and s.role in ("scalar", "array", "size"):
+            s.range = list(h["range"])
+            s.values = None if s.role != "size" else s.values
+            given.append("range")
+        if h.get("values") is not None and s.role in ("scalar", "array", "flag", "stride"):
+            s.values = list(h["values"])
+            given.append("values")
+        if given:
+            notes.append(f"{name}: {', '.join(given)} from the configuration (routines.{kernel.name}.args.{name})")
 
 
 def _common_members(kernel: ir.Kernel, args: dict[str, ArgSpec], notes: list[str]) -> None:
@@ -353,8 +388,11 @@ HEADER = """\
 # sizes.timing:      the size set for timing (about 64 MB of array data)
 # args.<name>.role:
 #   size         an extent, taken from the size set
-#   scalar       a random value in `range` (or one of `values` for logicals)
-#   stride       one of `values` (non-zero integers), cycled over the cases
+#   scalar       a random value in `range`; or `values`: a logical's drawn at random, an
+#                integer's cycled over the cases (ints or expressions of the sizes, e.g. `n`:
+#                the values that select the versions of a loop, see the notes)
+#   stride       one of `values` (integers: zero and negative strides where the original
+#                accepts them), cycled over the cases; the first one is timed
 #   flag         each of `values` (characters) gets its own cases
 #   leading-dim  `rows` (an expression) + `pad`
 #   array        random values in `range`; `dims` are 'lower:upper' expressions of the
@@ -399,9 +437,9 @@ def _flow(d: dict) -> str:
     return yaml.safe_dump(d, default_flow_style=True, sort_keys=False, width=10_000).strip()
 
 
-def load_or_infer(kernel: ir.Kernel, path: Path) -> Spec:
+def load_or_infer(kernel: ir.Kernel, path: Path, hints: Optional[dict] = None) -> Spec:
     """The spec at ``path`` if the user edited it, else a fresh inference (written there)."""
-    inferred = infer(kernel)
+    inferred = infer(kernel, hints)
     fresh_text = dump(inferred, kernel)
     if path.exists():
         text = path.read_text()
@@ -459,9 +497,8 @@ def parse(data: dict, kernel: ir.Kernel, fname: str) -> Spec:
         s = ArgSpec(role, intent)
         if role == "stride":
             v = d.get("values")
-            if not isinstance(v, list) or not v or not all(isinstance(x, int) and not isinstance(x, bool) and x != 0
-                                                           for x in v):
-                raise bad(f"{f}.values", "expected a list of non-zero integers")
+            if not isinstance(v, list) or not v or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+                raise bad(f"{f}.values", "expected a non-empty list of integers (zero and negative strides included)")
             s.values = v
         elif role == "flag":
             v = d.get("values")
@@ -480,6 +517,8 @@ def parse(data: dict, kernel: ir.Kernel, fname: str) -> Spec:
                 v = d["values"]
                 if not isinstance(v, list) or not v:
                     raise bad(f"{f}.values", "expected a non-empty list")
+                if role == "scalar" and a.ftype.base == "integer":
+                    _check_choice_values(v, data, f"{f}.values", bad)
                 s.values = v
             elif intent != "out" or "range" in d:
                 r = d.get("range")
@@ -539,6 +578,20 @@ def parse(data: dict, kernel: ir.Kernel, fname: str) -> Spec:
         tol[n] = Tolerance(float(rel), float(ab), bool(t.get("reduction", default[n].reduction)))
     return Spec(kernel=kernel.name, args=args, correctness=[dict(c) for c in corr], timing=dict(timing),
                 tolerance=tol, cross_tiles=cross)
+
+
+def _check_choice_values(v: list, data: dict, f: str, bad) -> None:
+    """Values of an integer scalar: integers, or expressions of the size arguments."""
+    sizes = {n for n, d in (data.get("args") or {}).items() if isinstance(d, dict) and d.get("role") == "size"}
+    for x in v:
+        if isinstance(x, bool) or not isinstance(x, (int, str)):
+            raise bad(f, f"expected integers or expressions of the sizes, got {x!r}")
+        if isinstance(x, str):
+            try:
+                eval_expr(x, {n: 1 for n in sizes}, f)
+            except ValueError as exc:
+                raise bad(f, f"{exc} (expressions may use the size arguments {', '.join(sorted(sizes)) or '(none)'})") \
+                    from None
 
 
 def _check_size_set(c, size_names, f, bad) -> None:

@@ -303,6 +303,10 @@ def run_batch(manifest: Manifest, *, kernel_fn: Optional[Callable] = None, quiet
         try:
             execute(db, jobs, kind=manifest.executor, workers=manifest.workers or manifest.config.jobs or 1,
                     out_dir=out, site=manifest.site, kernel_fn=kernel_fn, quiet=quiet)
+            if manifest.config.python:  # `python: true` in the manifest's config: one module of the run
+                from ..bindings.commands import build_run_module
+
+                build_run_module(db, run_id, out, manifest.config.python_module, manifest.config.backends)
             status = "finished"
         finally:
             db.finish_run(run_id, status)

@@ -46,9 +46,24 @@ def plan_jobs(sources: list[str], config: Config, run_id: str, out_dir: Path, db
     wanted = set(config.kernels)
     found: set[str] = set()
     cfg_dict = config.to_dict()
+    # every file as one program (calls across files and trees, module order, extents from
+    # call sites): saved once for the workers, summarised in the run database
+    from .stages import Stages
+
+    # stages written before the program model (a parse method only) get the interface's own
+    build = getattr(stages, "build_program", None) or (lambda *a, **kw: Stages.build_program(stages, *a, **kw))
+    program = build(files, config.include_dirs, config.defines, routines=config.routines)
+    program.objects_dir = str((out_dir / "program" / "objects").resolve())
+    program_path = str(program.save(out_dir / "program" / "program.pickle").resolve())
+    if hasattr(stages, "use_program"):
+        stages.use_program(program)
+    rel_of = {os.path.abspath(f): os.path.relpath(f.resolve(), root) for f in files}
+    set_program = getattr(db, "set_program", None)
+    if set_program is not None:
+        set_program(run_id, program_report(program, rel_of))
     for f in files:
         rel = os.path.relpath(f.resolve(), root)
-        sf = stages.parse(f, config.include_dirs, config.defines)
+        sf = program.file(f)
         for e in sf.errors:
             msg = f"{f}:{e.line}: [{e.code}] {e.message}"
             errors.append(msg)
@@ -63,7 +78,7 @@ def plan_jobs(sources: list[str], config: Config, run_id: str, out_dir: Path, db
                 continue
             found.add(k.name)
             job = KernelJob(run_id=run_id, out_dir=str(out_dir), file=str(f), rel_file=rel, kernel=k.name,
-                            config=cfg_dict, port_dir=str(port_dir_for(out_dir, rel, k.name)))
+                            config=cfg_dict, port_dir=str(port_dir_for(out_dir, rel, k.name)), program=program_path)
             db.upsert_kernel(run_id, job.kernel_id, rel, k.name, k.line_start, k.line_end)
             jobs.append(job)
     missing = wanted - found
@@ -73,6 +88,23 @@ def plan_jobs(sources: list[str], config: Config, run_id: str, out_dir: Path, db
     if missing:
         errors.append(f"--kernel {', '.join(sorted(missing))}: not found (the others go on)")
     return jobs, errors
+
+
+def program_report(program: Any, rel_of: dict[str, str]) -> dict:
+    """The program for the run database and report.json: the whole program's summary and,
+    per kernel id, its callers, callees and the externals it reaches."""
+    rel = lambda p: rel_of.get(os.path.abspath(p), p)  # noqa: E731
+    data = program.summary(rel)
+    data["routines_by_kernel"] = {}
+    for r in program.all_routines():
+        info = program.routine_json(r)
+        for c in info["callees"]:
+            if "file" in c:
+                c["file"] = rel(c["file"])
+        for c in info["callers"]:
+            c["file"] = rel(c["file"])
+        data["routines_by_kernel"][f"{rel(r.file)}:{r.name}"] = info
+    return data
 
 
 def _executor(config: Config, workers: int, out_dir: Path):
@@ -154,18 +186,14 @@ def _term_as_interrupt():
 
 def check_tools(config: Config) -> None:
     """Fail before any work (exit 3) when a tool every kernel needs is missing."""
-    import shutil
-
+    from ..build_runner.cmake import cmake_info
     from ..build_runner.kokkos import find_install
+    from ..build_runner.toolchain import gfortran_path
     from ..errors import ToolMissing
 
-    from ..build_runner.toolchain import gfortran_path
-
     if gfortran_path() is None:
-        raise ToolMissing("gfortran not found on PATH; `port-fortran doctor` says how to install it")
-    for tool in ("cmake",):
-        if shutil.which(tool) is None:
-            raise ToolMissing(f"{tool} not found on PATH; `port-fortran doctor` says how to install it")
+        raise ToolMissing("gfortran not found on PATH (or in FC); `port-fortran doctor` says how to get it")
+    cmake_info()  # raises ToolMissing naming the fix
     missing = [b for b in config.backends if find_install(b) is None]
     if missing:
         raise ToolMissing(f"no Kokkos install with the {', '.join(missing)} backend(s): run `port-fortran kokkos "
@@ -238,6 +266,10 @@ def cmd_run(args: Any) -> int:
         finally:
             if old_term is not None:
                 signal.signal(signal.SIGTERM, old_term)
+        if config.python:
+            from ..bindings.commands import build_run_module
+
+            build_run_module(db, run_id, out, config.python_module, config.backends)
         db.finish_run(run_id, "finished")
         summary(db, run_id)
         _render(db, run_id, out)

@@ -196,8 +196,8 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
             ctx.attempt("translate", True, "; ".join(port.notes)[:500], model=spec.name,
                         seconds=time.monotonic() - t0)
             return {"model": spec.name, "options": options_to_dict(port.options or opts),
-                    "patterns": list(port.patterns), "compiled": [], "verified": [], "failure": None,
-                    "route": "validate", "history": hist}
+                    "patterns": list(port.patterns), "versions": list(port.versions), "compiled": [],
+                    "verified": [], "failure": None, "route": "validate", "history": hist}
         # --- LLM translation: the rules' scaffold (header, module, CMake) is the contract
         draft, refusal = "", state.get("refusal", "")
         if ctx.cpp_path.is_file() and state.get("model") == "rules":
@@ -225,7 +225,7 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
             return stop
         ctx.attempt("translate", bool(code.strip()), f"{len(code)} characters of C++", model=spec.name,
                     seconds=time.monotonic() - t0)
-        return {"model": spec.name, "options": {}, "patterns": [], "compiled": [], "verified": [],
+        return {"model": spec.name, "options": {}, "patterns": [], "versions": [], "compiled": [], "verified": [],
                 "failure": None, "route": "validate", "history": hist}
 
     def validate(state: KernelState) -> dict:
@@ -257,7 +257,9 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
             f = dbg.failure_from_build(res)
             ctx.attempt("compile", False, f["detail"] or f["message"], model=model, backend=b, seconds=secs)
             return {"failure": f, "route": "debug", "history": hist}
-        ctx.attempt("compile", True, model=model, backend=b, seconds=secs)
+        ctx.attempt("compile", True, getattr(res, "cmake", "") or "", model=model, backend=b, seconds=secs)
+        if ctx.db is not None and getattr(res, "cmake", ""):
+            ctx.db.set_kernel(ctx.run_id, ctx.kernel_id, cmake=res.cmake)  # which CMake built the port
         done.append(b)
         return {"compiled": done, "route": "compile" if len(done) < len(backends) else "run", "history": hist}
 
@@ -331,7 +333,7 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
             _guard(ctx, "debug", ctx.stages.write_port, port, ctx.port_dir)
             ctx.attempt("debug", True, f"variant {name}", model=spec.name, seconds=time.monotonic() - t0)
             return {"options": options_to_dict(port.options or opts), "patterns": list(port.patterns),
-                    "debug_rounds": rounds, "debug_tried": tried + [name], "compiled": [], "verified": [],
+                    "versions": list(port.versions), "debug_rounds": rounds, "debug_tried": tried + [name], "compiled": [], "verified": [],
                     "route": "validate", "history": hist}
         code_now = ctx.cpp_path.read_text() if ctx.cpp_path.is_file() else ""
         header = ctx.header_text()
@@ -427,10 +429,12 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
                                   proven_sizes=t.get("proven_sizes"))
             ctx.db.set_kernel(ctx.run_id, ctx.kernel_id, status=status, reason=reason[:1000], reason_code=code,
                               model=state.get("model", "") if status == "verified" else state.get("model", ""),
-                              patterns=state.get("patterns") or [], port_dir=str(ctx.port_dir),
+                              patterns=state.get("patterns") or [], versions=state.get("versions") or [],
+                              port_dir=str(ctx.port_dir),
                               finished=time.time())
             ctx.attempt("finalize", status == "verified", f"{status}{' (optimizer kept ' + kept + ')' if kept else ''}"
                         f"{': ' + reason if reason and status != 'verified' else ''}", model=state.get("model", ""))
+            _record_sources(ctx)
         if ctx.port_dir.is_dir():
             (ctx.port_dir / "outcome.json").write_text(json.dumps(
                 {"kernel_id": ctx.kernel_id, "status": status, "reason": reason, "reason_code": code,
@@ -440,6 +444,25 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
 
     return {"translate": translate, "validate": validate, "compile": compile_, "run": run, "debug": debug,
             "optimize": optimize, "finalize": finalize}
+
+
+def _record_sources(ctx: KernelContext) -> None:
+    """The routine's lines of the original and the port kept, for the report's side-by-side
+    view (the report reads only the database)."""
+    fortran, first = "", 1
+    k = ctx.kernel
+    if k is not None and k.line_start:
+        try:
+            lines = Path(ctx.job.file).read_text(errors="replace").splitlines()
+        except OSError:
+            lines = []
+        first = k.line_start
+        fortran = "\n".join(lines[k.line_start - 1:k.line_end or k.line_start])
+    kokkos = ctx.cpp_path.read_text(errors="replace") if ctx.cpp_path.is_file() else ""
+    if fortran or kokkos:
+        ctx.db.set_sources(ctx.run_id, ctx.kernel_id, fortran_file=ctx.job.rel_file or ctx.job.file,
+                           fortran_first_line=first, fortran=fortran,
+                           kokkos_file=ctx.cpp_path.name if kokkos else "", kokkos=kokkos)
 
 
 def _fill(f: dict) -> dict:
@@ -617,6 +640,9 @@ def port_kernel(job: KernelJob, *, stages: Optional[Stages] = None,
         ctx = KernelContext(job, config, stages, db, chat_factory)
         ctx.on_stage = on_stage
         try:
+            if job.program and hasattr(stages, "use_program"):
+                from ..fortran.program import load_program
+                stages.use_program(load_program(job.program))
             ctx.kernel, ctx.source = stages.load(job.file, job.kernel, config.include_dirs, config.defines)
         except Exception as exc:
             return _record_error(db, job, f"{job.file}: cannot load kernel {job.kernel}: {exc}", "load-error",

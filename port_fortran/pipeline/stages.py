@@ -19,7 +19,21 @@ from ..records import BuildResult, Port, TranslateOptions, Timing, Verdict
 
 
 class Stages:
-    """Interface (all methods raise NotImplementedError here)."""
+    """Interface (all methods raise NotImplementedError here, except the program model's,
+    which work with any ``parse``)."""
+
+    program = None  # the run's fortran.program.Program, once use_program gave it
+
+    def build_program(self, files: list[Path], include_dirs=(), defines=None, routines=None):
+        """All files as one program (fortran.program), parsed with this object's ``parse``."""
+        from ..fortran.program import build_program
+
+        return build_program([], include_dirs, defines, routines=routines, files=list(files),
+                             parse=lambda p, inc, d: self.parse(p, inc, d))
+
+    def use_program(self, program) -> None:
+        """Later stages resolve callees, link originals and size arrays through ``program``."""
+        self.program = program
 
     def discover(self, paths: list[str]) -> list[Path]:
         raise NotImplementedError
@@ -79,6 +93,8 @@ class RealStages(Stages):
         return parse_file(path, include_dirs=tuple(include_dirs), defines=dict(defines or {}))
 
     def load(self, file, kernel, include_dirs=(), defines=None):
+        if self.program is not None and self.program.has_file(file):
+            return self.program.load(file, kernel)
         sf = self.parse(file, include_dirs, defines)
         for k in sf.kernels:
             if k.name == kernel:
@@ -89,7 +105,7 @@ class RealStages(Stages):
     def translate(self, kernel, source, options):
         from ..translate import translate_kernel
 
-        return translate_kernel(kernel, source, options)
+        return translate_kernel(kernel, source, options, program=self.program)
 
     def write_port(self, port, port_dir):
         from ..translate import write_port
@@ -118,7 +134,7 @@ class RealStages(Stages):
                 if cfg.threads:
                     kw["threads"] = cfg.threads
             h = Harness(kernel, source, Path(port_dir), include_dirs=tuple(getattr(cfg, "include_dirs", ()) or ()),
-                        defines=dict(getattr(cfg, "defines", {}) or {}), **kw)
+                        defines=dict(getattr(cfg, "defines", {}) or {}), program=self.program, **kw)
             self._harness[key] = h
         return h
 
@@ -145,7 +161,7 @@ class RealStages(Stages):
         from ..translate import scaffold
 
         try:
-            return scaffold(kernel, source)
+            return scaffold(kernel, source, program=self.program)
         except TranslationRefused:
             return None
 

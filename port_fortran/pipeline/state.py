@@ -27,6 +27,7 @@ class KernelJob:
     kernel: str
     config: dict  # config.Config.to_dict()
     port_dir: str = ""
+    program: str = ""  # the saved program model of the run (fortran.program.Program.save), '' if none
 
     @property
     def kernel_id(self) -> str:
@@ -62,6 +63,7 @@ class KernelState(TypedDict, total=False):
     model: str  # name of the model that wrote the current port
     options: dict  # TranslateOptions of the current rules port, as a dict
     patterns: list[str]
+    versions: list[str]  # loops parallel only under a run-time condition (records.Port.versions)
     compiled: list[str]  # backends built from the current port
     verified: list[str]  # backends verified with the current port
     failure: Optional[dict]  # {stage, backend, code, message, line, detail, output, ...}

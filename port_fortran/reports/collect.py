@@ -267,7 +267,13 @@ def collect_report(db: RunDB, run_id: str) -> dict:
     attempts = _group(db.attempts(run_id))
     calls_all = db.llm_calls(run_id)
     calls = _group(calls_all)
+    sources = db.sources(run_id)
+    modules = [python_module_entry(m) for m in db.python_modules(run_id)]
+    in_module = {kid: m for m in modules for kid in m["kernels"]}
+    python_attempts = {kid: [a for a in rows if a["stage"] == "python"] for kid, rows in attempts.items()}
 
+    program = db.program(run_id) if hasattr(db, "program") else None
+    by_kernel = (program or {}).pop("routines_by_kernel", {}) if program else {}
     kernels = []
     for k in kernels_rows:
         kid = k["kernel_id"]
@@ -282,6 +288,7 @@ def collect_report(db: RunDB, run_id: str) -> dict:
             "reason_code": k.get("reason_code") or "",
             "model": k.get("model") or "",
             "patterns": [str(p) for p in _loads(k.get("patterns"), [])],
+            "versions": [str(p) for p in _loads(k.get("versions"), [])],
             "port_dir": k.get("port_dir") or "",
             "started": _iso(k.get("started")),
             "finished": _iso(k.get("finished")),
@@ -292,9 +299,14 @@ def collect_report(db: RunDB, run_id: str) -> dict:
             "unproven_timings": sum(1 for r in timings.get(kid, []) if not is_proven(r)),
             "attempts": attempts_by_stage(attempts.get(kid, [])),
             "llm": llm_summary(calls.get(kid, [])),
+            "cmake": k.get("cmake") or "",
+            "python": kernel_python(k["name"], in_module.get(kid), python_attempts.get(kid, [])),
+            "sources": source_entry(sources.get(kid)),
         })
+        if kid in by_kernel:  # where its callees are, who calls it, what it needs from outside the tree
+            kernels[-1]["calls"] = by_kernel[kid]
 
-    return {
+    doc = {
         "schema_version": SCHEMA_VERSION,
         "generated_at": _iso(time.time()),
         "run": _run_meta(run),
@@ -303,7 +315,39 @@ def collect_report(db: RunDB, run_id: str) -> dict:
         "stages": _stages(kernels),
         "models": _models(kernels, calls_all),
         "kernels": kernels,
+        "python_modules": modules,
     }
+    if program is not None:
+        doc["program"] = program
+    return doc
+
+
+def source_entry(row: Optional[dict]) -> Optional[dict]:
+    """The routine's original lines and the kept port, for the side-by-side view."""
+    if not row or not (row.get("fortran") or row.get("kokkos")):
+        return None
+    return {"fortran": {"file": row.get("fortran_file") or "", "first_line": int(row.get("fortran_first_line") or 1),
+                        "text": row.get("fortran") or ""},
+            "kokkos": {"file": row.get("kokkos_file") or "", "text": row.get("kokkos") or ""}}
+
+
+def python_module_entry(row: dict) -> dict:
+    return {"module": row["module"], "backend": row["backend"], "ok": bool(row["ok"]), "path": row.get("path") or "",
+            "kernels": [str(k) for k in _loads(row.get("kernels"), [])], "cmake": row.get("cmake") or "",
+            "message": row.get("message") or "", "seconds": num(float(row.get("seconds") or 0.0))}
+
+
+def kernel_python(name: str, module: Optional[dict], attempts: list[dict]) -> Optional[dict]:
+    """How Python reaches the kernel (``module.name``), or why it does not; None when the
+    run built no Python module."""
+    last = attempts[-1] if attempts else None
+    if module is not None:
+        return {"module": module["module"], "function": name, "backend": module["backend"], "ok": module["ok"],
+                "path": module["path"], "detail": module["message"] if not module["ok"] else ""}
+    if last is not None:
+        return {"module": "", "function": name, "backend": last.get("backend") or "", "ok": False, "path": "",
+                "detail": last.get("detail") or ""}
+    return None
 
 
 def _group(rows: list[dict]) -> dict[str, list[dict]]:

@@ -34,8 +34,10 @@ CREATE TABLE IF NOT EXISTS kernels (
     reason      TEXT NOT NULL DEFAULT '',          -- one line: why not verified, with file:line
     reason_code TEXT NOT NULL DEFAULT '',
     model       TEXT NOT NULL DEFAULT '',          -- the model whose port was kept
-    patterns    TEXT NOT NULL DEFAULT '[]',        -- JSON list: parallel_for, mdrange, reduce, serial, atomic
+    patterns    TEXT NOT NULL DEFAULT '[]',        -- JSON list: parallel_for, mdrange, reduce, serial, atomic, versioned
+    versions    TEXT NOT NULL DEFAULT '[]',        -- JSON list: loops parallel only under a run-time condition
     port_dir    TEXT NOT NULL DEFAULT '',
+    cmake       TEXT NOT NULL DEFAULT '',          -- which CMake built the port ('cmake 4.1.0 (<path>, from ...)')
     started     REAL,
     finished    REAL,
     PRIMARY KEY (run_id, kernel_id)
@@ -97,6 +99,33 @@ CREATE TABLE IF NOT EXISTS llm_calls (
     error       TEXT NOT NULL DEFAULT '',
     at          REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS program (
+    run_id      TEXT PRIMARY KEY,
+    data        TEXT NOT NULL DEFAULT '{}'         -- JSON: the program model's summary (files, externals, call graph)
+);
+CREATE TABLE IF NOT EXISTS python_modules (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id      TEXT NOT NULL,
+    module      TEXT NOT NULL,                     -- the import name
+    backend     TEXT NOT NULL,
+    ok          INTEGER NOT NULL,
+    path        TEXT NOT NULL DEFAULT '',          -- the built extension module
+    kernels     TEXT NOT NULL DEFAULT '[]',        -- JSON list of the kernel_ids it holds
+    cmake       TEXT NOT NULL DEFAULT '',          -- which CMake built it
+    message     TEXT NOT NULL DEFAULT '',          -- why it failed
+    seconds     REAL NOT NULL DEFAULT 0,
+    at          REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS kernel_sources (
+    run_id      TEXT NOT NULL,
+    kernel_id   TEXT NOT NULL,
+    fortran_file TEXT NOT NULL DEFAULT '',         -- the original file (as given)
+    fortran_first_line INTEGER NOT NULL DEFAULT 1,
+    fortran     TEXT NOT NULL DEFAULT '',          -- the routine's lines of the original
+    kokkos_file TEXT NOT NULL DEFAULT '',          -- '<k>.kokkos.cpp'
+    kokkos      TEXT NOT NULL DEFAULT '',          -- the port kept ('' when none)
+    PRIMARY KEY (run_id, kernel_id)
+);
 CREATE INDEX IF NOT EXISTS attempts_k ON attempts(run_id, kernel_id);
 CREATE INDEX IF NOT EXISTS llm_k ON llm_calls(run_id, kernel_id);
 """
@@ -121,16 +150,19 @@ class RunDB:
         self.conn.executescript(SCHEMA)
         self._migrate()
 
-    # columns added after a database may have been created: (table, column, declaration)
-    ADDED_COLUMNS = (("timings", "proven_sizes", "TEXT"),)
+    # columns added after a table was first released: (table, column, declaration)
+    ADDED_COLUMNS = (("kernels", "versions", "TEXT NOT NULL DEFAULT '[]'"),
+                     ("kernels", "cmake", "TEXT NOT NULL DEFAULT ''"),
+                     ("timings", "proven_sizes", "TEXT"))
 
     def _migrate(self) -> None:
+        """Add the columns a database written by an older version lacks."""
         for table, col, decl in self.ADDED_COLUMNS:
             have = {r["name"] for r in self.conn.execute(f"PRAGMA table_info({table})")}
             if col not in have:
                 try:
                     self.conn.execute(f"ALTER TABLE {table} ADD COLUMN {col} {decl}")
-                except sqlite3.OperationalError as exc:  # another process added it first
+                except sqlite3.OperationalError as exc:  # another process added it meanwhile
                     if "duplicate column" not in str(exc):
                         raise
 
@@ -171,8 +203,9 @@ class RunDB:
                    "VALUES (?,?,?,?,?,?)", (run_id, kernel_id, file, name, line_start, line_end))
 
     def set_kernel(self, run_id: str, kernel_id: str, **fields: Any) -> None:
-        if "patterns" in fields and not isinstance(fields["patterns"], str):
-            fields["patterns"] = json.dumps(list(fields["patterns"]))
+        for key in ("patterns", "versions"):
+            if key in fields and not isinstance(fields[key], str):
+                fields[key] = json.dumps(list(fields[key]))
         cols = ", ".join(f"{k}=?" for k in fields)
         self._exec(f"UPDATE kernels SET {cols} WHERE run_id=? AND kernel_id=?",
                    list(fields.values()) + [run_id, kernel_id])
@@ -226,6 +259,36 @@ class RunDB:
         if kernel_id is not None:
             q, p = q + " AND kernel_id=?", p + [kernel_id]
         return [dict(r) for r in self._exec(q + " ORDER BY id", p)]
+
+    # ----------------------------------------------------------------- the program model
+    def set_program(self, run_id: str, data: dict) -> None:
+        self._exec("INSERT OR REPLACE INTO program(run_id, data) VALUES (?,?)", (run_id, json.dumps(data, default=str)))
+
+    def program(self, run_id: str) -> Optional[dict]:
+        r = self._exec("SELECT data FROM program WHERE run_id=?", (run_id,)).fetchone()
+        return json.loads(r["data"]) if r else None
+
+    # ----------------------------------------------------------------- Python modules, sources
+    def add_python_module(self, run_id: str, module: str, backend: str, *, ok: bool, path: str = "",
+                          kernels: Iterable[str] = (), cmake: str = "", message: str = "",
+                          seconds: float = 0.0) -> None:
+        self._exec("INSERT INTO python_modules(run_id, module, backend, ok, path, kernels, cmake, message, seconds, at) "
+                   "VALUES (?,?,?,?,?,?,?,?,?,?)",
+                   (run_id, module, backend, int(ok), path, json.dumps(list(kernels)), cmake, message, seconds,
+                    time.time()))
+
+    def python_modules(self, run_id: str) -> list[dict]:
+        return [dict(r) for r in self._exec("SELECT * FROM python_modules WHERE run_id=? ORDER BY id", (run_id,))]
+
+    def set_sources(self, run_id: str, kernel_id: str, *, fortran_file: str = "", fortran_first_line: int = 1,
+                    fortran: str = "", kokkos_file: str = "", kokkos: str = "") -> None:
+        """The routine's original lines and the Kokkos port kept (for the side-by-side view)."""
+        self._exec("INSERT OR REPLACE INTO kernel_sources(run_id, kernel_id, fortran_file, fortran_first_line, fortran, "
+                   "kokkos_file, kokkos) VALUES (?,?,?,?,?,?,?)",
+                   (run_id, kernel_id, fortran_file, fortran_first_line, fortran, kokkos_file, kokkos))
+
+    def sources(self, run_id: str) -> dict[str, dict]:
+        return {r["kernel_id"]: dict(r) for r in self._exec("SELECT * FROM kernel_sources WHERE run_id=?", (run_id,))}
 
     # ----------------------------------------------------------------- LLM calls
     def add_llm_call(self, run_id: str, model: str, *, kernel_id: str = "", stage: str = "", provider: str = "",

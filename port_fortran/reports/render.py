@@ -16,9 +16,14 @@ from typing import Any
 
 import jinja2
 
+from . import sourceview
 from .collect import _as_float, collect_report
 from .db import RunDB
 from .plots import all_plots
+
+#: kernels that get a side-by-side source view in report.html (a page of thousands of
+#: kernels would carry every routine twice); the others keep their sources in report.json
+MAX_SOURCE_VIEWS = 400
 
 SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
 TEMPLATES = Path(__file__).with_name("templates")
@@ -144,16 +149,44 @@ def _env(autoescape: bool) -> jinja2.Environment:
     env.filters.update(seconds=fmt_seconds, speedup=fmt_speedup, usd=fmt_usd, err=fmt_err, fixed=fmt_fixed,
                        percent=fmt_percent, location=fmt_location, md=md_cell,
                        reason=fmt_reason, proven=fmt_proven, coverage=fmt_coverage)
+    env.globals.update(timing_bars=timing_bars)
     return env
 
 
+def timing_bars(timings: list[dict]) -> list[dict]:
+    """One bar per timing, its length the median relative to the slowest (a per-kernel plot
+    drawn with CSS, so the page stays light)."""
+    meds = [_as_float(t["median_s"]) for t in timings]
+    top = max((m for m in meds if m is not None and math.isfinite(m)), default=None)
+    out = []
+    for t, m in zip(timings, meds):
+        pct = 100.0 * m / top if (top and m is not None and math.isfinite(m)) else 0.0
+        label = f"{t['variant']} ({t['threads']} thread{'s' if t['threads'] != 1 else ''}"
+        label += ", with copies)" if not t.get("kernel_only", True) else ")"
+        out.append({"label": label, "pct": round(max(pct, 0.5), 1), "median_s": t["median_s"],
+                    "speedup": t.get("speedup_vs_fortran_serial"),
+                    "fortran": t["variant"].startswith("fortran")})
+    return out
+
+
 def _context(report: dict) -> dict:
+    views = {}
+    for i, k in enumerate(report["kernels"], start=1):
+        if len(views) >= MAX_SOURCE_VIEWS:
+            break
+        v = sourceview.view(f"k{i}", k.get("sources"))
+        if v is not None:
+            views[k["kernel_id"]] = v
     return {
         "r": report,
         "s": report["summary"],
         "timed": [k for k in report["kernels"] if k["timings"]],
         "verified_rows": [k for k in report["kernels"] if k["verdicts"]],
         "unproven": sum(k.get("unproven_timings", 0) for k in report["kernels"]),
+        "views": views,
+        "views_capped": sum(1 for k in report["kernels"] if k.get("sources")) > len(views),
+        "max_views": MAX_SOURCE_VIEWS,
+        "pygments_css": sourceview.pygments_css(),
     }
 
 

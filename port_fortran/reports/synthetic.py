@@ -36,6 +36,51 @@ KERNELS = [
 ]
 
 
+# the side-by-side view of one kernel (written for these tests; lines 12-30 of blas1.f)
+DAXPY_FORTRAN = """\
+      SUBROUTINE DAXPY(N, DA, DX, INCX, DY, INCY)
+      INTEGER N, INCX, INCY
+      DOUBLE PRECISION DA, DX(*), DY(*)
+      INTEGER I, IX, IY
+      IF (N .LE. 0) RETURN
+      IF (INCX .EQ. 1 .AND. INCY .EQ. 1) THEN
+         DO 10 I = 1, N
+            DY(I) = DY(I) + DA*DX(I)
+   10    CONTINUE
+      ELSE
+         IX = 1
+         IY = 1
+         DO 20 I = 1, N
+            DY(IY) = DY(IY) + DA*DX(IX)
+            IX = IX + INCX
+            IY = IY + INCY
+   20    CONTINUE
+      END IF
+      END"""
+DAXPY_KOKKOS = """\
+// daxpy.kokkos.cpp -- Kokkos port of subroutine daxpy (blas1.f, lines 12-30)
+#include "daxpy.kokkos.hpp"
+
+void daxpy_kokkos_views(int n, double da, pf::View<const double*> dx, int incx, pf::View<double*> dy, int incy) {
+  if (n <= 0) {
+    return;
+  }
+  if (incx == 1 && incy == 1) {
+    // line 18: do i -> parallel_for
+    Kokkos::parallel_for("daxpy:L18", pf::range(1, n), KOKKOS_LAMBDA(const int i) {
+      dy(i - 1) = dy(i - 1) + da * dx(i - 1);
+    });
+  } else {
+    // line 24: do i -> parallel_for
+    Kokkos::parallel_for("daxpy:L24", pf::range(1, n), KOKKOS_LAMBDA(const int i) {
+      const int ix = 1 + (i - 1) * incx, iy = 1 + (i - 1) * incy;
+      dy(iy - 1) = dy(iy - 1) + da * dx(ix - 1);
+    });
+  }
+}"""
+SYNTHETIC_CMAKE = "cmake 4.1.2 (/venv/lib/python3.11/site-packages/cmake/data/bin/cmake, from the cmake Python package)"
+
+
 def _verdict(backend: str, passed: bool, rng: random.Random, reason: str = "") -> Verdict:
     cases = []
     for seed in range(3):
@@ -100,7 +145,20 @@ def fill_synthetic(db: RunDB, run_id: Optional[str] = None, *, backends=("serial
                                     seconds=rng.uniform(1, 8))
         kept = model if outcome in ("verified", "failed") else ""
         db.set_kernel(run_id, kid, status=outcome, reason=reason, reason_code=code, model=kept,
-                      patterns=patterns, port_dir=f"out/{file}/{name}", started=started, finished=started + dur)
+                      patterns=patterns, port_dir=f"out/{file}/{name}", started=started, finished=started + dur,
+                      cmake=SYNTHETIC_CMAKE if kept else "")
+        if name == "daxpy":
+            db.set_sources(run_id, kid, fortran_file=file, fortran_first_line=a, fortran=DAXPY_FORTRAN,
+                           kokkos_file="daxpy.kokkos.cpp", kokkos=DAXPY_KOKKOS)
+    bound = [f"{k[1]}:{k[0]}" for k in (kernels or KERNELS) if k[4] == "verified"]
+    if bound:
+        backend = "openmp" if "openmp" in backends else backends[0]
+        path = "out/python/kokkos_ports.cpython-311-x86_64-linux-gnu.so"
+        db.add_python_module(run_id, "kokkos_ports", backend, ok=True, path=path, kernels=bound,
+                             cmake=SYNTHETIC_CMAKE, seconds=31.5)
+        for kid in bound:
+            db.add_attempt(run_id, kid, "python", True, f"kokkos_ports.{kid.split(':')[1]} in {path}",
+                           backend=backend, seconds=31.5 / len(bound))
     if finished:
         db.finish_run(run_id)
         db.conn.execute("UPDATE runs SET finished=? WHERE run_id=?", (t0 + 420.0, run_id))

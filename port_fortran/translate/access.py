@@ -1,7 +1,8 @@
-"""Which names statements read and write, and whether a scalar is live after a point.
+"""Which names statements read and write.
 
-Pure helpers over the IR used by the planner (what may run on the host, what a kernel
-must copy in and out)."""
+Pure helpers over the IR used by the planner and the emitter (what may run on the host,
+which names a kernel touches). Whether a value is live at a point is the dataflow
+module's question (``fortran/dataflow.py``)."""
 from __future__ import annotations
 
 from typing import Iterable, Optional
@@ -76,53 +77,3 @@ def scalars_written(stmts: Iterable[ir.Stmt], out_args: Optional[dict] = None) -
 def arrays_written(stmts: Iterable[ir.Stmt]) -> set[str]:
     return {s.target.name for s in ir.walk(list(stmts))
             if isinstance(s, ir.Assign) and isinstance(s.target, ir.ArrayRef)}
-
-
-def scan(name: str, stmts: list[ir.Stmt]) -> Optional[str]:
-    """'read' if ``name`` may be read in ``stmts`` before it is certainly assigned,
-    'killed' if it is certainly assigned first, None if not touched."""
-    for s in stmts:
-        if name in reads_own(s):
-            return "read"
-        if isinstance(s, ir.Assign):
-            if isinstance(s.target, ir.Name) and s.target.name == name:
-                return "killed"
-            continue
-        if isinstance(s, ir.Do) and s.var == name:
-            return "killed"
-        if isinstance(s, (ir.Do, ir.DoWhile)):
-            if scan(name, s.body) == "read":
-                return "read"
-            continue  # the body may run zero times: no certain assignment
-        if isinstance(s, ir.If):
-            if any(scan(name, b) == "read" for _, b in s.branches) or scan(name, s.else_body) == "read":
-                return "read"
-            continue
-        if name in reads_deep(ir.children(s)):
-            return "read"
-        if isinstance(s, ir.CallStmt) and any(isinstance(a, ir.Name) and a.name == name for a in s.args):
-            return "read"
-    return None
-
-
-class Continuation:
-    """What runs after a point: frames of (following statements, enclosing loop body or
-    None), innermost first, and the names live at the routine's end."""
-
-    def __init__(self, frames: list, live_at_end: set[str]):
-        self.frames = frames
-        self.live_at_end = live_at_end
-
-    def push(self, following: list[ir.Stmt], loop_body: Optional[list[ir.Stmt]] = None) -> "Continuation":
-        return Continuation([(following, loop_body)] + self.frames, self.live_at_end)
-
-    def live(self, name: str) -> bool:
-        for following, loop_body in self.frames:
-            r = scan(name, following)
-            if r == "read":
-                return True
-            if r == "killed":
-                return False
-            if loop_body is not None and scan(name, loop_body) == "read":
-                return True  # read by the next iteration before being assigned
-        return name in self.live_at_end

@@ -6,11 +6,12 @@ from __future__ import annotations
 from typing import Optional
 
 from ..fortran import ir
+from ..fortran.render import expr_str
 from ..records import TranslateOptions
-from .access import names_in, reads_deep, scalars_written
+from .access import names_in, scalars_written
 from .blocks import fast_order
 from .cexpr import ExprPrinter, function_cname
-from .plan import PHost, PIf, PKernel, PLoop, PWhile, atomic_increment
+from .plan import PHost, PIf, PKernel, PLoop, PVersion, PWhile, atomic_increment
 from .symbols import Refusal, SymbolTable, cname, cxx_type
 
 IND = "  "
@@ -98,6 +99,13 @@ class Emitter:
             inner = dict(ctx, loops=ctx.get("loops", []) + [("for", n.stmt.construct_name)])
             return ([IND * ind + f"while ({self.cond(n.stmt.cond, n.stmt.line)}) {{"]
                     + self.nodes(n.body, ind + 1, inner) + [IND * ind + "}"])
+        if isinstance(n, PVersion):
+            pad = IND * ind
+            return ([pad + f"// line {n.do.line}: do {n.do.var} -> parallel only if {expr_str(n.cond)}; "
+                     "serial otherwise (iterations may touch the same elements)",
+                     pad + f"if ({self.cond(n.cond, n.do.line)}) {{"]
+                    + self.node(n.parallel, ind + 1, ctx) + [pad + "} else {"]
+                    + self.node(n.serial, ind + 1, ctx) + [pad + "}"])
         if isinstance(n, PKernel):
             if n.kind == "serial":
                 return self.serial(n, ind)
@@ -239,29 +247,20 @@ class Emitter:
             return [pad + head], [pad + "}"], []
         if do.step is None or names_in(do.step) & body_writes:
             raise Refusal("unsupported-loop", f"the step of the loop over {do.var} changes inside it", do.line)
-        # variable step: iterate over the trip count, as Fortran does
-        reads_after = self._read_outside(do)
-        if reads_after:
-            raise Refusal("unsupported-loop", f"DO variable {do.var} with a variable step is used after the loop", do.line)
+        # variable step: iterate over the trip count, as Fortran does; afterwards the DO
+        # variable holds Fortran's value (start + trips*step, or its value at an EXIT)
         st = self.ex(do.step, t, do.line)
         depth = ind
-        kk, nn = f"pf_k{depth}", f"pf_n{depth}"
-        head = f"for (long {kk} = 0, {nn} = pf::trip({lo}, {hi}, {st}); {kk} < {nn}; ++{kk}) {{"
-        first = [IND * (ind + 1) + f"{v} = static_cast<{cxx_type(t)}>({lo} + {kk} * ({st}));"]
-        return [pad + head], [pad + "}"], first
-
-    def _read_outside(self, do: ir.Do) -> bool:
-        others = []
-        for s in ir.walk(self.kernel_body):
-            if s is do:
-                continue
-            if any(s is t for t in ir.walk(do.body)):
-                continue
-            others.append(s)
-        from .access import reads_own
-        return any(do.var in reads_own(s) for s in others)
-
-    kernel_body: list[ir.Stmt] = []
+        kk, nn, ss, sp = f"pf_k{depth}", f"pf_n{depth}", f"pf_s{depth}", f"pf_st{depth}"
+        value = f"{v} = static_cast<{cxx_type(t)}>({ss} + {kk} * {sp});"
+        head = [pad + "{",  # the bounds are evaluated once, before the first iteration
+                pad + f"const long {ss} = {lo}, {sp} = {st};",
+                pad + f"const long {nn} = pf::trip({ss}, static_cast<long>({hi}), {sp});",
+                pad + f"long {kk} = 0;",
+                pad + f"for (; {kk} < {nn}; ++{kk}) {{"]
+        first = [IND * (ind + 1) + value]
+        tail = [pad + "}", pad + value, pad + "}"]
+        return head, tail, first
 
     # ------------------------------------------------------------------ kernels
     def kernel_name(self, n: PKernel) -> str:

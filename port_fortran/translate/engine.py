@@ -49,20 +49,27 @@ def _checks(kernel: ir.Kernel) -> list[ir.Diagnostic]:
     return out
 
 
-def _callees(kernel: ir.Kernel, tab: SymbolTable) -> list[ir.Kernel]:
-    """Same-source routines the kernel calls, callees first; refuses unknown ones and recursion."""
+def _callees(kernel: ir.Kernel, tab: SymbolTable, program=None) -> list[ir.Kernel]:
+    """Routines the kernel calls, transitively, callees first (found by the program in any
+    file of the tree, or without one in the kernel's file); refuses unknown ones and recursion."""
     order: list[ir.Kernel] = []
     seen: set[str] = set()
 
+    def resolve(k: ir.Kernel, name: str) -> Optional[ir.Kernel]:
+        if program is None:
+            return tab.functions.get(name)
+        c = program.callee(k, name)
+        return program.kernel_of(c.routine) if c is not None and c.routine is not None else None
+
     def visit(k: ir.Kernel, stack: tuple):
         for name in k.calls:
-            if name == "lsame" and name not in tab.functions:
+            callee = resolve(k, name)
+            if name == "lsame" and callee is None:
                 continue
             if name in stack or name == kernel.name:
-                raise Refusal("impure-call", f"recursive call to '{name}'", k.line_start)
-            callee = tab.functions.get(name)
+                raise _refusal(k, kernel, "impure-call", f"recursive call to '{name}'", k.line_start)
             if callee is None:
-                raise Refusal("call-to-unknown", f"'{name}' is not defined in this source file", _call_line(k, name))
+                raise _refusal(k, kernel, "call-to-unknown", unknown_callee(k, name, program), _call_line(k, name))
             if name not in seen:
                 visit(callee, stack + (name,))
                 seen.add(name)
@@ -70,6 +77,31 @@ def _callees(kernel: ir.Kernel, tab: SymbolTable) -> list[ir.Kernel]:
 
     visit(kernel, (kernel.name,))
     return order
+
+
+def _refusal(k: ir.Kernel, kernel: ir.Kernel, code: str, message: str, line: int) -> Refusal:
+    r = Refusal(code, message if k is kernel else f"in {k.name} (called by {kernel.name}): {message}", line)
+    if k is not kernel:
+        r.diagnostic.file = k.file
+    return r
+
+
+def unknown_callee(k: ir.Kernel, name: str, program=None) -> str:
+    """Why a call cannot be followed, naming where the callee is (or is not)."""
+    if program is None:
+        return (f"'{name}' is not defined in this source file (give the files or directories that define it on "
+                "the command line)")
+    from ..fortran.program import Callee, unknown_where
+
+    c = program.callee(k, name) or Callee(name, "external")
+    if c.where == "intrinsic":
+        return f"'{name}' is an intrinsic procedure the rules do not translate"
+    if c.where == "generic":
+        return (f"{unknown_where(c)}: the call is not resolved to one of its specific procedures "
+                f"({', '.join(r.name for r in c.alternatives) or 'none in the tree'})")
+    if c.where == "module-variable":
+        return f"{unknown_where(c)} by the front end (the module is defined in another file)"
+    return f"{unknown_where(c)}; give the files that define it on the command line"
 
 
 def _call_line(k: ir.Kernel, name: str) -> int:
@@ -84,15 +116,19 @@ def _call_line(k: ir.Kernel, name: str) -> int:
     return k.line_start
 
 
-def inline_function(fn: ir.Kernel, source: Optional[ir.SourceFile], options: TranslateOptions) -> str:
-    """A same-source routine as a KOKKOS_INLINE_FUNCTION (scalar arguments, no arrays)."""
+def inline_function(fn: ir.Kernel, source: Optional[ir.SourceFile], options: TranslateOptions,
+                    program=None) -> str:
+    """A routine the kernel calls (its file or, with a program, any file of the tree) as a
+    KOKKOS_INLINE_FUNCTION (scalar arguments, no arrays)."""
     diags = [d for d in _checks(fn)]
     if diags:
         raise Refusal("impure-call", f"'{fn.name}' cannot be inlined: {diags[0].message}", diags[0].line)
     if fn.commons:
         raise Refusal("impure-call", f"'{fn.name}' cannot be inlined: it reaches COMMON /{fn.commons[0].name}/ "
                       "(only the kernel itself may use COMMON)", fn.commons[0].line)
-    tab = build_symbols(fn, source)
+    if program is not None:
+        source = program.source_of(fn) or source
+    tab = build_symbols(fn, source, program)
     for a in fn.args:
         if a.dims:
             raise Refusal("impure-call", f"'{fn.name}' takes array argument '{a.name}'", a.line)
@@ -101,7 +137,6 @@ def inline_function(fn: ir.Kernel, source: Optional[ir.SourceFile], options: Tra
             raise Refusal("impure-call", f"'{fn.name}' has local array '{v.name}'", v.line)
     body = restructure(fn.body)
     em = Emitter(fn, tab, options)
-    em.kernel_body = body
     res = fn.result.name if fn.kind == "function" and fn.result is not None else None
     lines = em.body(body, 1, {"device": True, "loops": [], "result": res, "function": True})
     params = []
@@ -131,13 +166,15 @@ def inline_function(fn: ir.Kernel, source: Optional[ir.SourceFile], options: Tra
 
 
 def translate_kernel(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None,
-                     options: Optional[TranslateOptions] = None) -> Port:
+                     options: Optional[TranslateOptions] = None, program=None) -> Port:
+    """``program`` (fortran.program.Program): callees are found in every file of the tree;
+    without it only in the kernel's own file."""
     options = options or TranslateOptions()
     diags = _checks(kernel)
     if diags:
         raise TranslationRefused(kernel.name, diags)
     try:
-        return _translate(kernel, source, options)
+        return _translate(kernel, source, options, program)
     except Refusal as r:
         d = r.diagnostic
         if not d.file:
@@ -145,14 +182,20 @@ def translate_kernel(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None,
         raise TranslationRefused(kernel.name, [d]) from None
 
 
-def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: TranslateOptions) -> Port:
-    tab = build_symbols(kernel, source)
+def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: TranslateOptions, program=None) -> Port:
+    tab = build_symbols(kernel, source, program)
     blocks = C.blocks(kernel)  # refuses layouts it cannot be sure of
     R.result_ctype(kernel)
     for a in kernel.args:
         tab[a.name].ctype  # refuses types without a C++ equivalent
-    callees = _callees(kernel, tab)
-    helpers = [inline_function(fn, source, options) for fn in callees]
+    callees = _callees(kernel, tab, program)
+    helpers = []
+    for fn in callees:
+        try:
+            helpers.append(inline_function(fn, source, options, program))
+        except Refusal as r:  # its lines are the callee's, in the callee's file
+            r.diagnostic.file = r.diagnostic.file or fn.file
+            raise
     out_args = {fn.name: {i for i, a in enumerate(fn.args) if a.intent != "in"} for fn in callees}
 
     body = restructure(copy.deepcopy(kernel.body))
@@ -169,7 +212,6 @@ def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Tran
     plan = planner.plan(body, live_end)
 
     em = Emitter(kernel, tab, options, {fn.name: fn for fn in callees})
-    em.kernel_body = body
     lines = em.nodes(plan, 1, {"device": False, "loops": [], "result": result})
     if result:
         em.use(result)
@@ -190,13 +232,14 @@ def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Tran
         **interface_files(kernel, tab, blocks, used),
     }
     for fn in callees:
-        planner.notes.append(f"{fn.kind} {fn.name} (line {fn.line_start}) -> KOKKOS_INLINE_FUNCTION {function_cname(fn.name)}")
+        where = f"line {fn.line_start}" if fn.file == kernel.file else f"{fn.file}:{fn.line_start}"
+        planner.notes.append(f"{fn.kind} {fn.name} ({where}) -> KOKKOS_INLINE_FUNCTION {function_cname(fn.name)}")
     planner.notes += C.notes(kernel)
     patterns = list(planner.patterns)
     if not patterns and not any(isinstance(n, PKernel) for n in plan):
         planner.notes.append("no array work: the routine runs on the host")
     return Port(kernel=k, entry=f"{k}_kokkos", files=files, model="rules", patterns=patterns,
-                notes=planner.notes, options=options)
+                notes=planner.notes, options=options, versions=list(planner.versions))
 
 
 def _host_decls(kernel: ir.Kernel, tab: SymbolTable, used: set[str]) -> list[str]:
@@ -260,12 +303,12 @@ def interface_files(kernel: ir.Kernel, tab, blocks, used: set[str]) -> dict[str,
     }
 
 
-def scaffold(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None) -> Port:
+def scaffold(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None, program=None) -> Port:
     """The interface files of a kernel's port without its body (for a port another model
     writes when the rules refuse the body). Raises TranslationRefused when the interface
     itself has no C++ equivalent (argument types, COMMON layouts)."""
     try:
-        tab = build_symbols(kernel, source)
+        tab = build_symbols(kernel, source, program)
         blocks = C.blocks(kernel)
         R.result_ctype(kernel)
         for a in kernel.args:

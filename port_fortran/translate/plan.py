@@ -10,7 +10,10 @@ the :class:`records.TranslateOptions`; returns a tree of plan nodes and one note
 * a loop that is not parallel but contains parallel loops (time steps, sweeps) -> a host
   loop launching them;
 * everything else that touches arrays -> a single-iteration kernel (``serial``) so the data
-  stays in the memory space; consecutive such statements share one kernel."""
+  stays in the memory space; consecutive such statements share one kernel;
+* a loop independent only under a condition on run-time values (``LoopInfo.condition``:
+  a stride that may be zero, an offset that may be small) -> both, chosen where the loop
+  starts: ``if (condition) parallel kernel else single-iteration kernel`` (``PVersion``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -18,7 +21,9 @@ from typing import Optional
 
 from ..fortran import ir
 from ..records import TranslateOptions
-from .access import Continuation, names_in, reads_deep, scalars_written, scan
+from ..fortran.dataflow import FlowGraph
+from ..fortran.render import expr_str
+from .access import names_in, scalars_written
 from .symbols import Refusal, SymbolTable
 
 # ------------------------------------------------------------------ plan nodes
@@ -48,6 +53,16 @@ class PLoop:
 class PWhile:
     stmt: ir.DoWhile
     body: list
+
+
+@dataclass
+class PVersion:
+    """Loop versioning: ``parallel`` when ``cond`` holds where the loop starts, else
+    ``serial`` (the same statements in a single-iteration kernel)."""
+    do: ir.Do
+    cond: ir.Expr
+    parallel: "PKernel"
+    serial: "PKernel"
 
 
 @dataclass
@@ -109,7 +124,6 @@ def match_loc_reduction(do: ir.Do) -> Optional[LocReduction]:
     if {m, ix} & names_in(v):
         return None
     return LocReduction(m, ix, op, v, s.line)
-    note: str = ""
 
 
 SCATTER_CODES = {"scattered-update"}
@@ -127,6 +141,7 @@ class Planner:
         self.options = options
         self.notes: list[str] = []
         self.patterns: list[str] = []
+        self.versions: list[str] = []  # "line 24: do i parallel if incy /= 0" (records.Port.versions)
         self.out_args = out_args or {}
         self.pure_functions = pure_functions or set()  # same-source functions inlined, no side effects
         self._par_cache: dict[int, tuple] = {}
@@ -192,6 +207,9 @@ class Planner:
         fixable = {"induction-variable"} if inductions else set()
         if info.calls and all(c in self.pure_functions for c in info.calls):
             fixable.add("call-in-loop")
+        cond = getattr(info, "condition", None)
+        if cond is not None:  # values where the loop starts: versioned, parallel when it holds
+            fixable.add("conditional-independence")
         pure_call_only = (not info.parallel and info.reasons and codes <= fixable)
         if not info.parallel and not pure_call_only:
             inductions = []
@@ -211,14 +229,18 @@ class Planner:
                         sym.ftype.base == "complex" and (r.op in ("min", "max") or len(red) > 1)):
                     return None, f"reduction on {r.var} of type {sym.ftype} not supported"
             why = ""
+            if "conditional-independence" in codes:
+                why += f"; independent when {expr_str(cond)}"
             if "call-in-loop" in codes:
-                why += "; calls only pure functions of this file"
+                why += "; calls only pure functions, inlined"
             if inductions:
                 why += "; induction variable" + ("s " if len(inductions) > 1 else " ") + \
                     ", ".join(i.var for i in inductions) + f" computed from {do.var}"
 
             if red:
                 return "reduce", "reduction " + ", ".join(f"{r.op} of {r.var}" for r in red) + why
+            if why.startswith("; independent when"):
+                return "range", "iterations are" + why[1:]
             return "range", "iterations are independent" + why
         # first-occurrence max/min location: a deterministic (value, index) reduction
         if info.reasons and all(d.code == "loc-reduction" for d in info.reasons) and not info.reductions:
@@ -267,31 +289,36 @@ class Planner:
 
     # ------------------------------------------------------------------ planning
     def plan(self, body: list[ir.Stmt], live_at_end: set[str]) -> list:
-        return self.plan_list(body, Continuation([], live_at_end), in_host_loop=False)
+        """Plan nodes for the routine's (structured, lowered) statements; ``live_at_end``:
+        the names its caller reads (outputs, COMMON members written, the result)."""
+        self.flow = FlowGraph(body, live_at_end=live_at_end, globals_=live_at_end)
+        return self.plan_list(body)
 
-    def plan_list(self, stmts: list[ir.Stmt], cont: Continuation, in_host_loop: bool,
-                  loop_body: Optional[list[ir.Stmt]] = None) -> list:
+    def live_after(self, s: ir.Stmt, name: str) -> bool:
+        """May the value ``name`` has when ``s`` completes be read later (fortran/dataflow)?"""
+        return self.flow.is_live_after(s, name)
+
+    def plan_list(self, stmts: list[ir.Stmt]) -> list:
         out: list = []
         pending: list[ir.Stmt] = []
 
-        def flush(idx):
+        def flush():
             if pending:
-                out.append(self.serial_region(list(pending), cont.push(stmts[idx:], loop_body), in_host_loop))
+                out.append(self.serial_region(list(pending)))
                 pending.clear()
 
-        for idx, s in enumerate(stmts):
-            here = cont.push(stmts[idx + 1:], loop_body)
-            node = self.plan_stmt(s, here, in_host_loop)
+        for s in stmts:
+            node = self.plan_stmt(s)
             if node == "device":
                 pending.append(s)
                 continue
-            flush(idx)
+            flush()
             if node is not None:
                 out.append(node)
-        flush(len(stmts))
+        flush()
         return out
 
-    def plan_stmt(self, s: ir.Stmt, cont: Continuation, in_host_loop: bool):
+    def plan_stmt(self, s: ir.Stmt):
         if isinstance(s, ir.Unsupported):
             raise Refusal(s.construct, s.reason, s.line)
         if isinstance(s, ir.Stop):
@@ -313,8 +340,8 @@ class Planner:
             conds = [c for c, _ in s.branches]
             if self.host_expr_ok(conds) and (self.would_launch([s]) or self._has_return(s)):
                 # the branch bodies continue with what follows the IF
-                branches = [self.plan_list(b, cont, in_host_loop) for _, b in s.branches]
-                els = self.plan_list(s.else_body, cont, in_host_loop)
+                branches = [self.plan_list(b) for _, b in s.branches]
+                els = self.plan_list(s.else_body)
                 return PIf(s, branches, els)
             if not self.stmt_touches_arrays(s) and not self._has_return(s):
                 return PHost(s)
@@ -322,11 +349,13 @@ class Planner:
         if isinstance(s, ir.Do):
             kind, why = self.parallel_kind(s)
             if kind is not None:
-                return self.parallel_region(s, kind, why, cont)
+                if "conditional-independence" in {d.code for d in s.info.reasons}:
+                    return self.versioned(s, kind, why)
+                return self.parallel_region(s, kind, why)
             bounds = [x for x in (s.start, s.end, s.step) if x is not None]
             if self.would_launch(s.body) and self.host_expr_ok(bounds):
                 self.note_loop(s, f"host loop (not parallel: {why}); launches the parallel loops inside")
-                body = self.plan_list(s.body, cont.push([], s.body), True, loop_body=s.body)
+                body = self.plan_list(s.body)
                 return PLoop(s, body)
             if not self.stmt_touches_arrays(s):
                 self.note_loop(s, f"host loop over scalars ({why})")
@@ -335,7 +364,7 @@ class Planner:
         if isinstance(s, ir.DoWhile):
             if self.would_launch(s.body) and self.host_expr_ok([s.cond]):
                 self.notes.append(f"line {s.line}: do while -> host loop launching the parallel loops inside")
-                return PWhile(s, self.plan_list(s.body, cont.push([], s.body), True, loop_body=s.body))
+                return PWhile(s, self.plan_list(s.body))
             if not self.stmt_touches_arrays(s):
                 return PHost(s)
             return "device"
@@ -351,22 +380,22 @@ class Planner:
         self.notes.append(f"line {do.line}: {fortran_do(do)} -> {text}")
 
     # ------------------------------------------------------------------ parallel loops
-    def parallel_region(self, do: ir.Do, kind: str, why: str, cont: Continuation) -> "PKernel":
+    def parallel_region(self, do: ir.Do, kind: str, why: str) -> "PKernel":
         info = do.info
         private = list(dict.fromkeys(list(info.private) +
                                      [s.var for s in ir.walk(do.body) if isinstance(s, ir.Do)]))
-        live_private = [p for p in private if cont.live(p)]
+        live_private = [p for p in private if self.live_after(do, p)]
         if live_private:
             # last values are needed after the loop: keep it serial
-            return self._as_serial_fallback(do, f"private {', '.join(live_private)} is used after the loop", cont)
+            return self._as_serial_fallback(do, f"private {', '.join(live_private)} is used after the loop")
         node = PKernel(kind, [do], do.line, band=[do], private=private)
         if not do.info.parallel:
             node.inductions = list(getattr(do.info, "inductions", None) or [])
             ivars = {i.var for i in node.inductions}
             node.private = [p for p in node.private if p not in ivars]
-        node.loopvar_live = cont.live(do.var)
+        node.loopvar_live = self.live_after(do, do.var)
         node.live_band_vars = [d.var for d in (self.band(do) if kind == "range" and self.options.mdrange else [do])
-                               if cont.live(d.var)]
+                               if self.live_after(do, d.var)]
         if kind == "locreduce":
             node.loc = match_loc_reduction(do)
             self.add_pattern("reduce")
@@ -377,7 +406,7 @@ class Planner:
             band = self.reduce_band(do) if self.options.mdrange else [do]
             if len(band) > 1:
                 node.band = band
-                node.live_band_vars = [d.var for d in band if cont.live(d.var)]
+                node.live_band_vars = [d.var for d in band if self.live_after(do, d.var)]
                 self.note_loop(do, f"parallel_reduce over an MDRangePolicy of {', '.join(d.var for d in band)} "
                                    f"(tightly nested parallel loops reducing the same variables; {why})")
                 for inner in band[1:]:
@@ -418,6 +447,28 @@ class Planner:
             if isinstance(inner, ir.Do) and inner not in node.band:
                 self.note_loop(inner, f"sequential inside the parallel loop of line {do.line}")
         return node
+
+    def versioned(self, do: ir.Do, kind: str, why: str):
+        """A loop independent only when its condition holds: the parallel kernel and the
+        single-iteration kernel of the same statements, chosen on the host where the loop
+        starts. Never the parallel kernel alone: the condition is a run-time value."""
+        n_notes = len(self.notes)
+        par = self.parallel_region(do, kind, why)
+        if par.kind == "serial":  # the parallel region itself fell back to serial
+            return par
+        par_notes = self.notes[n_notes:]
+        del self.notes[n_notes:]
+        ser = self.serial_region([do], noted=True)
+        cond = do.info.condition
+        self.add_pattern("versioned")
+        self.versions.append(f"line {do.line}: {fortran_do(do)} parallel if {expr_str(cond)}")
+        own = f"line {do.line}: "
+        for note in par_notes:
+            if note.startswith(own):
+                note += f", run when {expr_str(cond)} holds where the loop starts; otherwise serial in a " \
+                    "single-iteration kernel"
+            self.notes.append(note)
+        return PVersion(do, cond, par, ser)
 
     def team_split(self, do: ir.Do):
         """(before, inner, after) when the loop body is: scalar assignments to privates, one
@@ -482,6 +533,11 @@ class Planner:
     def band(self, do: ir.Do) -> list[ir.Do]:
         band = [do]
         depth = max(1, do.info.tightly_nested_parallel)
+        if not do.info.parallel and getattr(do.info, "condition", None) is not None:
+            # a versioned loop: the tightly nested parallel loops inside join its band
+            body = [s for s in do.body if not isinstance(s, ir.Continue)]
+            if len(body) == 1 and isinstance(body[0], ir.Do) and body[0].info.parallel:
+                depth = 1 + max(1, body[0].info.tightly_nested_parallel)
         cur = do
         while len(band) < depth:
             body = [s for s in cur.body if not isinstance(s, ir.Continue)]
@@ -501,13 +557,12 @@ class Planner:
             return [do]
         return band
 
-    def _as_serial_fallback(self, do: ir.Do, why: str, cont: Continuation):
+    def _as_serial_fallback(self, do: ir.Do, why: str):
         self.note_loop(do, f"serial in a single-iteration kernel ({why})")
-        return self.serial_region([do], cont, False, noted=True)
+        return self.serial_region([do], noted=True)
 
     # ------------------------------------------------------------------ serial regions
-    def serial_region(self, stmts: list[ir.Stmt], cont: Continuation, in_host_loop: bool,
-                      noted: bool = False) -> PKernel:
+    def serial_region(self, stmts: list[ir.Stmt], noted: bool = False) -> PKernel:
         for s in ir.walk(stmts):
             if isinstance(s, ir.Return):
                 raise Refusal("early-exit", "RETURN inside code that must run in a kernel "
@@ -517,15 +572,12 @@ class Planner:
             if isinstance(s, ir.Unsupported):
                 raise Refusal(s.construct, s.reason, s.line)
         written = sorted(w for w in scalars_written(stmts, self.out_args) if not self.is_array_name(w))
-        copy_in, copy_out, local = [], [], []
-        for w in written:
-            exposed = scan(w, stmts) == "read" or (in_host_loop and w in reads_deep(stmts) and cont.live(w))
-            live = cont.live(w)
-            if exposed:
-                copy_in.append(w)
-            if live:
-                copy_out.append(w)
-            local.append(w)
+        # copied out: what is read after the region; copied in: what the region may read
+        # before assigning it, and what it may leave unassigned on a path to a copy-out
+        copy_out = [w for w in written if self.live_after(stmts[-1], w)]
+        needed = FlowGraph(stmts, live_at_end=copy_out).exposed()
+        copy_in = [w for w in written if w in needed]
+        local = list(written)
         node = PKernel("serial", stmts, stmts[0].line, copy_in=copy_in, copy_out=copy_out, locals=local)
         self.add_pattern("serial")
         if not noted:

@@ -91,22 +91,19 @@ def entry_signature(kernel: ir.Kernel, tab: SymbolTable, decl: bool) -> str:
     return f"{ret} {kernel.name}_kokkos({sep.join(params)})"
 
 
-def entry_body(kernel: ir.Kernel, tab: SymbolTable) -> list[str]:
-    """The extern "C" entry: read scalars once, wrap arrays, copy to MemSpace when needed,
-    call the views-level function, copy back, fence."""
-    pad = "  "
-    lines = [pad + "pf::ensure_initialized();"]
+def array_extents(kernel: ir.Kernel, tab: SymbolTable) -> tuple[dict[str, list[tuple[str, str]]], list[str]]:
+    """How far the entry wraps each array argument: for every dimension the C++ (lower,
+    upper) expressions, in the routine's scalar arguments (by their C++ names), of the
+    declared bounds, or for an assumed-size ``*`` dimension of the largest subscript the
+    kernel touches. Also the declarations of the named constants those expressions use.
+    Pure; shared by the entry and the Python bindings (which check a numpy array against
+    exactly what the entry will read and write)."""
     p = ExprPrinter(tab)
+    out: dict[str, list[tuple[str, str]]] = {}
     for a in kernel.args:
         sym = tab[a.name]
-        if sym.is_array:
+        if not sym.is_array:
             continue
-        src = f"{sym.c}_value" if a.value else f"*{sym.c}_ptr"
-        lines.append(pad + f"{sym.ctype} {sym.c} = {src};")
-    arrays = [a for a in kernel.args if tab[a.name].is_array]
-    ext_lines = []
-    for a in arrays:
-        sym = tab[a.name]
         exts = []
         for d, dim in enumerate(a.dims):
             if dim.assumed_shape or (dim.lower is None and dim.upper is None and dim.assumed_shape):
@@ -116,20 +113,48 @@ def entry_body(kernel: ir.Kernel, tab: SymbolTable) -> list[str]:
             if hi is None:
                 ab = a.access_bounds[d] if d < len(a.access_bounds) else None
                 if ab is None:
-                    raise Refusal("unknown-extent", f"the extent of assumed-size '{a.name}' (dimension {d + 1}) "
-                                  "cannot be bounded from the subscripts the kernel uses", a.line)
+                    why = next((x.message for x in kernel.diagnostics if x.code == "extent-unknown"
+                                and f"'{a.name}'" in x.message), None)
+                    raise Refusal("unknown-extent", why or (
+                        f"the extent of assumed-size '{a.name}' (dimension {d + 1}) cannot be bounded from the "
+                        f"subscripts the kernel uses; state it in the run configuration (--config FILE): "
+                        f"routines.{kernel.name}.args.{a.name}.extent: '<upper bound, in terms of the arguments>' "
+                        "(port the whole tree to take it from the call sites)"), a.line)
                 hi = ab[1]
             p.line = a.line
-            exts.append(f"pf::extent({p.expr(lo)}, {p.expr(hi)})")
-        const = "const " if a.intent == "in" else ""
-        ext_lines.append(pad + f"pf::HostView<{const}{sym.ctype}{'*' * sym.rank}> h_{sym.name}({sym.c}, {', '.join(exts)});")
-    # named constants used by the extents
+            exts.append((p.expr(lo), p.expr(hi)))
+        out[a.name] = exts
+    consts = []
     for name in sorted(p.used):
         s = tab.get(name)
         if s is not None and s.role == "param":
-            lines.append(pad + f"const {s.ctype} {s.c} = {param_text(s)};")
+            consts.append(f"const {s.ctype} {s.c} = {param_text(s)};")
         elif s is not None and s.role not in ("arg",):
             raise Refusal("unknown-extent", f"array extent depends on '{name}', not an argument", kernel.line_start)
+    return out, consts
+
+
+def entry_body(kernel: ir.Kernel, tab: SymbolTable) -> list[str]:
+    """The extern "C" entry: read scalars once, wrap arrays, copy to MemSpace when needed,
+    call the views-level function, copy back, fence."""
+    pad = "  "
+    lines = [pad + "pf::ensure_initialized();"]
+    for a in kernel.args:
+        sym = tab[a.name]
+        if sym.is_array:
+            continue
+        src = f"{sym.c}_value" if a.value else f"*{sym.c}_ptr"
+        lines.append(pad + f"{sym.ctype} {sym.c} = {src};")
+    arrays = [a for a in kernel.args if tab[a.name].is_array]
+    extents, consts = array_extents(kernel, tab)
+    ext_lines = []
+    for a in arrays:
+        sym = tab[a.name]
+        exts = [f"pf::extent({lo}, {hi})" for lo, hi in extents[a.name]]
+        const = "const " if a.intent == "in" else ""
+        ext_lines.append(pad + f"pf::HostView<{const}{sym.ctype}{'*' * sym.rank}> h_{sym.name}({sym.c}, {', '.join(exts)});")
+    # named constants used by the extents
+    lines += [pad + c for c in consts]
     if arrays:
         lines.append(pad + "// the caller's arrays, as Fortran lays them out")
         lines += ext_lines
@@ -250,5 +275,5 @@ def guard(k: str) -> str:
     return f"PF_{k.upper()}_KOKKOS_HPP"
 
 
-__all__ = ["render", "compat_header", "views_signature", "entry_signature", "entry_body", "module_text",
+__all__ = ["render", "compat_header", "views_signature", "entry_signature", "entry_body", "array_extents", "module_text",
            "lower_name", "cname", "param_text", "guard"]

@@ -111,7 +111,7 @@ class Symbol:
 class SymbolTable:
     kernel: ir.Kernel
     symbols: dict[str, Symbol] = field(default_factory=dict)
-    functions: dict[str, ir.Kernel] = field(default_factory=dict)  # same-source routines
+    functions: dict[str, ir.Kernel] = field(default_factory=dict)  # routines it calls (same file or tree)
     temps: int = 0
 
     def get(self, name: str) -> Optional[Symbol]:
@@ -132,7 +132,9 @@ class SymbolTable:
         return sym
 
 
-def build_symbols(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None) -> SymbolTable:
+def build_symbols(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None, program=None) -> SymbolTable:
+    """``functions``: the routines the kernel calls that the program resolves (any file of
+    the tree, ``fortran.program``), or without a program the other routines of its file."""
     tab = SymbolTable(kernel)
     for a in kernel.args:
         tab.symbols[a.name] = Symbol(a.name, a.ftype, list(a.dims), "arg", a.intent, line=a.line)
@@ -142,7 +144,9 @@ def build_symbols(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None) -> 
     if kernel.kind == "function" and kernel.result is not None:
         r = kernel.result
         tab.symbols[r.name] = Symbol(r.name, r.ftype, list(r.dims), "result", line=r.line)
-    if source is not None:
+    if program is not None:
+        tab.functions.update({n: k for n, k in program.callable_from(kernel).items() if n != kernel.name})
+    elif source is not None:
         for k in source.kernels:
             if k.name != kernel.name:
                 tab.functions[k.name] = k

@@ -1,7 +1,9 @@
 *     Features: forward GOTOs (early RETURN, IF/ELSE made of GOTOs, GOTO
 *     to the end of a labelled DO), an arithmetic IF with a backward GOTO
 *     loop, a call to a function of the same file (inlined), a DO with
-*     a step, integer powers and mixed-kind arithmetic.
+*     a step, integer powers and mixed-kind arithmetic, a DO with a
+*     variable step whose variable is read after the loop (Fortran's
+*     value: start + trips*step).
       DOUBLE PRECISION FUNCTION FPOLY(X, C0, C1)
       DOUBLE PRECISION X, C0, C1
       FPOLY = C0 + C1*X + X**3
@@ -28,6 +30,10 @@
       DO 50 I = 2, N, 3
          Y(I) = Y(I) * 0.5 + FLOAT(I / 2)
    50 CONTINUE
+      DO 55 I = 1, N, MAX(1, NSTEPS)
+         Y(I) = Y(I) + 2.0D0
+   55 CONTINUE
+      Y(1) = Y(1) + DBLE(I)
       IT = 0
    60 IF (IT - NSTEPS) 70, 80, 80
    70 IT = IT + 1
