@@ -158,12 +158,12 @@ def test_one_size_for_both_dimensions_takes_the_larger_want(kernels, monkeypatch
     k, spec, cc = _case(kernels, "sq2")
     trips, m = _trips(k, spec, cc)
     assert trips[("i", 0, "tile")] == trips[("j", 1, "tile")] == 1027 and cc.sizes == {"n": 1029}
-    assert not cc.notes and m.cost(cc.sizes)[0] <= CROSS_BYTES
+    assert not cc.notes and m.cost(cc.sizes).nbytes <= CROSS_BYTES
     # with less memory allowed, the wanted counts step down and the verdict will say so
     import port_fortran.harness.crossing as X
     monkeypatch.setattr(X, "CROSS_BYTES", 4 * 2**20)
     small = cross_case(k, spec)
-    assert m.cost(small.sizes)[0] <= 4 * 2**20 and small.sizes["n"] > 259
+    assert m.cost(small.sizes).nbytes <= 4 * 2**20 and small.sizes["n"] > 259
     assert any("fewer than the 1027 wanted (past a GPU block of 1024)" in n for n in small.notes)
 
 
@@ -175,23 +175,78 @@ def test_three_dimensional_band(kernels):
     # no size raised without need (a tile of 1 leaves no remainder to step past)
     base = max(spec.correctness, key=lambda c: sum(c.values()))
     assert cc.sizes["ny"] == base["ny"] and cc.sizes["nz"] == base["nz"]
-    assert m.cost(cc.sizes)[0] <= CROSS_BYTES
+    assert m.cost(cc.sizes).nbytes <= CROSS_BYTES
 
 
 def test_inner_reduction_runs_past_a_team(kernels):
     k, spec, cc = _case(kernels, "rowdot")
     trips, m = _trips(k, spec, cc)
     assert trips[("j", 0, "team")] > GPU_BLOCK and trips[("i", 0, "range")] > GPU_BLOCK
-    assert m.cost(cc.sizes)[0] <= CROSS_BYTES
+    assert m.cost(cc.sizes).nbytes <= CROSS_BYTES
 
 
 def test_cubic_work_is_capped(kernels):
     k, spec, cc = _case(kernels, "cube")
     _, m = _trips(k, spec, cc)
-    nbytes, flops = m.cost(cc.sizes)
-    assert flops <= CROSS_FLOPS and nbytes <= CROSS_BYTES
+    c = m.cost(cc.sizes)
+    assert c.flops <= CROSS_FLOPS and c.nbytes <= CROSS_BYTES and c.iterations <= 1e8
     assert cc.sizes["n"] > max(c["n"] for c in spec.correctness)
     assert cc.notes  # the shortfall is named
+
+
+def test_a_size_that_only_widens_a_loop_past_the_arrays_is_not_raised(tmp_path):
+    """A halo sweep: raising ``depth`` alone would be the smallest raise, but the arrays
+    are declared with ``halo``: the original itself would index past them."""
+    p = tmp_path / "h.f90"
+    p.write_text(textwrap.dedent("""
+        subroutine halo(x_min, x_max, halo_depth, depth, r, z)
+          integer :: x_min, x_max, halo_depth, depth, j
+          double precision, dimension(x_min - halo_depth:x_max + halo_depth) :: r, z
+          do j = x_min - depth, x_max + depth
+            z(j) = 2.0d0 * r(j)
+          end do
+        end subroutine
+        """))
+    sf = parse_file(str(p))
+    k = sf.kernels[0]
+    spec = infer(k)
+    spec.correctness = [{"x_min": 1, "x_max": 9, "halo_depth": 2, "depth": 2}]
+    cc = cross_case(k, spec, sf)
+    assert cc.sizes["depth"] == 2 and cc.sizes["halo_depth"] == 2 and cc.sizes["x_max"] > 1000
+    assert [t for _, t in cc.dims] == [1027]
+
+
+def test_kernel_launches_inside_serial_loops_are_capped(tmp_path):
+    """A parallel loop inside two serial ones is launched about n*n times: n stays small."""
+    p = tmp_path / "l.f90"
+    p.write_text(textwrap.dedent("""
+        subroutine tri(n, m, x, c)
+          integer :: n, m, i, j, k
+          double precision :: x(0:n), c(0:n, 0:m), s
+          do k = 0, m
+            do j = 0, n
+              c(j, k) = 0.0d0
+            end do
+          end do
+          s = 1.0d0
+          do i = 1, n
+            do j = 0, i - 1
+              s = 0.5d0 * s + x(j)
+              do k = 1, m
+                c(j, k) = c(j, k) + s
+              end do
+            end do
+          end do
+        end subroutine
+        """))
+    sf = parse_file(str(p))
+    k = sf.kernels[0]
+    spec = infer(k)
+    cc = cross_case(k, spec, sf)
+    body = parallel_body(k, sf)[0]
+    c = _Model(k, spec, body).cost(cc.sizes)
+    assert c.launches is not None and c.launches <= 1e4 < (1027 * 1027) // 2
+    assert any("fewer than the 1027 wanted" in n for n in cc.notes)
 
 
 def test_serial_loop_has_nothing_to_cross(kernels):

@@ -15,10 +15,14 @@ the layout rules of :mod:`.inputs`; no file, no process.
 How the sizes are found: each parallel dimension's trip count is evaluated numerically at a
 size set (the spec's largest correctness set to start with); the size arguments a trip count
 grows with are the ones raised, each to the smallest value that gives the wanted count.
-When the case would exceed :data:`CROSS_BYTES` of array data or :data:`CROSS_FLOPS` of work,
-the size arguments that bound no parallel loop are taken from a smaller correctness set
-first, then the largest wanted counts step down (halving the block: ``b/2 + 3``, ...), and
-every dimension left short is named in :attr:`CrossCase.notes`.
+A raise that makes a subscript run past a declared array bound further than the spec's own
+sizes do is not taken (a halo ``depth`` wider than the arrays' halo makes inputs the
+original itself overruns). When the case would exceed the budget (:data:`CROSS_BYTES` of
+array data, :data:`CROSS_FLOPS` flops, :data:`CROSS_ITERATIONS` loop iterations,
+:data:`CROSS_LAUNCHES` kernel launches: a parallel loop inside serial ones is launched each
+time), the size arguments that bound no parallel loop are taken from a smaller correctness
+set first, then the largest wanted counts step down (halving the block: ``b/2 + 3``, ...),
+and every dimension left short is named in :attr:`CrossCase.notes`.
 """
 from __future__ import annotations
 
@@ -33,12 +37,18 @@ from .spec import Spec, eval_expr
 
 CROSS_BYTES = 32 * 2**20  # array data of the case at most
 CROSS_FLOPS = 1e8  # estimated floating-point work of one call at most (an O(n^3) nest: ~0.1 s)
+CROSS_ITERATIONS = 1e8  # loop iterations of one call at most (bounds taken over the outer loops)
+CROSS_LAUNCHES = 1e4  # parallel kernels one call launches at most (a parallel loop inside serial ones)
+BUDGET = (f"{CROSS_BYTES >> 20} MB of data, {CROSS_FLOPS:.0e} flops, {CROSS_ITERATIONS:.0e} loop iterations, "
+          f"{CROSS_LAUNCHES:.0e} kernel launches")
 MAX_SIZE = 1 << 24
 MAX_BAND = 6  # MDRangePolicy's largest rank
 # reasons a loop is not proven parallel that a port removes (induction variables computed
-# from the index, pure calls, a max/min-location reduction, atomics for scattered updates):
-# such a loop may still run in parallel in a port
-PARALLEL_AFTER_ALL = {"induction-variable", "call-in-loop", "loc-reduction", "scattered-update"}
+# from the index, pure calls, a max/min-location reduction, atomics for scattered updates,
+# a parallel version where a condition such as a non-zero stride holds): such a loop may
+# still run in parallel in a port
+PARALLEL_AFTER_ALL = {"induction-variable", "call-in-loop", "loc-reduction", "scattered-update",
+                      "conditional-independence"}
 
 
 @dataclass
@@ -63,6 +73,13 @@ class ParallelDim:
         tiles = [b for b in self.blocks if b != GPU_BLOCK]
         w = 2 * max(tiles) + 3 if tiles else 0
         return max(w, GPU_BLOCK + 3) if GPU_BLOCK in self.blocks else w
+
+    @property
+    def avoid(self) -> set[int]:
+        """Blocks a trip count here should not be a multiple of: the largest tile, and a
+        GPU block (smaller tiles divide counts the small cases leave remainders of)."""
+        tiles = [b for b in self.blocks if b != GPU_BLOCK]
+        return ({max(tiles)} if tiles else set()) | ({GPU_BLOCK} & set(self.blocks))
 
     def why(self) -> str:
         return f"past a GPU block of {GPU_BLOCK}" if self.wanted == GPU_BLOCK + 3 else f"2 x tile {self.block} + 3"
@@ -182,6 +199,54 @@ def _assigned_scalars(body: list[ir.Stmt], env: dict[str, int]) -> dict[str, int
     return env
 
 
+@dataclass
+class Cost:
+    nbytes: int  # array data
+    flops: Optional[int]  # floating-point operations (None: not countable)
+    iterations: Optional[int]  # loop iterations, inner trip counts bounded over the outer loops
+    launches: Optional[int]  # parallel loops started (a parallel loop inside serial ones, each time)
+    overshoot: dict  # (array, dim) -> how far the largest subscript passes the declared upper bound
+
+
+class _Unknown(Exception):
+    pass
+
+
+def _work(body: list[ir.Stmt], ranges) -> Optional[tuple[int, int]]:
+    """(loop iterations, parallel-kernel launches) of one call, each inner trip count
+    bounded by interval evaluation over the enclosing loops (a triangular nest counts as
+    its rectangle), the costliest arm of each IF / SELECT CASE; None when a trip count is
+    not bounded."""
+
+    def rec(stmts: list[ir.Stmt], lv: dict, in_par: bool) -> tuple[int, int]:
+        iters = launches = 0
+        for s in stmts:
+            if isinstance(s, ir.Do):
+                r, trips = ranges.loop_range(s, lv)
+                if r is None:
+                    raise _Unknown
+                par = may_run_parallel(s)
+                i, n = rec(s.body, {**lv, s.var: r}, in_par or par)
+                iters += trips * (1 + i)
+                launches += 1 if par and not in_par else trips * n
+            elif isinstance(s, ir.DoWhile):
+                raise _Unknown
+            elif isinstance(s, (ir.If, ir.SelectCase)):
+                arms = ([b for _, b in s.branches] + [s.else_body]) if isinstance(s, ir.If) else [c.body for c in s.cases]
+                costs = [rec(arm, lv, in_par) for arm in arms] or [(0, 0)]
+                iters += max(c[0] for c in costs)
+                launches += max(c[1] for c in costs)
+            else:
+                i, n = rec(ir.children(s), lv, in_par)
+                iters, launches = iters + i, launches + n
+        return iters, launches
+
+    try:
+        return rec(body, {}, False)
+    except _Unknown:
+        return None
+
+
 # --------------------------------------------------------------------------- the sizes
 
 
@@ -194,6 +259,7 @@ class _Model:
         # a pointer's count held in a size argument follows its rows (as inference sets it)
         self.nnz = {s.nnz: s.rows for s in spec.args.values() if s.role == "pointer" and s.nnz not in (None, "auto")}
         self._env: dict[tuple, Optional[dict]] = {}
+        self._cost: dict[tuple, Optional[Cost]] = {}
 
     def complete(self, sizes: dict[str, int]) -> dict[str, int]:
         out = dict(sizes)
@@ -233,20 +299,57 @@ class _Model:
                 out.append(n)
         return out
 
-    def cost(self, sizes: dict[str, int]) -> Optional[tuple[int, Optional[int]]]:
-        """(bytes of array data, estimated flops) or None when the spec cannot lay it out."""
+    def cost(self, sizes: dict[str, int]) -> Optional["Cost"]:
+        """What one call at ``sizes`` costs, or None when the spec cannot lay it out."""
+        key = tuple(sorted(sizes.items()))
+        if key in self._cost:
+            return self._cost[key]
+        from .extents import Ranges
         from .inputs import layout
         try:
             lay = layout(self.kernel, self.spec, sizes, rng=None)
         except (ValueError, KeyError):
+            self._cost[key] = None
             return None
         nbytes = sum(x.nbytes for x in lay.arrays.values())
         ints = {k: v for k, v in lay.scalars.items() if isinstance(v, int) and not isinstance(v, bool)}
-        return nbytes, A.count_flops(self.kernel, ints, branches="max")
+        values = dict(lay.index_ranges)
+        values.update({n: (1, int(p[-1])) for n, p in lay.pointer_values.items()})
+        ranges = Ranges(self.kernel, ints, values)
+        work = _work(self.body, ranges)
+        over = {}
+        for a in self.kernel.args:  # subscripts past a declared (not 'auto') upper bound
+            spec_dims = self.spec.args[a.name].dims or []
+            if not a.rank or a.name not in lay.arrays:
+                continue
+            tops = ranges.max_subscripts(a.name, a.rank)
+            for k, top in enumerate(tops):
+                if k < len(spec_dims) and not str(spec_dims[k]).endswith("auto") and top is not None:
+                    over[(a.name, k)] = max(0, top - lay.arrays[a.name].ubound[k])
+        c = Cost(nbytes, A.count_flops(self.kernel, ints, branches="max"),
+                 work[0] if work else None, work[1] if work else None, over)
+        self._cost[key] = c
+        return c
 
-    def fits(self, sizes: dict[str, int]) -> bool:
+    def fits(self, sizes: dict[str, int], base: Optional[dict[str, int]] = None) -> bool:
+        """Within the budget (launches: or no more than ``base`` launches already)."""
         c = self.cost(sizes)
-        return c is not None and c[0] <= CROSS_BYTES and (c[1] is None or c[1] <= CROSS_FLOPS)
+        if c is None:
+            return False
+        b = self.cost(base) if base is not None else None
+        launch_cap = max(CROSS_LAUNCHES, (b.launches or 0) if b is not None else 0)
+        return (c.nbytes <= CROSS_BYTES and (c.flops is None or c.flops <= CROSS_FLOPS)
+                and (c.iterations is None or c.iterations <= CROSS_ITERATIONS)
+                and (c.launches is None or c.launches <= launch_cap))
+
+    def in_bounds(self, sizes: dict[str, int], base: dict[str, int]) -> bool:
+        """No subscript runs further past a declared array bound than at ``base`` (a size
+        that only widens a loop, such as a halo ``depth`` beyond the arrays' halo, makes
+        inputs the original itself would overrun)."""
+        c, b = self.cost(sizes), self.cost(base)
+        if c is None or b is None:
+            return c is not None
+        return all(v <= b.overshoot.get(k, 0) for k, v in c.overshoot.items())
 
 
 def _raise(m: _Model, d: ParallelDim, sizes: dict[str, int], want: int) -> Optional[dict[str, int]]:
@@ -274,6 +377,8 @@ def _raise(m: _Model, d: ParallelDim, sizes: dict[str, int], want: int) -> Optio
             else:
                 lo = mid
         cand = at(hi)
+        if not m.in_bounds(cand, sizes):
+            continue
         if best is None or sum(cand.values()) < sum(best.values()):
             best = cand
     return best
@@ -292,14 +397,20 @@ def _solve(m: _Model, dims: list[ParallelDim], base: dict[str, int], wants: list
                 sizes, changed = new, True
         if not changed:
             break
-    # a whole number of blocks hides a mishandled remainder: step past it
-    for _ in range(8):
-        bad = next((d for d in dims if (t := m.trip(d, sizes)) and t > 1
-                    and any(b > 1 and t % b == 0 for b in d.blocks) and m.drivers(d, sizes)), None)
-        if bad is None:
-            break
-        n = m.drivers(bad, sizes)[0]
-        sizes = m.complete({**sizes, n: sizes[n] + 1})
+    # a whole number of blocks hides a mishandled remainder: step past it where a few more
+    # iterations of one driver do it for every dimension (else leave it: the small cases
+    # and the other dimensions still leave remainders)
+    def multiples(sz: dict[str, int]) -> list[ParallelDim]:
+        return [d for d in dims if (t := m.trip(d, sz)) and t > 1 and any(t % b == 0 for b in d.avoid)]
+
+    bad = multiples(sizes)
+    if bad:
+        for n in m.drivers(bad[0], sizes):
+            cand = next((c for c in (m.complete({**sizes, n: sizes[n] + k}) for k in range(1, 9))
+                         if not multiples(c) and m.in_bounds(c, sizes)), None)
+            if cand is not None:
+                sizes = cand
+                break
     return sizes
 
 
@@ -336,8 +447,9 @@ def cross_case(kernel: ir.Kernel, spec: Spec, source: Optional[ir.SourceFile] = 
     if not reach:
         return CrossCase(m.complete(base), [], notes) if notes else None
     wants = [d.wanted for d in reach]
+    base0 = m.complete(base)
     sizes = _solve(m, reach, base, wants)
-    if not m.fits(sizes):
+    if not m.fits(sizes, base0):
         # the sizes that bound no parallel loop first: from the smallest correctness set
         driving = {n for d in reach for n in m.drivers(d, m.complete(base))}
         small = min((c for c in sets if all(v >= 2 for v in c.values())), default=None,
@@ -347,11 +459,10 @@ def cross_case(kernel: ir.Kernel, spec: Spec, source: Optional[ir.SourceFile] = 
             sizes = _solve(m, reach, base, wants)
         ladders = [_ladder(d.wanted, m.trip(d, m.complete(base)) or 0) for d in reach]
         steps = [0] * len(reach)
-        while not m.fits(sizes):
+        while not m.fits(sizes, base0):
             movable = [i for i in range(len(reach)) if steps[i] + 1 < len(ladders[i])]
             if not movable:
-                notes.append(f"no boundary-crossing case within {CROSS_BYTES >> 20} MB of data and "
-                             f"{CROSS_FLOPS:.0e} flops: the correctness sizes alone are checked")
+                notes.append(f"no boundary-crossing case within {BUDGET}: the correctness sizes alone are checked")
                 return CrossCase(m.complete(base), [], notes)
             i = max(movable, key=lambda k: (ladders[k][steps[k]], k))
             steps[i] += 1
@@ -360,6 +471,6 @@ def cross_case(kernel: ir.Kernel, spec: Spec, source: Optional[ir.SourceFile] = 
     got = [(d, m.trip(d, sizes)) for d in reach]
     for d, t in got:
         if t is not None and t < d.wanted:
-            notes.append(f"{d.where()}: {t} iterations, fewer than the {d.wanted} wanted ({d.why()}) "
-                         f"(capped at {CROSS_BYTES >> 20} MB of data, {CROSS_FLOPS:.0e} flops)")
+            notes.append(f"{d.where()}: {t} iterations, fewer than the {d.wanted} wanted ({d.why()}): "
+                         f"the budget ({BUDGET}) or the arrays' declared bounds stop it there")
     return CrossCase(sizes, got, notes)
