@@ -21,8 +21,10 @@ from ..records import BuildResult, CaseResult, OutputCheck, Timing, Verdict
 from ..build_runner.sandbox import Limits, run_limited
 from . import drivers as D
 from .compare import compare, magnitude_scale
+from .crossing import CrossCase, cross_case
 from .inputs import Case, Record, cases as make_cases, make_inputs, read_records, write_records
 from .spec import Spec, load_or_infer
+from .timing import TIMING_LIMITS, proof_text, timing_case
 
 SUPPORT_DIR = Path(__file__).parent / "fortran_support"
 DEFAULT_LIMITS = Limits(wall_s=60.0, cpu_s=None, mem_mb=4096)
@@ -40,6 +42,7 @@ LEGACY_FFLAGS = (
 )
 HOST_BACKENDS = ("serial", "openmp")
 HOST_CXXFLAGS = ("-march=native",)  # CMake Release adds -O3; the port's CMakeLists adds -fno-math-errno
+BIG_INPUT_BYTES = 16 * 2**20  # a case's input file larger than this is removed after the runs
 
 _build_lock = threading.Lock()
 _src_lock = threading.Lock()
@@ -87,7 +90,9 @@ class Harness:
         self._trees: dict[tuple, Any] = {}
         self.link_notes: list[str] = []
         self._spec: Optional[Spec] = None
+        self._cross: Optional[tuple[Optional[CrossCase]]] = None  # (case,) once computed for the spec
         self._builds: dict[str, BuildResult] = {}
+        self._proofs: dict[str, tuple[str, Verdict]] = {}  # backend -> (build key, timing-size verdict)
         reason = D.unsupported_reason(kernel)
         if reason:
             raise UserError(f"{self.source_path}:{kernel.line_start}: {kernel.name}: {reason}")
@@ -140,7 +145,15 @@ class Harness:
 
     def reload_spec(self) -> Spec:
         self._spec = None
+        self._cross = None
         return self.spec
+
+    def cross_case(self) -> Optional[CrossCase]:
+        """The boundary-crossing size set of this kernel under the current spec
+        (harness.crossing), None when there is nothing to cross; computed once per spec."""
+        if self._cross is None:
+            self._cross = (cross_case(self.kernel, self.spec, self.source_ir),)
+        return self._cross[0]
 
     # ------------------------------------------------------------------ reference build
 
@@ -359,9 +372,10 @@ class Harness:
         how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
         return f"{who} failed ({how}){': ' + tail if tail else ''}"
 
-    def run_case(self, backend: str, case: Case, ref_exe: str, port_exe: str, work: Path) -> CaseResult:
+    def run_case(self, backend: str, case: Case, ref_exe: str, port_exe: str, work: Path,
+                 limits: Optional[Limits] = None) -> CaseResult:
         names = [a.name for a in self.kernel.args] + (["result"] if self.kernel.result is not None else [])
-        cr = CaseResult(seed=case.seed, sizes={**case.sizes}, passed=False, label=case.label())
+        cr = CaseResult(seed=case.seed, sizes={**case.sizes}, passed=False, label=case.label(), kind=case.kind)
         try:
             recs, lay = make_inputs(self.kernel, self.spec, case)
         except (ValueError, KeyError) as exc:
@@ -374,8 +388,10 @@ class Harness:
                 f.unlink()
         write_records(fin, recs)
         # the port runs first: no output of the original exists for it to find
-        pres = self._run(port_exe, ["run", str(fin), str(fport)], work, backend)
-        rres = self._run(ref_exe, ["run", str(fin), str(fref)], work, "serial")
+        pres = self._run(port_exe, ["run", str(fin), str(fport)], work, backend, limits=limits)
+        rres = self._run(ref_exe, ["run", str(fin), str(fref)], work, "serial", limits=limits)
+        if fin.stat().st_size > BIG_INPUT_BYTES:  # inputs at timing sizes are not kept
+            fin.unlink()
         try:
             if not rres.ok:
                 cr.error = (self._describe_failure("the original", rres) +
@@ -404,7 +420,9 @@ class Harness:
 
     def verify(self, backend: str, seeds: Union[None, int, Sequence[int]] = None) -> Verdict:
         """Differential test on fresh inputs: every size set x flag value of the spec, for
-        each base seed (None: one seed from the clock; an int: that many; a list: those)."""
+        each base seed (None: one seed from the clock; an int: that many; a list: those),
+        and with the first seed the boundary-crossing set (:meth:`cross_case`) unless the
+        spec turns it off."""
         build = self._builds.get(backend) or self.build(backend)
         if not build.ok:
             return Verdict(backend, False, reason=f"build failed: {build.condensed or 'see the build log'}")
@@ -417,8 +435,9 @@ class Harness:
             bases = list(seeds)
         work = self.port_dir / "build" / backend / "cases"
         verdict = Verdict(backend, True)
-        for base in bases:
-            for case in make_cases(self.spec, base):
+        cross = self._crossing_cases(verdict, bases[0])
+        for k, base in enumerate(bases):
+            for case in make_cases(self.spec, base) + (cross if k == 0 else []):
                 cr = self.run_case(backend, case, build.artifacts["ref_driver"], build.artifacts["pf_driver"], work)
                 cr.sizes.update({k: v for k, v in case.choices.items() if isinstance(v, int)})
                 verdict.cases.append(cr)
@@ -427,6 +446,78 @@ class Harness:
                     verdict.reason = f"{case.label()}: " + (cr.error or _first_failure(cr))
         self._save_verdict(verdict, bases)
         return verdict
+
+    def _crossing_cases(self, verdict: Verdict, base: int) -> list[Case]:
+        """The boundary-crossing cases (one seed, every flag value) and what the verdict
+        says about them (``cross_tiles`` and notes)."""
+        if not self.spec.cross_tiles:
+            verdict.cross_tiles = False
+            verdict.notes.append(f"the boundary-crossing case is turned off in {self.spec_path.name} "
+                                 f"(sizes.cross_tiles: false): only the spec's correctness sizes are checked")
+            return []
+        cc = self.cross_case()
+        if cc is None:
+            return []
+        verdict.notes += cc.notes
+        if not cc.dims:
+            return []
+        verdict.cross_tiles = True
+        if cc.sizes in self.spec.correctness:
+            verdict.notes.append(f"sizes.correctness[{self.spec.correctness.index(cc.sizes)}] already crosses "
+                                 f"every tile: {cc.describe()}")
+            return []
+        verdict.notes.append(f"boundary-crossing case: {cc.describe()}")
+        return make_cases(self.spec, (base * 31 + 17) % (2**31 - 1), [cc.sizes], kind="cross-tiles")
+
+    # ------------------------------------------------------------------ the timing sizes
+
+    def prove_timing(self, backend: str, cached: bool = True) -> Verdict:
+        """Verify this backend's build at the size set it is timed at (the case
+        :func:`timing.timing_case` makes, the same inputs the timing runs), once per build:
+        the verdict is kept with a key naming the port and reference executables, the spec
+        and the case (in memory and in ``build/<backend>/timing_proof.json``)."""
+        from ..fortran.ir import to_dict
+
+        build = self._builds.get(backend) or self.build(backend)
+        if not build.ok:
+            return Verdict(backend, False, reason=f"build failed: {build.condensed or 'see the build log'}")
+        case = timing_case(self.spec)
+        key = self._proof_key(build, case)
+        path = self.port_dir / "build" / backend / "timing_proof.json"
+        if cached:
+            mem = self._proofs.get(backend)
+            if mem is not None and mem[0] == key:
+                return mem[1]
+            try:
+                data = json.loads(path.read_text()) if path.is_file() else {}
+            except (json.JSONDecodeError, OSError):
+                data = {}
+            if data.get("key") == key and isinstance(data.get("verdict"), dict):
+                v = verdict_from_dict(data["verdict"])
+                self._proofs[backend] = (key, v)
+                return v
+        lim = Limits(wall_s=max(self.limits.wall_s or 0.0, TIMING_LIMITS.wall_s), cpu_s=None, mem_mb=None)
+        cr = self.run_case(backend, case, build.artifacts["ref_driver"], build.artifacts["pf_driver"],
+                           self.port_dir / "build" / backend / "proof", limits=lim)
+        cr.sizes.update({k: v for k, v in case.choices.items() if isinstance(v, int)})
+        v = Verdict(backend, cr.passed, cases=[cr])
+        if not cr.passed:
+            v.reason = f"at the timing sizes, {case.label()}: " + (cr.error or _first_failure(cr))
+        v.notes.append(proof_text(v))
+        self._proofs[backend] = (key, v)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"key": key, "at": time.time(), "verdict": _json_safe(to_dict(v))}, indent=1) + "\n")
+        return v
+
+    def _proof_key(self, build: BuildResult, case: Case) -> str:
+        """Names one build (its executables as they are on disk), the spec and the case."""
+        parts = []
+        for name in ("pf_driver", "ref_driver"):
+            st = Path(build.artifacts[name]).stat()
+            parts.append(f"{build.artifacts[name]}:{st.st_size}:{st.st_mtime_ns}")
+        parts.append(json.dumps(self.spec.to_data(), sort_keys=True, default=str))
+        parts.append(case.label())
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
 
     def _save_verdict(self, verdict: Verdict, bases: list[int]) -> None:
         from ..fortran.ir import to_dict
@@ -448,6 +539,26 @@ class Harness:
               repeats: Optional[int] = None) -> list[Timing]:
         from .timing import bench
         return bench(self, list(backends), threads or self.threads, repeats)
+
+
+def verdict_from_dict(d: dict) -> Verdict:
+    """A Verdict back from :func:`ir.to_dict` JSON (the timing-size proofs kept on disk)."""
+    def num(x):
+        return float(x) if isinstance(x, str) else x
+
+    cases = []
+    for c in d.get("cases") or []:
+        outs = [OutputCheck(o["name"], bool(o["passed"]), int(o.get("elements") or 0),
+                            max_abs_err=num(o.get("max_abs_err", 0.0)), max_rel_err=num(o.get("max_rel_err", 0.0)),
+                            worst_index=o.get("worst_index"), tolerance=num(o.get("tolerance", 0.0)),
+                            message=o.get("message", ""), sampled=bool(o.get("sampled", False)),
+                            total_elements=o.get("total_elements"))
+                for o in c.get("outputs") or []]
+        cases.append(CaseResult(seed=int(c["seed"]), sizes=dict(c.get("sizes") or {}), passed=bool(c["passed"]),
+                                outputs=outs, error=c.get("error", ""), label=c.get("label", ""),
+                                kind=c.get("kind", "")))
+    return Verdict(d["backend"], bool(d["passed"]), cases=cases, reason=d.get("reason", ""),
+                   cross_tiles=d.get("cross_tiles"), notes=list(d.get("notes") or []))
 
 
 def _first_failure(cr: CaseResult) -> str:

@@ -9,6 +9,7 @@ from ..fortran import ir
 from ..fortran.render import expr_str
 from ..records import TranslateOptions
 from .access import names_in, scalars_written
+from .blocks import fast_order
 from .cexpr import ExprPrinter, function_cname
 from .plan import PHost, PIf, PKernel, PLoop, PVersion, PWhile, atomic_increment
 from .symbols import Refusal, SymbolTable, cname, cxx_type
@@ -401,24 +402,9 @@ class Emitter:
         return out
 
     def fast_order(self, band: list[ir.Do]) -> list[ir.Do]:
-        """The band's loops ordered fastest-varying first: the loop whose variable is the
-        leftmost (contiguous) subscript of the arrays it touches; with
-        ``options.iterate_left`` off, the Fortran nest order instead (outermost fastest)."""
-        if not self.options.iterate_left:
-            return list(band)
-        vars_ = [d.var for d in band]
-        score = {v: [] for v in vars_}
-        for s in ir.walk(band[-1].body):
-            from .access import own_exprs
-            exprs = list(own_exprs(s)) + ([s.target] if isinstance(s, ir.Assign) else [])
-            for e in exprs:
-                for x in ir.walk_expr(e):
-                    if isinstance(x, ir.ArrayRef) and len(x.subscripts) > 1:
-                        for pos, sub in enumerate(x.subscripts):
-                            for v in names_in(sub) & set(vars_):
-                                score[v].append(pos)
-        depth = {v: i for i, v in enumerate(vars_)}
-        return sorted(band, key=lambda d: (min(score[d.var]) if score[d.var] else 99, -depth[d.var]))
+        """The band's loops ordered fastest-varying first (:func:`blocks.fast_order`; the
+        harness orders a band the same way to size its boundary-crossing case)."""
+        return fast_order(band, self.options.iterate_left)
 
     def reduce(self, n: PKernel, ind: int) -> list[str]:
         pad = IND * ind
