@@ -133,10 +133,10 @@ class Harness:
         if path is not None and self._program is not None and self._program.has_file(path):
             st = self._program.settings_of(path)
             src, defines, include_dirs, extra = Path(path), st.defines_dict, list(st.include_dirs), list(st.fflags)
-        if defines or src.suffix in (".F", ".F90", ".F95", ".F03", ".F08", ".FOR", ".FPP"):
+        if defines or _needs_cpp(src):  # preprocessed as the front end read it
             flags.append("-cpp")
-        for k, v in defines.items():
-            flags.append(f"-D{k}" if v in (None, "", True) else f"-D{k}={v}")
+        from ..fortran.cpp import define_flags  # the front end preprocessed with the same -D
+        flags += define_flags(defines)
         for d in include_dirs:
             flags.append(f"-I{Path(d).resolve()}")
         return flags + extra
@@ -400,6 +400,16 @@ class Harness:
               repeats: Optional[int] = None) -> list[Timing]:
         from .timing import bench
         return bench(self, list(backends), threads or self.threads, repeats)
+
+
+def _needs_cpp(src: Path) -> bool:
+    """The front end's rule (``reader.needs_cpp``): an upper-case extension, or ``#`` lines."""
+    from ..fortran.reader import needs_cpp
+    try:
+        text = src.read_text(errors="replace")
+    except OSError:
+        text = ""
+    return needs_cpp(src, text)
 
 
 def _first_failure(cr: CaseResult) -> str:
