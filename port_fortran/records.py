@@ -103,6 +103,7 @@ class CaseResult:
     outputs: list[OutputCheck] = field(default_factory=list)
     error: str = ""  # crash, time-out, build failure
     label: str = ""  # the input set in words: seed, sizes, flag and stride values (e.g. "seed=7 n=33 trans=T")
+    code: str = ""  # when the port is not at fault: 'original-not-finite', 'original-failed' (harness.redraw)
 
 
 @dataclass
@@ -111,6 +112,7 @@ class Verdict:
     passed: bool
     cases: list[CaseResult] = field(default_factory=list)
     reason: str = ""  # first failure, human readable
+    code: str = ""  # set when every failing case is the original's (harness.redraw): no input it accepts
 
     def worst(self) -> Optional[OutputCheck]:
         fails = [o for c in self.cases for o in c.outputs if not o.passed]
