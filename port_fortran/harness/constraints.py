@@ -5,8 +5,10 @@ Random size sets ignore how a routine relates its integer arguments: TeaLeaf's
 ``tea_block_init(x_min, x_max, y_min, y_max, ...)`` got ``x_min=7 x_max=5``, every loop ran
 zero times and there was nothing to compare. The code says what it expects:
 
-- ``loop``: ``do i = lo, hi`` (step absent or a positive literal; ``hi, lo`` for a negative
-  one) should run, ``hi - lo >= 0``;
+- ``loop``: ``do i = lo, hi`` over a bound pair (``lo`` an argument too: ``x_min, x_max``;
+  step absent or a positive literal, ``hi, lo`` for a negative one) should run,
+  ``hi - lo >= 0`` (a loop from a constant, ``do i = 2, n``, may run zero times: ``n = 1`` is
+  a case worth testing);
 - ``extent``: a declared dimension ``lo:hi`` of an array argument is not empty;
 - ``subscript``: an array argument's unconditional reference stays in its declared bounds
   over the loop ranges around it (``do k = 1, depth`` ... ``a(x_min - k)`` with ``a`` declared
@@ -15,8 +17,8 @@ zero times and there was nothing to compare. The code says what it expects:
 
 Each is a linear inequality ``poly >= 0`` over the integer scalar arguments (locals assigned
 once from them and PARAMETERs substituted); what is not linear is left out. :class:`Ordering`
-repairs a size set: a violated ``loop``/``extent`` constraint raises its upper side, reading
-the number the size set drew for that argument as the *extent* (``x_max = x_min + 5 - 1``
+repairs a size set: a ``loop``/``extent`` constraint over a bound pair raises its upper side,
+reading the number the size set drew for that argument as the *extent* (``x_max = x_min + 5 - 1``
 for a drawn 5); a ``subscript`` constraint moves the index side to the nearest value in
 bounds; repeated until every constraint holds (bounded), else the size set is kept as drawn
 and a note says which constraint could not be met.
@@ -40,6 +42,7 @@ class Constraint:
     line: int
     text: str  # for notes: 'x_max >= x_min (loop at line 12)'
     index_side: frozenset = frozenset()  # subscript: the variables of the subscript (moved first)
+    pair: bool = False  # loop/extent whose lower side is an argument too: a bound pair (x_min:x_max)
 
     def names(self) -> set[str]:
         return AF.names(self.poly)
@@ -107,14 +110,15 @@ class _Collector:
                 return None
         return p if _linear(p) else None
 
-    def add(self, p: Optional[dict], kind: str, line: int, what: str, index_side=frozenset()) -> None:
+    def add(self, p: Optional[dict], kind: str, line: int, what: str, index_side=frozenset(),
+            pair: bool = False) -> None:
         if p is None or not (AF.names(p) & self.ints):
             return  # nothing a size set can move
         if any(n not in self.ints for n in AF.names(p)):
             return
         text = f"{_text(p)} ({what} at line {line})"
         if not any(c.poly == p and c.kind == kind for c in self.out):
-            self.out.append(Constraint(dict(p), kind, line, text, frozenset(index_side)))
+            self.out.append(Constraint(dict(p), kind, line, text, frozenset(index_side), pair))
 
     def collect(self) -> list[Constraint]:
         for a in self.arrays.values():
@@ -124,7 +128,8 @@ class _Collector:
                 lo = self.poly(d.lower) if d.lower is not None else AF.const(1)
                 hi = self.poly(d.upper)
                 if lo is not None and hi is not None:
-                    self.add(AF.add(hi, lo, -1), "extent", a.line, f"dimension of {a.name}")
+                    self.add(AF.add(hi, lo, -1), "extent", a.line, f"dimension of {a.name}",
+                             pair=bool(AF.names(lo) & self.ints))
         self._walk(self.kernel.body, [], False)
         for e in _exprs(self.kernel.body):
             for x in ir.walk_expr(e):
@@ -150,8 +155,10 @@ class _Collector:
                 if step < 0:
                     lo, hi = hi, lo
                 if not conditional and step != 0 and lo is not None and hi is not None \
-                        and not (AF.names(lo) | AF.names(hi)) & vars_:
-                    self.add(AF.add(hi, lo, -1), "loop", s.line, f"do {s.var}")
+                        and AF.names(lo) & self.ints and not (AF.names(lo) | AF.names(hi)) & vars_:
+                    # a bound pair (do j = x_min, x_max): it should run; a loop from a constant
+                    # (do i = 2, n) may run zero times, as at n = 1, on purpose
+                    self.add(AF.add(hi, lo, -1), "loop", s.line, f"do {s.var}", pair=True)
                 self._refs(s, [ir.stmt_exprs(s)], loops, conditional)
                 inner = loops + [(s.var, lo, hi)] if step != 0 and lo is not None and hi is not None else loops
                 self._walk(s.body, inner, conditional)
@@ -235,31 +242,32 @@ class Ordering:
 
     def satisfy(self, sizes: dict[str, int]) -> dict[str, int]:
         """``sizes`` moved to meet every constraint. The number a size set gives the upper
-        side of a loop or dimension is read as its extent (``x_min=7 x_max=5``: x_max = 11,
+        side of a bound pair is read as its extent (``x_min=7 x_max=5``: x_max = 11,
         five iterations; ``x_min = x_max = s``: x_max = 2s - 1); when that does not settle,
         plain feasibility (at least one iteration); when neither does, the set as drawn and
         a note."""
         if not self.constraints:
             return dict(sizes)
         for extent in (True, False):
-            got = self._solve(sizes, extent)
-            if got is not None:
-                return got
+            for index_first in (True, False):  # out of bounds: move the subscript, else the bounds
+                got = self._solve(sizes, extent, index_first)
+                if got is not None:
+                    return got
         bad = [c.text for c in self.constraints if c.value(sizes) < 0]
         note = f"sizes {_show(sizes)} break {'; '.join(bad[:3])}, and no size set near it meets every constraint"
         if note not in self.notes:
             self.notes.append(note)
         return dict(sizes)
 
-    def _solve(self, drawn: dict[str, int], extent: bool) -> Optional[dict[str, int]]:
+    def _solve(self, drawn: dict[str, int], extent: bool, index_first: bool = True) -> Optional[dict[str, int]]:
         env = dict(drawn)
         for _ in range(MAX_PASSES):
             moved = False
             for c in self.constraints:
                 v = c.value(env)
-                name, coef = _pick(c, self.movable)
+                name, coef = _pick(c, self.movable, index_first)
                 want = 0
-                if extent and name is not None and c.kind in ("loop", "extent") and coef > 0:
+                if extent and name is not None and c.pair and coef > 0:
                     want = max(0, drawn[name] - 1) * coef
                 if v >= want:
                     continue
@@ -273,15 +281,15 @@ class Ordering:
         return None
 
 
-def _pick(c: Constraint, movable: set[str]) -> tuple[Optional[str], int]:
-    """Which variable to move: a subscript's own variables first; otherwise the upper side
-    (positive coefficient; a bound itself, coefficient 1, before a width counted twice),
-    then the lower side."""
+def _pick(c: Constraint, movable: set[str], index_first: bool = True) -> tuple[Optional[str], int]:
+    """Which variable to move: a subscript's own variables first (``index_first``) or the
+    array's bounds first; otherwise the upper side (positive coefficient; a bound itself,
+    coefficient 1, before a width counted twice), then the lower side."""
     terms = [(k[0], v) for k, v in c.poly.items() if k and k[0] in movable]
     if not terms:
         return None, 0
     if c.kind == "subscript":
-        own = [t for t in terms if t[0] in c.index_side]
+        own = [t for t in terms if (t[0] in c.index_side) == index_first]
         if own:
             return own[0]
     terms.sort(key=lambda t: (t[1] < 0, abs(t[1]), t[0]))
