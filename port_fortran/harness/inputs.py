@@ -275,6 +275,21 @@ def _bounds(kernel: ir.Kernel, name: str, s, ints: dict) -> Optional[tuple]:
     return None if lo is None and hi is None else (lo, hi)
 
 
+def _within(lo: int, hi: int, bounds: tuple) -> tuple[int, int]:
+    """[lo, hi] cut to what the orderings allow; when the two do not meet, the allowed
+    value nearest the range (the code's word before the default range); when the orderings
+    contradict each other, the range as it is."""
+    blo = lo if bounds[0] is None else bounds[0]
+    bhi = hi if bounds[1] is None else bounds[1]
+    if blo > bhi:
+        return lo, hi
+    a, b = max(lo, blo), min(hi, bhi)
+    if a <= b:
+        return a, b
+    v = blo if blo > hi else bhi
+    return v, v
+
+
 def _scalar_value(arg: ir.Argument, s, rng, bounds: Optional[tuple] = None):
     t = arg.ftype.base
     if s.values is not None:
@@ -282,13 +297,8 @@ def _scalar_value(arg: ir.Argument, s, rng, bounds: Optional[tuple] = None):
     if s.range is None:
         return 0
     lo, hi = s.range
-    if t == "integer" and bounds is not None:  # the code's orderings first, within the range where they meet
-        blo, bhi = bounds
-        blo = int(lo) if blo is None else blo
-        bhi = int(hi) if bhi is None else bhi
-        if blo <= bhi:
-            lo, hi = (max(int(lo), blo), min(int(hi), bhi)) if max(int(lo), blo) <= min(int(hi), bhi) else \
-                ((blo, blo) if blo > int(hi) else (bhi, bhi))
+    if t == "integer" and bounds is not None:
+        lo, hi = _within(int(lo), int(hi), bounds)
     if t == "integer":
         return int(hi) if rng is None else int(rng.integers(int(lo), int(hi) + 1))
     if rng is None:
