@@ -115,6 +115,7 @@ class CaseResult:
     # '' a correctness set of the spec; 'cross-tiles' the set past every tile/team/GPU block
     # (harness.crossing); 'timing-size' the sizes a timing runs at
     kind: str = ""
+    code: str = ""  # when the port is not at fault: 'original-not-finite', 'original-failed' (harness.redraw)
 
 
 @dataclass
@@ -127,6 +128,7 @@ class Verdict:
     # (sizes.cross_tiles: false), None the kernel has no parallel loop a size sets
     cross_tiles: Optional[bool] = None
     notes: list[str] = field(default_factory=list)  # what the cases cover and do not (crossing, sampling)
+    code: str = ""  # set when every failing case is the original's (harness.redraw): no input it accepts
 
     def worst(self) -> Optional[OutputCheck]:
         fails = [o for c in self.cases for o in c.outputs if not o.passed]

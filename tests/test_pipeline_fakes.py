@@ -14,6 +14,7 @@ one DO loop two lines below; comment directives after it script the kernel:
     ! fake: always-wrong             no rules variant fixes it
     ! fake: nested                   tightly nested parallel loops (optimizer variants apply)
     ! fake: sleep-compile=S          each build takes S seconds
+    ! fake: original-not-finite      the original gives inf/NaN on every input (harness.redraw)
     ! fake: syntax-error             (anywhere) the file has a syntax error at that line
 """
 from __future__ import annotations
@@ -170,6 +171,10 @@ class FakeStages(Stages):
 
     def verify(self, kernel, source, port_dir, backend):
         self._log("verify", kernel.name, backend)
+        if "original-not-finite" in self._dirs(kernel):
+            why = "the original's outputs are not finite on every input tried for seed=1 n=17"
+            return Verdict(backend, False, [CaseResult(1, {"n": 17}, False, error=why, code="original-not-finite")],
+                           reason=why, code="original-not-finite")
         if "WRONG" in self._cpp(kernel, port_dir):
             oc = OutputCheck("y", False, 17, max_abs_err=0.5, max_rel_err=0.25, worst_index=[3], tolerance=1e-12)
             return Verdict(backend, False, [CaseResult(1, {"n": 17}, False, [oc])],

@@ -89,6 +89,15 @@ def test_refused_with_rules_only(tmp_path):
     assert out.stages == ["translate:rules", "finalize"]
 
 
+def test_original_never_finite_is_refused_with_its_code_not_debugged(tmp_path):
+    job, _ = make_job(tmp_path, "ovf", ["original-not-finite"], bench=False)
+    out = port_kernel(job, stages=FakeStages())
+    assert out.status == "refused" and out.reason_code == "original-not-finite"
+    assert "not finite" in out.reason and "ovf.f:1" in out.reason
+    assert "debug:run" not in out.stages and out.stages[-2:] == ["run:serial", "finalize"]
+    assert db_of(job).kernel(job.run_id, job.kernel_id)["reason_code"] == "original-not-finite"
+
+
 def test_optimizer_keeps_only_a_verified_faster_variant(tmp_path):
     job, _ = make_job(tmp_path, "mm", ["nested"], optimizer_variants=3)
     out = port_kernel(job, stages=FakeStages())

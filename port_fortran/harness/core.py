@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -167,10 +169,10 @@ class Harness:
         if path is not None and self._program is not None and self._program.has_file(path):
             st = self._program.settings_of(path)
             src, defines, include_dirs, extra = Path(path), st.defines_dict, list(st.include_dirs), list(st.fflags)
-        if defines or src.suffix in (".F", ".F90", ".F95", ".F03", ".F08", ".FOR", ".FPP"):
+        if defines or _needs_cpp(src):  # preprocessed as the front end read it
             flags.append("-cpp")
-        for k, v in defines.items():
-            flags.append(f"-D{k}" if v in (None, "", True) else f"-D{k}={v}")
+        from ..fortran.cpp import define_flags  # the front end preprocessed with the same -D
+        flags += define_flags(defines)
         for d in include_dirs:
             flags.append(f"-I{Path(d).resolve()}")
         return flags + list(self.fflags_added) + list(extra)
@@ -374,49 +376,100 @@ class Harness:
 
     def run_case(self, backend: str, case: Case, ref_exe: str, port_exe: str, work: Path,
                  limits: Optional[Limits] = None) -> CaseResult:
+        """One case: the original first, on inputs it accepts (``harness.redraw``: drawn
+        again when its outputs are not finite or it fails), its outputs read into memory
+        and its files removed; then the port on the same inputs, which therefore never finds
+        an output of the original; then every output compared."""
+        from . import redraw as RD
         names = [a.name for a in self.kernel.args] + (["result"] if self.kernel.result is not None else [])
         cr = CaseResult(seed=case.seed, sizes={**case.sizes}, passed=False, label=case.label(), kind=case.kind)
-        try:
-            recs, lay = make_inputs(self.kernel, self.spec, case)
-        except (ValueError, KeyError) as exc:
-            cr.error = f"{self.spec_path.name}: cannot make inputs for {case.label()}: {exc} (edit the spec)"
-            return cr
         work.mkdir(parents=True, exist_ok=True)
-        fin, fref, fport = work / "in.bin", work / "ref.bin", work / "port.bin"
-        for f in (fref, fport):
-            if f.exists():
-                f.unlink()
-        write_records(fin, recs)
-        # the port runs first: no output of the original exists for it to find
+        fin, fport = work / "in.bin", work / "port.bin"
+        if fport.exists():
+            fport.unlink()
+        tried: list[str] = []  # what each rejected draw gave
+        crashed: list[bool] = []
+        ref_out = recs = None
+        for k, (how, spec) in enumerate([("the spec's ranges", self.spec)] + RD.attempts(self.kernel, self.spec)):
+            this = case if k == 0 else Case(seed=RD.redraw_seed(case.seed, k), sizes=case.sizes, choices=case.choices,
+                                              kind=case.kind)
+            try:
+                recs, _ = make_inputs(self.kernel, spec, this)
+            except (ValueError, KeyError) as exc:
+                cr.error = f"{self.spec_path.name}: cannot make inputs for {this.label()}: {exc} (edit the spec)"
+                return cr
+            write_records(fin, recs)
+            rres, ref_out, unreadable = self._run_original(ref_exe, fin, names, work, limits)
+            if unreadable:
+                cr.error = f"unreadable output of the original: {unreadable}"
+                return cr
+            if not rres.ok:
+                if rres.killed_reason or rres.memory_exceeded:  # a limit: drawing again would not help
+                    cr.error = (self._describe_failure("the original", rres) + f" on inputs {this.label()}; the spec "
+                                f"may make inputs the original rejects: edit {self.spec_path.name}")
+                    return cr
+                tried.append(f"{how}: " + self._describe_failure("the original", rres))
+                crashed.append(True)
+                ref_out = None
+                continue
+            bad = RD.not_finite(recs, ref_out)
+            if not bad:
+                cr.seed = this.seed
+                if k:
+                    cr.label = f"{this.label()} (inputs drawn again: {'; '.join(tried)}; accepted: {how})"
+                break
+            tried.append(f"{how}: inf/NaN in {', '.join(bad)}")
+            crashed.append(False)
+            ref_out = None
+        if ref_out is None:
+            failed = all(crashed)
+            cr.code = RD.ORIGINAL_FAILED if failed else RD.NOT_FINITE
+            what = ("the original fails" if failed else
+                    "the original's outputs are not finite (inf or NaN where the inputs were numbers)")
+            cr.error = (f"{what} on every input tried for {case.label()}: {'; '.join(tried)}; the port is not at "
+                        f"fault: give value ranges the routine accepts in {self.spec_path.name} (args.<name>.range) "
+                        f"or in the run configuration (routines.{self.kernel.name}.args.<name>.range)")
+            return cr
         pres = self._run(port_exe, ["run", str(fin), str(fport)], work, backend, limits=limits)
-        rres = self._run(ref_exe, ["run", str(fin), str(fref)], work, "serial", limits=limits)
         if fin.stat().st_size > BIG_INPUT_BYTES:  # inputs at timing sizes are not kept
             fin.unlink()
         try:
-            if not rres.ok:
-                cr.error = (self._describe_failure("the original", rres) +
-                            f" on inputs {case.label()}; the spec may make inputs the original rejects: "
-                            f"edit {self.spec_path.name}")
-                return cr
             if not pres.ok:
-                cr.error = self._describe_failure("the port", pres) + f" on inputs {case.label()}"
+                cr.error = self._describe_failure("the port", pres) + f" on inputs {cr.label}"
                 return cr
             try:
-                ref_out = read_records(fref, names)
                 port_out = read_records(fport, names)
             except (ValueError, OSError) as exc:
                 cr.error = f"unreadable output: {exc}"
                 return cr
         finally:
-            for f in (fref, fport):
-                if f.exists():
-                    f.unlink()
+            if fport.exists():
+                fport.unlink()
         scale = magnitude_scale([r for r, a in zip(recs, self.kernel.args) if self.spec.args[a.name].intent != "out"])
         for r, p in zip(ref_out, port_out):
             tol = self.spec.tolerance[r.name]
             cr.outputs.append(compare(r, p, tol, scale))
         cr.passed = all(o.passed for o in cr.outputs)
         return cr
+
+    def _run_original(self, ref_exe: str, fin: Path, names: list[str], work: Path,
+                      limits: Optional[Limits] = None):
+        """Run the original on ``fin`` in a private directory under ``work`` and read what it
+        wrote; the directory is removed before this returns, so no file of the original's
+        output exists when the port runs. Returns (run result, records or None, why the
+        output could not be read or '')."""
+        priv = Path(tempfile.mkdtemp(prefix=".original-", dir=work))
+        try:
+            fref = priv / "ref.bin"
+            res = self._run(ref_exe, ["run", str(fin), str(fref)], priv, "serial", limits=limits)
+            if not res.ok:
+                return res, None, ""
+            try:
+                return res, read_records(fref, names), ""
+            except (ValueError, OSError) as exc:
+                return res, None, str(exc)
+        finally:
+            shutil.rmtree(priv, ignore_errors=True)
 
     def verify(self, backend: str, seeds: Union[None, int, Sequence[int]] = None) -> Verdict:
         """Differential test on fresh inputs: every size set x flag value of the spec, for
@@ -444,6 +497,10 @@ class Harness:
                 if not cr.passed and verdict.passed:
                     verdict.passed = False
                     verdict.reason = f"{case.label()}: " + (cr.error or _first_failure(cr))
+        failing = [c for c in verdict.cases if not c.passed]
+        if failing and all(c.code for c in failing):  # the original's doing on every failing case
+            verdict.code = failing[0].code
+            verdict.reason = failing[0].error
         self._save_verdict(verdict, bases)
         return verdict
 
@@ -556,9 +613,19 @@ def verdict_from_dict(d: dict) -> Verdict:
                 for o in c.get("outputs") or []]
         cases.append(CaseResult(seed=int(c["seed"]), sizes=dict(c.get("sizes") or {}), passed=bool(c["passed"]),
                                 outputs=outs, error=c.get("error", ""), label=c.get("label", ""),
-                                kind=c.get("kind", "")))
+                                kind=c.get("kind", ""), code=c.get("code", "")))
     return Verdict(d["backend"], bool(d["passed"]), cases=cases, reason=d.get("reason", ""),
-                   cross_tiles=d.get("cross_tiles"), notes=list(d.get("notes") or []))
+                   cross_tiles=d.get("cross_tiles"), notes=list(d.get("notes") or []), code=d.get("code", ""))
+
+
+def _needs_cpp(src: Path) -> bool:
+    """The front end's rule (``reader.needs_cpp``): an upper-case extension, or ``#`` lines."""
+    from ..fortran.reader import needs_cpp
+    try:
+        text = src.read_text(errors="replace")
+    except OSError:
+        text = ""
+    return needs_cpp(src, text)
 
 
 def _first_failure(cr: CaseResult) -> str:

@@ -246,7 +246,7 @@ def scalar_env(kernel: ir.Kernel, spec: Spec, sizes: dict[str, int], choices: Op
             elif n in cycled:  # not chosen by the caller: the first value (the one timed)
                 env[n] = choice_value(a.values[0], sizes)
             else:
-                env[n] = _scalar_value(kernel.arg(n), a, rng)
+                env[n] = _scalar_value(kernel.arg(n), a, rng, _bounds(kernel, n, a, ints))
             if isinstance(env[n], (int, np.integer)) and not isinstance(env[n], (bool, np.bool_)):
                 ints[n] = int(env[n])
     return env, ints
@@ -277,13 +277,40 @@ def a_lower(a: ir.Argument, k: int, ints: dict) -> int:
         return 1
 
 
-def _scalar_value(arg: ir.Argument, s, rng):
+def _bounds(kernel: ir.Kernel, name: str, s, ints: dict) -> Optional[tuple]:
+    """What the kernel's orderings (harness.constraints) allow an integer scalar drawn from
+    a range, given the sizes and the scalars drawn before it."""
+    if s.values is not None or s.range is None or kernel.arg(name).ftype.base != "integer":
+        return None
+    from .constraints import scalar_bounds
+    lo, hi = scalar_bounds(kernel, name, ints)
+    return None if lo is None and hi is None else (lo, hi)
+
+
+def _within(lo: int, hi: int, bounds: tuple) -> tuple[int, int]:
+    """[lo, hi] cut to what the orderings allow; when the two do not meet, the allowed
+    value nearest the range (the code's word before the default range); when the orderings
+    contradict each other, the range as it is."""
+    blo = lo if bounds[0] is None else bounds[0]
+    bhi = hi if bounds[1] is None else bounds[1]
+    if blo > bhi:
+        return lo, hi
+    a, b = max(lo, blo), min(hi, bhi)
+    if a <= b:
+        return a, b
+    v = blo if blo > hi else bhi
+    return v, v
+
+
+def _scalar_value(arg: ir.Argument, s, rng, bounds: Optional[tuple] = None):
     t = arg.ftype.base
     if s.values is not None:
         return s.values[0] if rng is None else s.values[int(rng.integers(0, len(s.values)))]
     if s.range is None:
         return 0
     lo, hi = s.range
+    if t == "integer" and bounds is not None:
+        lo, hi = _within(int(lo), int(hi), bounds)
     if t == "integer":
         return int(hi) if rng is None else int(rng.integers(int(lo), int(hi) + 1))
     if rng is None:

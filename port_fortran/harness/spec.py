@@ -225,6 +225,9 @@ def infer(kernel: ir.Kernel, hints: Optional[dict] = None) -> Spec:
             except ValueError:
                 env[n] = 3 * base
         correctness.append({n: env[n] for n in size_names})
+    order = _ordering(kernel, size_names, hints)
+    correctness = [order.satisfy(c) for c in correctness]  # x_min <= x_max, depth <= halo, ...
+    notes += order.notes
     tol = infer_tolerances(kernel)
     spec = Spec(kernel=kernel.name, args=args, correctness=correctness, timing={}, tolerance=tol, notes=notes)
     from .versions import choose  # late: versions makes inputs, which needs this module
@@ -237,6 +240,14 @@ def infer(kernel: ir.Kernel, hints: Optional[dict] = None) -> Spec:
                 if n in sizes:
                     sizes[n] = int(min(max(sizes[n], r[0]), r[1]))
     return spec
+
+
+def _ordering(kernel: ir.Kernel, size_names, hints: Optional[dict] = None):
+    """The orderings between size arguments the kernel implies (harness.constraints), the
+    sizes the configuration gives a range left where they are."""
+    from .constraints import Ordering
+    fixed = [n for n, h in (hints or {}).items() if isinstance(h, dict) and h.get("range") is not None]
+    return Ordering.of(kernel, size_names, fixed)
 
 
 def _apply_hints(kernel: ir.Kernel, args: dict[str, ArgSpec], hints: dict, notes: list[str]) -> None:
@@ -339,6 +350,8 @@ def timing_sizes(kernel: ir.Kernel, spec: Spec) -> dict[str, int]:
         return {}
     nnz_sizes = {s.nnz: s.rows for s in spec.args.values() if s.role == "pointer" and s.nnz != "auto"}
 
+    order = _ordering(kernel, names)
+
     def sizes_for(s: int) -> dict[str, int]:
         env = {n: s for n in names if n not in nnz_sizes}
         for n, rows in nnz_sizes.items():
@@ -346,7 +359,7 @@ def timing_sizes(kernel: ir.Kernel, spec: Spec) -> dict[str, int]:
                 env[n] = 5 * max(1, eval_expr(rows, env))
             except ValueError:
                 env[n] = 5 * s
-        return {n: env[n] for n in names}
+        return order.satisfy({n: env[n] for n in names})
 
     def total(s: int) -> int:
         """Bytes of array data at scale s; past the cap (TIMING_BYTES) also when the

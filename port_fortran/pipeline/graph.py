@@ -306,6 +306,12 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
                 verdict = _with_proof(verdict, proof)
         if ctx.db is not None:
             ctx.db.add_verdict(ctx.run_id, ctx.kernel_id, b, verdict.passed, verdict.reason, to_jsonable(verdict))
+        if not verdict.passed and getattr(verdict, "code", ""):
+            # no input the original accepts (harness.redraw): nothing to debug in the port
+            where = f"{ctx.job.file}:{ctx.kernel.line_start}" if ctx.kernel is not None else ctx.job.file
+            ctx.attempt("run", False, verdict.reason, model=model, backend=b, seconds=secs)
+            return {"status": "refused", "reason": f"{where}: [{verdict.code}] {verdict.reason}",
+                    "reason_code": verdict.code, "route": "finalize", "history": hist}
         if not verdict.passed:
             f = dbg.failure_from_verdict(verdict)
             ctx.attempt("run", False, f["message"], model=model, backend=b, seconds=secs)
