@@ -14,13 +14,12 @@ from ..fortran import ir
 from ..records import Port, TranslateOptions, TranslationRefused
 from . import commons as C
 from . import render as R
-from .access import reads_deep, scalars_written
 from .cexpr import function_cname
 from .emit import Emitter, zero_init
 from .lower import lower_arrays
 from .plan import PKernel, Planner
 from .structure import restructure
-from .symbols import Refusal, SymbolTable, build_symbols, cxx_type
+from .symbols import Refusal, SymbolTable, build_symbols
 
 
 def _checks(kernel: ir.Kernel) -> list[ir.Diagnostic]:
@@ -118,51 +117,10 @@ def _call_line(k: ir.Kernel, name: str) -> int:
 
 def inline_function(fn: ir.Kernel, source: Optional[ir.SourceFile], options: TranslateOptions,
                     program=None) -> str:
-    """A routine the kernel calls (its file or, with a program, any file of the tree) as a
-    KOKKOS_INLINE_FUNCTION (scalar arguments, no arrays)."""
-    diags = [d for d in _checks(fn)]
-    if diags:
-        raise Refusal("impure-call", f"'{fn.name}' cannot be inlined: {diags[0].message}", diags[0].line)
-    if fn.commons:
-        raise Refusal("impure-call", f"'{fn.name}' cannot be inlined: it reaches COMMON /{fn.commons[0].name}/ "
-                      "(only the kernel itself may use COMMON)", fn.commons[0].line)
-    if program is not None:
-        source = program.source_of(fn) or source
-    tab = build_symbols(fn, source, program)
-    for a in fn.args:
-        if a.dims:
-            raise Refusal("impure-call", f"'{fn.name}' takes array argument '{a.name}'", a.line)
-    for v in fn.locals.values():
-        if v.dims:
-            raise Refusal("impure-call", f"'{fn.name}' has local array '{v.name}'", v.line)
-    body = restructure(fn.body)
-    em = Emitter(fn, tab, options)
-    res = fn.result.name if fn.kind == "function" and fn.result is not None else None
-    lines = em.body(body, 1, {"device": True, "loops": [], "result": res, "function": True})
-    params = []
-    for a in fn.args:
-        sym = tab[a.name]
-        if a.intent == "in" or a.value:
-            params.append(f"{'const ' if a.name not in scalars_written(body) else ''}{sym.ctype} {sym.c}")
-        else:
-            params.append(f"{sym.ctype}& {sym.c}")
-    decls = []
-    arg_names = {a.name for a in fn.args}
-    used = reads_deep(body) | scalars_written(body)
-    for name, sym in tab.symbols.items():
-        if name in arg_names or name not in used:
-            continue
-        if sym.role == "param":
-            decls.append(f"  const {sym.ctype} {sym.c} = {R.param_text(sym)};")
-        elif sym.role in ("local", "result", "temp"):
-            decls.append(f"  {sym.ctype} {sym.c} = {zero_init(sym.ftype)};")
-    ret = cxx_type(fn.result.ftype) if res else "void"
-    if res and res not in used:
-        decls.append(f"  {ret} {tab[res].c} = {zero_init(fn.result.ftype)};")
-    tail = [f"  return {tab[res].c};"] if res else []
-    head = f"// {fn.kind} {fn.name} (line {fn.line_start}), inlined into the kernels\n"
-    head += f"KOKKOS_INLINE_FUNCTION {ret} {function_cname(fn.name)}({', '.join(params)}) {{"
-    return "\n".join([head] + decls + lines + tail + ["}"])
+    """A routine the kernel calls as a KOKKOS_INLINE_FUNCTION (``devfunc.device_function``)."""
+    from .devfunc import device_function
+
+    return device_function(fn, source, options, program)
 
 
 def translate_kernel(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None,
