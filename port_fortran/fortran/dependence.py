@@ -659,6 +659,16 @@ def _range_relation(sw: ir.Expr, sa: ir.Expr, w: Access, a: Access, scope: LoopS
     if any(c is None or affine.names(c) & inner for c, _ in splits):
         return DimTest(_ANY, False)
     coefs = [c for c, _ in splits]
+    rests = [r for _, r in splits]
+    if all(c == coefs[0] for c in coefs) and affine.is_const(coefs[0]) and coefs[0] and scope.step() is not None \
+            and not set().union(*(affine.names(r) for r in rests)) & inner:
+        dmin, dmax = affine.add(rests[2], rests[1], -1), affine.add(rests[3], rests[0], -1)
+        if affine.is_const(dmin) and affine.is_const(dmax):
+            # contiguous ranges c*v + [lo, hi]: they meet iff c*step*delta is in [dmin, dmax] for some delta /= 0
+            cs = abs(affine.constant(coefs[0]) * scope.step())
+            lo, hi = affine.constant(dmin), affine.constant(dmax)
+            meets = any(lo <= m <= hi for m in (-(-lo // cs) * cs, (hi // cs) * cs, cs, -cs) if m != 0)
+            return DimTest(_ANY, True) if meets else DimTest(_NEVER, True)
     if all(c == coefs[0] for c in coefs):
         return _flattened(coefs[0], (splits[0][1], splits[1][1]), (splits[2][1], splits[3][1]), w, a, scope, facts)
     loops = [scope.loop]

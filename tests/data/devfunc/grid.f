@@ -1,6 +1,7 @@
-C     Device functions for callees in loops: a helper subroutine called per grid
-C     point with an array-element argument (the F77 idiom: U(1,I,J,K) passed to
-C     a dummy DTEMP(5)), and a helper returning a scalar through an argument.
+C     A helper subroutine called per grid point with an array-element argument:
+C     the F77 idiom of passing U(1,I,J,K) to a dummy DTEMP(5), the helper with a
+C     small local array. The nest becomes one MDRange kernel calling EXACT as a
+C     device function.
       SUBROUTINE EXACT(XI, ETA, ZETA, DTEMP)
       DOUBLE PRECISION XI, ETA, ZETA, DTEMP(5)
       DOUBLE PRECISION CE(3)
@@ -29,25 +30,4 @@ C     a dummy DTEMP(5)), and a helper returning a scalar through an argument.
    10       CONTINUE
    20    CONTINUE
    30 CONTINUE
-      END
-
-      SUBROUTINE PRESS(Q, GAMMA, P)
-      DOUBLE PRECISION Q(5), GAMMA, P
-      DOUBLE PRECISION RHOINV
-      RHOINV = 1.0D0 / Q(1)
-      P = (GAMMA - 1.0D0) * (Q(5) - 0.5D0*RHOINV*(Q(2)**2 + Q(3)**2
-     &    + Q(4)**2))
-      END
-
-      SUBROUTINE PFIELD(N, U, GAMMA, PR, PMAX)
-      INTEGER N
-      DOUBLE PRECISION U(5, N), GAMMA, PR(N), PMAX
-      INTEGER I
-      DOUBLE PRECISION P
-      PMAX = 0.0D0
-      DO 10 I = 1, N
-         CALL PRESS(U(1,I), GAMMA, P)
-         PR(I) = P
-         PMAX = MAX(PMAX, P)
-   10 CONTINUE
       END

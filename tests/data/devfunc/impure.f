@@ -1,4 +1,6 @@
-C     Callees that cannot run on the device: I/O, COMMON.
+C     Callees that cannot run on the device (lib/physics.f): one writes a line
+C     (I/O), one reads a COMMON block. Their loops stay serial, the reason naming
+C     the callee and the line.
       SUBROUTINE LOGIT(N, X)
       INTEGER N
       DOUBLE PRECISION X(N)
@@ -7,12 +9,6 @@ C     Callees that cannot run on the device: I/O, COMMON.
          X(I) = 2.0D0*X(I)
          CALL SHOUT(X(I))
    10 CONTINUE
-      END
-
-      DOUBLE PRECISION FUNCTION SCALED(V)
-      DOUBLE PRECISION V, FAC
-      COMMON /CFAC/ FAC
-      SCALED = FAC*V
       END
 
       SUBROUTINE USEFAC(N, X)
