@@ -6,7 +6,7 @@ the tree (``interproc.reanalyse_calls``)."""
 from __future__ import annotations
 
 from . import ir
-from .argfacts import argument_facts, infer_intents
+from .argfacts import argument_facts, infer_intents, legacy_dims
 from .dependence import analyse_loops
 
 
@@ -14,6 +14,7 @@ def analyse_kernel(k: ir.Kernel, callees: dict[str, ir.Kernel], calls=None) -> N
     """Everything for one kernel (e.g. again after a rewrite of its statements);
     ``calls``: ``effects.Calls`` of its program (its callees' effects)."""
     infer_intents(k, callees)
+    legacy_dims(k, calls)
     analyse_loops(k, calls)
     argument_facts(k, calls)
 
@@ -41,6 +42,7 @@ def analyse_file(sf: ir.SourceFile) -> None:
         kernels = calls.callee_first(kernels)
     for k in kernels:
         try:
+            legacy_dims(k, calls)
             analyse_loops(k, calls)
             argument_facts(k, calls)
         except Exception as exc:

@@ -587,6 +587,14 @@ def argument_facts(k: ir.Kernel, calls=None) -> None:
         a.access_bounds = access_bounds(k, a, env, calls)
 
 
+def legacy_dims(k: ir.Kernel, calls=None) -> None:
+    """:func:`legacy_assumed_size` for every argument (before the loops are analysed: what
+    a call may touch from an element of such a dummy on reaches to its real end)."""
+    env = {n: v.parameter for n, v in k.locals.items() if v.parameter is not None}
+    for a in k.args:
+        legacy_assumed_size(k, a, env, calls)
+
+
 def legacy_assumed_size(k: ir.Kernel, a: ir.Argument, env: dict, calls=None) -> None:
     """The F77 idiom ``real x(1)`` / ``a(lda, 1)``: a dummy whose last dimension is
     declared 1 but used past it (a subscript other than 1, or the whole array passed on

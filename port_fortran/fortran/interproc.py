@@ -20,7 +20,7 @@ import ast
 from typing import TYPE_CHECKING, Optional
 
 from . import affine, ir
-from .argfacts import argument_facts, infer_intents, replace_names
+from .argfacts import argument_facts, infer_intents, legacy_dims, replace_names
 
 if TYPE_CHECKING:
     from .program import Program
@@ -92,6 +92,7 @@ def reanalyse_calls(prog: "Program"):
             todo.append(k)
     for k in calls.callee_first(todo):
         try:
+            legacy_dims(k, calls)
             analyse_loops(k, calls)
             argument_facts(k, calls)
         except Exception as exc:  # analysis bug: the kernel keeps its per-file analysis, flagged
