@@ -177,16 +177,22 @@ def test_setbv_is_one_mdrange_kernel_calling_a_device_function():
 PORTS = [("grid.f", "setbv", []), ("fields.f", "fields", [LIB])]
 
 
-@pytest.mark.integration
-@pytest.mark.parametrize("file,name,others", PORTS, ids=[p[1] for p in PORTS])
-def test_port_with_device_functions_matches_original(tmp_path, file, name, others):
+def harness(tmp_path, file, name, others):
+    """(port, Harness) of one kernel ported with the program of its file and ``others``
+    (also used by test_gpu_cuda)."""
     from port_fortran.harness import Harness
 
     prog = build_program([DATA / file] + others)
     k, sf = prog.load(DATA / file, name)
     port = translate_kernel(k, sf, program=prog)
     write_port(port, tmp_path / name)
-    h = Harness(k, sf, tmp_path / name, program=prog)
+    return port, Harness(k, sf, tmp_path / name, program=prog)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("file,name,others", PORTS, ids=[p[1] for p in PORTS])
+def test_port_with_device_functions_matches_original(tmp_path, file, name, others):
+    port, h = harness(tmp_path, file, name, others)
     for backend in ("serial", "openmp"):
         b = h.build(backend)
         assert b.ok, f"{name} [{backend}] build failed:\n{b.condensed}"

@@ -10,6 +10,7 @@
 //     Kokkos::), plus the Fortran intrinsics C++ lacks: integer powers, SIGN, MOD, MODULO,
 //     NINT, MIN/MAX;
 //   * the range policies with Fortran's inclusive upper bounds (an empty range when hi < lo);
+//   * pf::FArray, the array dummies of device functions (callees of a kernel);
 //   * PF_VOLATILE_JOIN for reducers (Kokkos 3.x also calls a volatile join).
 #ifndef PF_KOKKOS_COMPAT_HPP
 #define PF_KOKKOS_COMPAT_HPP
