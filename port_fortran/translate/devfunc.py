@@ -110,6 +110,9 @@ def _extent(em: Emitter, d: ir.Dim, line: int) -> str:
     on entry, as Fortran evaluates specification expressions)."""
     if d.upper is None or d.assumed_shape:
         raise Refusal("impure-call", "an assumed-size dimension other than the last", line)
+    lo_c, hi_c = const_int(d.lower, em.tab), const_int(d.upper, em.tab)
+    if lo_c is not None and hi_c is not None:
+        return str(max(0, hi_c - lo_c + 1))
     hi = em.ex(d.upper, ir.INTEGER, line)
     if d.lower is None or (isinstance(d.lower, ir.Literal) and d.lower.value == 1):
         return hi

@@ -18,6 +18,10 @@ C     Helpers of another file of the tree.
 
       DOUBLE PRECISION FUNCTION HORNER(X, C)
       DOUBLE PRECISION X, C(3)
+      IF (X .GT. 0.75D0) THEN
+         HORNER = C(1)
+         RETURN
+      END IF
       HORNER = C(1) + X*(C(2) + X*C(3))
       END
 
