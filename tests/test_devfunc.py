@@ -170,6 +170,7 @@ def test_setbv_is_one_mdrange_kernel_calling_a_device_function():
     assert "pf::FArray<double, 1> dtemp(pf_ptr_dtemp)" in code
     assert "double pf_store_ce[3]" in code  # EXACT's local array on the thread's stack
     assert "struct FArray" in port.files["pf_kokkos_compat.hpp"]
+    assert "u.span_is_contiguous()" in code and "v.span_is_contiguous()" in code  # checked before addressing
 
 
 # ------------------------------------------------------------------ proof

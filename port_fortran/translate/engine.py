@@ -175,7 +175,7 @@ def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Tran
         em.use(result)
         lines.append(f"  return {tab[result].c};")
     decls = _host_decls(kernel, tab, em.host_used)
-    views_body = decls + lines
+    views_body = _contiguity_checks(kernel, tab, body) + decls + lines
 
     k = kernel.name
     used = em.host_used
@@ -198,6 +198,25 @@ def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Tran
         planner.notes.append("no array work: the routine runs on the host")
     return Port(kernel=k, entry=f"{k}_kokkos", files=files, model="rules", patterns=patterns,
                 notes=planner.notes, options=options, versions=list(planner.versions))
+
+
+def _contiguity_checks(kernel: ir.Kernel, tab: SymbolTable, body: list[ir.Stmt]) -> list[str]:
+    """Device functions address the caller's arrays as Fortran does (sequence association
+    from the element passed): the Views given to the views-level function must be
+    contiguous. The port's own are; a caller of the views-level function with padded
+    Views is stopped with the reason."""
+    from ..fortran.effects import direct_actuals
+
+    params = {a.name for a in kernel.args} | {m.name for m in C.used_members(kernel)}
+    passed: dict[str, str] = {}
+    for s in ir.walk(body):
+        for callee, args, q in direct_actuals(s):
+            a = args[q]
+            if a.name in params and tab.is_array(a.name):
+                passed.setdefault(a.name, callee)
+    return [f'  if (!{tab[n].c}.span_is_contiguous()) Kokkos::abort("{kernel.name}: the View {n} must be contiguous '
+            f'(LayoutLeft without padding): {callee} addresses it as a Fortran array");'
+            for n, callee in passed.items()]
 
 
 def _host_decls(kernel: ir.Kernel, tab: SymbolTable, used: set[str]) -> list[str]:
