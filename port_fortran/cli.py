@@ -65,6 +65,9 @@ def _add_run_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", default=None, metavar="FILE", help="YAML configuration file")
     p.add_argument("--executor", default=None, choices=["local", "parsl"], help="where kernels run")
     p.add_argument("--quiet", action="store_true", help="no live progress view (for batch logs)")
+    p.add_argument("--fflags", default=None, metavar="FLAGS",
+                   help="extra gfortran flags for compiling the original, e.g. '-fno-range-check' (quoted; "
+                        "recorded in each port's port.json)")
     _add_source_opts(p)
 
 

@@ -27,6 +27,8 @@ Example file::
           u: {extent: "n*m"}                # upper bound of an assumed-size dimension
           w: {dims: ["0:n+1", "1:m"], range: [0.0, 1.0]}   # harness arrays and values
           k: {values: [1, 2]}
+    fflags: -fno-range-check              # extra gfortran flags for the original (string or list)
+    module_search: [src/, ../common/]     # where USEd modules of other files are looked for
 """
 from __future__ import annotations
 
@@ -79,6 +81,11 @@ class Config:
     jobs: int = 1
     include_dirs: list[str] = field(default_factory=list)
     defines: dict[str, str] = field(default_factory=dict)
+    # extra gfortran flags for compiling the original (and its driver), after the harness's own
+    fflags: list[str] = field(default_factory=list)
+    # files and trees where modules USEd by a file but defined elsewhere are looked for
+    # (empty: the sources given to the run)
+    module_search: list[str] = field(default_factory=list)
     kernels: list[str] = field(default_factory=list)  # only these kernels (empty: all)
     # per routine of the tree: {name: {args: {arg: {extent, dims, range, values}}}} (fortran.program)
     routines: dict[str, dict] = field(default_factory=dict)
@@ -174,8 +181,10 @@ def _build(d: dict, where: str, base: Optional[Config] = None) -> Config:
     for key, v in d.items():
         if key not in _TOP_KEYS:
             raise _err(where, key, f"unknown key (known: {', '.join(sorted(_TOP_KEYS))})")
-        if key in ("models", "kernels", "include_dirs"):
+        if key in ("models", "kernels", "include_dirs", "module_search"):
             setattr(cfg, key, _as_list(v, key, where))
+        elif key == "fflags":
+            cfg.fflags = parse_fflags(v, key, where)
         elif key == "backends":
             bs = _as_list(v, key, where)
             bad = [b for b in bs if b not in BACKENDS]
@@ -286,6 +295,37 @@ def _routines(v: Any, where: str) -> dict[str, dict]:
             args[str(a).lower()] = dict(av)
         out[str(r).lower()] = {"args": args}
     return out
+# gfortran flags that change what a declaration means (default kinds): the front end reads
+# types as gfortran does by default, so the harness would feed the wrong data
+KIND_CHANGING_FFLAGS = ("-fdefault-real-8", "-fdefault-real-10", "-fdefault-real-16", "-fdefault-double-8",
+                        "-fdefault-integer-8", "-freal-4-real-8", "-freal-4-real-10", "-freal-4-real-16",
+                        "-freal-8-real-4", "-freal-8-real-10", "-freal-8-real-16", "-finteger-4-integer-8")
+# flags the harness sets itself (output files, what to build)
+_HARNESS_FFLAGS = ("-o", "-c", "-J", "-S", "-E")
+
+
+def parse_fflags(v: Any, key: str = "fflags", where: str = "command line") -> list[str]:
+    """Fortran compiler flags from a string (split as a shell would) or a list of strings."""
+    import shlex
+
+    if isinstance(v, str):
+        try:
+            flags = shlex.split(v)
+        except ValueError as exc:
+            raise _err(where, key, f"cannot split {v!r} into flags ({exc})")
+    elif isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v):
+        flags = [x for x in v if x.strip()]
+    else:
+        raise _err(where, key, f"expected a string of flags or a list of strings, got {v!r}")
+    for f in flags:
+        if not f.startswith("-"):
+            raise _err(where, key, f"{f!r} is not a compiler flag (flags start with '-'; sources are given apart)")
+        if f in KIND_CHANGING_FFLAGS:
+            raise _err(where, key, f"{f} changes the default kinds, which the front end reads as gfortran's "
+                                   "defaults: not supported; declare the kinds in the source instead")
+        if f in _HARNESS_FFLAGS or any(f.startswith(h) and h == "-J" for h in _HARNESS_FFLAGS):
+            raise _err(where, key, f"{f} is set by the harness itself (it chooses the outputs); leave it out")
+    return flags
 
 
 def parse_defines(items: list[str]) -> dict[str, str]:
@@ -360,6 +400,8 @@ def from_args(args: Any) -> Config:
         d = dict(cfg.defines)
         d.update(parse_defines(args.define))
         flags["defines"] = d
+    if getattr(args, "fflags", None):
+        flags["fflags"] = list(cfg.fflags) + parse_fflags(args.fflags, "--fflags")
     return _build(flags, where="command line", base=cfg)
 
 

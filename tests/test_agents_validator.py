@@ -92,3 +92,48 @@ def test_syntax_check_with_the_host_compiler(tmp_path):
     assert diags and diags[0].code == "syntax-error" and diags[0].file == "axpy.kokkos.cpp"
     assert diags[0].line in (6, 7)
     assert not list(tmp_path.glob(".pf_validate_*"))  # the scratch copy is gone
+
+
+# --------------------------------------------------------------------------- the original's own constants
+
+STENCIL = """\
+subroutine star3(n, a, b)
+  integer, intent(in) :: n
+  double precision, intent(in) :: a(n, n)
+  double precision, intent(inout) :: b(n, n)
+  double precision, parameter :: sixth = 1.0d0 / 6.
+  integer :: i, j
+  do j = 4, n - 3
+    do i = 4, n - 3
+      b(i, j) = b(i, j) + a(i, j-3) * (-0.05555555555555555d0) + a(i, j-2) * (-0.08333333333333333D0) &
+              + a(i, j-1) * (-0.16666666666666666d0) + a(i-3, j) * (-0.05555555555555555d0) &
+              + a(i-2, j) * (-0.08333333333333333d0) + a(i-1, j) * (-0.166666666666666667d0) &
+              + a(i+1, j) * 0.16666666666666666d0 + a(i+2, j) * 0.08333333333333333d0 &
+              + a(i+3, j) * 0.05555555555555555d0 + a(i, j+1) * 0.16666666666666666_8 &
+              + a(i, j+2) * 0.08333333333333333d0 + a(i, j+3) * 0.05555555555555555d0 &
+              + a(i, j) * sixth * 0.1234567891234d0
+    end do
+  end do
+end subroutine star3
+"""
+
+
+def test_stencil_weights_of_the_original_are_not_hard_coded_output(tmp_path):
+    """A stencil with 13 many-digit weights: the rules port prints them all; they are the
+    original's, so no hard-coded-output; the same literals without the original are."""
+    from port_fortran.agents.validator import source_constants
+    from port_fortran.fortran import parse_file
+    from port_fortran.translate import translate_kernel
+
+    p = tmp_path / "star.f90"
+    p.write_text(STENCIL)
+    sf = parse_file(p, use_cache=False)
+    (k,) = sf.kernels
+    code = translate_kernel(k, sf).files["star3.kokkos.cpp"]
+    consts = source_constants(k)
+    assert 1.0 / 6.0 in consts and 0.1234567891234 in consts and 6.0 in consts
+    assert "hard-coded-output" not in [d.code for d in check_patterns(code, "star3", constants=consts)]
+    assert "hard-coded-output" in [d.code for d in check_patterns(code, "star3")]
+    # a literal the original does not have still counts
+    pasted = code.replace("{", "{ double r[] = {" + ", ".join(f"{0.1 + i / 7:.15f}" for i in range(30)) + "};", 1)
+    assert "hard-coded-output" in [d.code for d in check_patterns(pasted, "star3", constants=consts)]

@@ -135,6 +135,8 @@ def verdicts(out: Path, run_id: str) -> dict[str, str]:
     ("sources: [src/]\nsite: {partition: cpu}\n", "key 'site'"),
     ("sources: [src/]\nconfig: {debug_rounds: many}\n", "key 'config.debug_rounds'"),
     ("sources: [src/]\nconfig: {backends: [serial]}\n", "config.backends"),
+    ("sources: [src/]\nconfig: {fflags: -g}\n", "config.fflags"),
+    ("sources: [src/]\nfflags: -freal-4-real-8\n", "key 'fflags'"),
     ("sources: [src/\n", "not valid YAML"),
 ])
 def test_manifest_errors_name_the_key(tmp_path, content, needle):
@@ -144,6 +146,12 @@ def test_manifest_errors_name_the_key(tmp_path, content, needle):
     with pytest.raises(UserError) as ei:
         batch.load_manifest(p)
     assert needle in str(ei.value) and str(p) in str(ei.value)
+
+
+def test_manifest_fflags(tmp_path):
+    write_sources(tmp_path, {"a.f90": ["k"]})
+    p = write_manifest(tmp_path, sources=["src/"], fflags="-fno-range-check -ffree-line-length-none")
+    assert batch.load_manifest(p).config.fflags == ["-fno-range-check", "-ffree-line-length-none"]
 
 
 def test_manifest_resolves_paths_and_settings(tmp_path):

@@ -443,15 +443,23 @@ def test_syntax_error_in_one_routine_keeps_the_others(tmp_path):
     assert sf.kernels[1].line_start == 7
 
 
-def test_program_internal_procedures_are_listed_not_kernels(tmp_path):
+def test_program_internal_procedures_are_kernels_with_their_host(tmp_path):
     sf = parse(tmp_path, """
         program drv
           real x(10)
+          integer, parameter :: m = 4
+          n = 3
           call fill(x)
         contains
           subroutine fill(y)
             real y(:)
             y = 1
+          end subroutine
+          subroutine scale(y)
+            real y(10)
+            do i = 1, n
+              y(i) = y(i) * x(i) + m
+            end do
           end subroutine
         end program
         subroutine ext(a, p)
@@ -460,9 +468,17 @@ def test_program_internal_procedures_are_listed_not_kernels(tmp_path):
           a = tab(2)
         end subroutine
     """)
-    assert sf.programs == ["drv"] and sf.internal_procedures == ["drv:fill"]
-    assert [k.name for k in sf.kernels] == ["ext"]
-    assert sf.kernels[0].locals["tab"].parameter == [1, 2, 3]
+    assert sf.programs == ["drv"] and sf.internal_procedures == ["drv:fill", "drv:scale"]
+    ks = {k.name: k for k in sf.kernels}
+    assert sorted(ks) == ["ext", "fill", "scale"]
+    assert ks["fill"].host == "drv" and not ks["fill"].host_vars and not ks["fill"].unsupported
+    # x (declared) and n (typed implicitly by the program's use of it) are the host's; i is
+    # the procedure's own; the host's constant m is a constant here
+    assert sorted(ks["scale"].host_vars) == ["n", "x"] and "i" in ks["scale"].locals
+    assert ks["scale"].locals["m"].parameter == 4
+    (u,) = ks["scale"].unsupported
+    assert u.construct == "host-association" and "drv" in u.reason and u.line == 13  # the DO reading n
+    assert ks["ext"].host is None and ks["ext"].locals["tab"].parameter == [1, 2, 3]
 
 
 def test_function_prefix_type_and_result(tmp_path):

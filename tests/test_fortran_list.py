@@ -168,3 +168,25 @@ def test_conditionally_parallel_loops_are_never_listed_plain_parallel(capsys):
         for k in f["kernels"]:
             walk(k["loops"])
     assert guarded >= 7
+
+
+def test_list_finds_modules_in_the_other_files_given(tmp_path, capsys):
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "prec.f90").write_text("module prec\n  integer, parameter :: rk = selected_real_kind(12)\n"
+                                               "end module prec\n")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "k.f90").write_text("subroutine k(n, a)\n  use prec\n  integer n\n  real(rk) a(n)\n"
+                                            "  a(1) = 1\nend subroutine\n")
+    assert main(["list", str(tmp_path / "src"), str(tmp_path / "lib")]) == 0
+    assert "subroutine k(n:integer(4)(0)/in, a:real(8)(1)/out)" in capsys.readouterr().out
+    # given alone, the kernel is refused with the reason; a note names the missing module
+    assert main(["list", str(tmp_path / "src")]) == 0
+    out, err = capsys.readouterr()
+    assert "unsupported: L4:unknown-kind" in out and "k.f90:2: note: module prec is not in this file" in err
+
+
+def test_list_of_one_file_finds_the_modules_beside_it(tmp_path, capsys):
+    (tmp_path / "prec.f90").write_text("module prec\n  integer, parameter :: rk = 8\nend module prec\n")
+    (tmp_path / "k.f90").write_text("subroutine k(a)\n  use prec\n  real(rk) a\n  a = 1\nend subroutine\n")
+    assert main(["list", str(tmp_path / "k.f90")]) == 0
+    assert "subroutine k(a:real(8)(0)/out)" in capsys.readouterr().out

@@ -125,6 +125,12 @@ extern "C" void axpy_kokkos(const int* n, const double* a, const double* x, cons
   } else if (variant == "alloc") {  // allocates without bound
     std::vector<double*> keep;
     while (true) { double* p = new double[1 << 20]; for (int i = 0; i < (1 << 20); i += 512) p[i] = i; keep.push_back(p); }
+  } else if (variant == "overrun") {  // right output, then one element past the end of w
+    Kokkos::parallel_for(Kokkos::RangePolicy<Exec>(0, N), KOKKOS_LAMBDA(int i) { W(i) = A * X(i) + Y(i); });
+    w[N] = 1.0;
+  } else if (variant == "underrun") {  // a negative offset (a stride taken from the wrong end)
+    Kokkos::parallel_for(Kokkos::RangePolicy<Exec>(0, N), KOKKOS_LAMBDA(int i) { W(i) = A * X(i) + Y(i); });
+    w[-2] = 1.0;
   } else if (variant == "scribble") {  // right output, but overwrites an input
     Kokkos::parallel_for(Kokkos::RangePolicy<Exec>(0, N), KOKKOS_LAMBDA(int i) { W(i) = A * X(i) + Y(i); });
     if (N > 0) const_cast<double*>(x)[0] = 0.0;

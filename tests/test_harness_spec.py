@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import json
+
 import numpy as np
 import pytest
 import yaml
@@ -177,6 +179,21 @@ def test_record_file_round_trip(tmp_path):
         read_records(tmp_path / "short.bin", ["n", "a", "t", "c"])
 
 
+def test_zero_extent_records_of_every_type_and_a_corrupted_header(tmp_path):
+    import struct
+    empty = [Record("x", 4, (5,), np.zeros(0)), Record("z", 6, (1, 1), np.zeros((0, 3), dtype=complex)),
+             Record("l", 7, (1,), np.zeros(0, dtype="<i4")), Record("s", 8, (1,), np.zeros(0, dtype="S4")),
+             Record("t", 8, (), np.array(b"abcd", dtype="S4"))]
+    write_records(tmp_path / "e.bin", empty)
+    back = read_records(tmp_path / "e.bin", [r.name for r in empty])
+    assert [b.data.shape for b in back] == [(0,), (0, 3), (0,), (0,), ()] and back[4].data == b"abcd"
+    # a zero-extent header followed by one element: named, not "cannot reshape"
+    bad = struct.pack("<q", 1) + struct.pack("<qq", 1, 0) + struct.pack("<qq", 4, 8) + struct.pack("<d", 1.0)
+    (tmp_path / "bad.bin").write_bytes(bad)
+    with pytest.raises(ValueError, match=r"record 'y': the header says 0 element\(s\) \(1:0\) of 8 byte\(s\) but 8"):
+        read_records(tmp_path / "bad.bin", ["y"])
+
+
 def test_compare_rules():
     tol = Tolerance(rel=1e-12)
     ref = Record("y", 4, (0,), np.array([1.0, np.nan, 3.0, 4.0]))
@@ -215,3 +232,83 @@ def test_drivers_and_timing_helpers(blas, tmp_path):
     s = infer(k)
     lay = layout(k, s, {"n": 1000})
     assert moved_bytes(k, s, lay) == 3 * 8000  # x and y read, w written
+
+
+# --------------------------------------------------------------------------- Fortran flags
+
+LEGACY = """\
+      SUBROUTINE SCAL2(N, A, X)
+      INTEGER N
+      DOUBLE PRECISION A, X(N)
+      DO 10 I = 1, N
+         X(I) = A * X(I)
+   10 CONTINUE
+      END
+      SUBROUTINE INIT1(N, X)
+      DOUBLE PRECISION X(N)
+      CALL CLEAR(X, N)
+      END
+      SUBROUTINE INIT2(N, K)
+      INTEGER K(N)
+      CALL CLEAR(K, N)
+      END
+      SUBROUTINE CLEAR(X, N)
+      DOUBLE PRECISION X(N)
+      DO 20 I = 1, N
+         X(I) = 0
+   20 CONTINUE
+      END
+"""
+
+
+def test_user_fflags_are_used_and_recorded(tmp_path):
+    from port_fortran.fortran import parse_file
+    from port_fortran.harness import Harness
+
+    src = tmp_path / "scal.f"
+    src.write_text(LEGACY)
+    sf = parse_file(src, use_cache=False)
+    k = next(k for k in sf.kernels if k.name == "scal2")
+    h = Harness(k, sf, tmp_path / "port", fflags=["-fno-range-check"], module_search=[str(tmp_path)])
+    assert h._fflags(False, False)[-1] == "-fno-range-check"
+    meta = json.loads((tmp_path / "port" / "port.json").read_text())
+    assert meta["fflags"] == ["-fno-range-check"] and meta["fflags_added"] == {}
+    assert meta["module_search"] == [str(tmp_path.resolve())]
+
+
+@pytest.mark.integration
+def test_legacy_argument_mismatch_is_compiled_with_the_flag_gfortran_needs(tmp_path):
+    """gfortran >= 10 rejects CALL CLEAR(K) with an INTEGER array for CLEAR's DOUBLE
+    PRECISION one: the reference is built again with -fallow-argument-mismatch, and
+    port.json says so."""
+    import shutil
+
+    from port_fortran.fortran import parse_file
+    from port_fortran.harness import Harness
+
+    if shutil.which("gfortran") is None:
+        pytest.skip("no gfortran")
+    src = tmp_path / "scal.f"
+    src.write_text(LEGACY)
+    sf = parse_file(src, use_cache=False)
+    k = next(k for k in sf.kernels if k.name == "scal2")
+    h = Harness(k, sf, tmp_path / "port")
+    exe = h.build_reference()
+    assert exe.is_file()
+    meta = json.loads((tmp_path / "port" / "port.json").read_text())
+    assert list(meta["fflags_added"]) == ["-fallow-argument-mismatch"]
+    assert "-fallow-argument-mismatch" in h._fflags(True, False)
+    # a later harness on the same port directory starts with the flag it learnt
+    h2 = Harness(k, sf, tmp_path / "port")
+    assert "-fallow-argument-mismatch" in h2._fflags(False, False)
+
+
+def test_an_internal_procedure_is_not_driven_from_outside_its_host(tmp_path):
+    from port_fortran.fortran import parse_file
+    from port_fortran.harness.drivers import unsupported_reason
+
+    src = tmp_path / "p.f90"
+    src.write_text("program p\n  real :: x(4)\n  call fill(x)\ncontains\n  subroutine fill(y)\n"
+                   "    real, intent(out) :: y(4)\n    y = 1\n  end subroutine\nend program\n")
+    (k,) = parse_file(src, use_cache=False).kernels
+    assert k.host == "p" and "internal procedure of p" in unsupported_reason(k)

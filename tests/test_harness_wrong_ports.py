@@ -75,6 +75,18 @@ def test_element_never_written_is_caught(axpy, monkeypatch):
     assert all(o.worst_index == [3] and "never written" in o.message for _, o in fails)
 
 
+@pytest.mark.parametrize("variant, where", [("overrun", "8 byte(s) past its end"),
+                                            ("underrun", "16 byte(s) before its start")])
+def test_port_writing_outside_an_argument_is_named(axpy, monkeypatch, variant, where):
+    # such a port used to corrupt the driver's heap: a crash (signal 11) or output records
+    # that no longer matched their headers ("cannot reshape array of size 1 into shape (0,)")
+    monkeypatch.setenv("PF_TEST_VARIANT", variant)
+    v = axpy.verify("serial")
+    assert not v.passed
+    errs = [c.error for c in v.cases]
+    assert errs and all(f"the port wrote outside argument w ({where}" in e for e in errs), errs
+
+
 def test_port_that_writes_an_input_is_caught(axpy, monkeypatch):
     monkeypatch.setenv("PF_TEST_VARIANT", "scribble")
     v = axpy.verify("serial")

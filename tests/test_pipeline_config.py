@@ -9,7 +9,7 @@ from port_fortran.errors import UserError
 
 def args(**kw):
     base = dict(config=None, backends="serial,openmp", model=None, base_url=None, kernel=[], jobs=None,
-                max_cost=None, executor=None, quiet=False, include=[], define=[])
+                max_cost=None, executor=None, quiet=False, include=[], define=[], fflags=None)
     base.update(kw)
     return argparse.Namespace(**base)
 
@@ -65,3 +65,25 @@ def test_compatible_model_needs_base_url():
     with pytest.raises(UserError, match="--base-url"):
         from_args(args(model="llama3"))
     assert from_args(args(model="llama3", base_url="http://127.0.0.1:8000/v1")).models == ["llama3"]
+
+
+def test_fflags_from_the_file_and_the_command_line(tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text("fflags: -fno-range-check -ffixed-line-length-132\nmodule_search: [src, lib]\n")
+    c = from_args(args(config=str(f), fflags="-O1 '-DX=a b'"))
+    assert c.fflags == ["-fno-range-check", "-ffixed-line-length-132", "-O1", "-DX=a b"]
+    assert c.module_search == ["src", "lib"]
+    assert Config.from_dict({"fflags": ["-g", "-fcheck=bounds"]}).fflags == ["-g", "-fcheck=bounds"]
+
+
+@pytest.mark.parametrize("value, words", [
+    ("-fdefault-real-8", "changes the default kinds"),
+    ("-O2 main.f", "not a compiler flag"),
+    ("-o out", "set by the harness"),
+    ("-O2 '-DX", "cannot split"),
+    (3, "expected a string of flags"),
+])
+def test_bad_fflags_name_the_key(value, words):
+    with pytest.raises(UserError) as ei:
+        Config.from_dict({"fflags": value})
+    assert "key 'fflags'" in str(ei.value) and words in str(ei.value)

@@ -6,7 +6,8 @@
    reference or write results aside), ``calls-original`` (the original Fortran routine
    ``<k>_`` or an ``extern "C"`` declaration of ``<k>``), ``missing-entry`` (no
    ``<k>_kokkos`` definition), ``hard-coded-output`` (big numeric initialisers, many
-   literals with more than 8 significant digits);
+   literals with more than 8 significant digits that are not constants of the original:
+   stencil weights copied from the Fortran are the port's right, see :func:`source_constants`);
 3. syntax check with the host compiler: ``g++ -fsyntax-only -std=c++17 -I<kokkos include>
    -I<port dir> -DPF_BACKEND_<B>`` (``syntax-error`` diagnostics, with their lines).
 
@@ -34,6 +35,11 @@ _FILE_IO = [
 _LONG_FLOAT = re.compile(r"(?<![\w.])(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?[fFlL]?(?![\w.])")
 MAX_LONG_LITERALS = 12  # literals with > 8 significant digits
 MAX_INITIALISER = 24  # numbers in one brace initialiser
+# a port's literal is the original's constant when it matches one to this relative
+# difference (the same value printed for float or double, or folded from 1/6.)
+SAME_CONSTANT_RTOL = 1e-7
+# numeric literals of Fortran: 1, 1.5, .5, 1.d0, 0.166666666666667D0, 1e-3_dp, 2.5_8
+_FORTRAN_NUMBER = re.compile(r"(?<![\w.])(\d+\.\d*|\.\d+|\d+)([eEdDqQ][+-]?\d+)?(_\w+)?(?![\w.])")
 
 
 def strip_comments_and_strings(code: str) -> str:
@@ -72,8 +78,50 @@ def _sig_digits(lit: str) -> int:
     return len(digits.rstrip("0")) if "." not in mant else len(digits)
 
 
-def check_patterns(code: str, kernel: str, entry: Optional[str] = None, file: str = "") -> list[Diagnostic]:
-    """Forbidden patterns in ``code`` (the port's .cpp) for kernel ``kernel``."""
+def source_constants(kernel) -> list[float]:
+    """The numbers the original routine itself contains: every numeric literal of its
+    source text (any spelling: 1.0d0, 0.166666666666667D0, 2.5_dp) and the values of its
+    named constants and constant tables (PARAMETER, DATA), which a port may print folded
+    (1/6. as 0.16666666666666666)."""
+    out: list[float] = []
+    text = getattr(kernel, "source_text", "") or ""
+    for line in text.splitlines():
+        if line[:1] in "cC*" and getattr(kernel, "file", "").lower().endswith((".f", ".for", ".f77")):
+            continue  # a fixed-form comment line
+        code = line.split("!")[0]
+        for m in _FORTRAN_NUMBER.finditer(code):
+            mant, exp = m.group(1), (m.group(2) or "").lower().replace("d", "e").replace("q", "e")
+            try:
+                out.append(float(mant + exp))
+            except ValueError:
+                continue
+    for v in list(getattr(kernel, "locals", {}).values()) + list(getattr(kernel, "module_vars", {}).values()):
+        vals = v.parameter if isinstance(v.parameter, list) else [v.parameter]
+        for x in vals:
+            if isinstance(x, (int, float)) and not isinstance(x, bool):
+                out.append(float(x))
+            elif isinstance(x, complex):
+                out += [x.real, x.imag]
+    return out
+
+
+def _is_source_constant(lit: str, constants: list[float]) -> bool:
+    """Is the C++ literal one of ``constants`` (absolute values, sorted)?"""
+    import bisect
+
+    try:
+        v = abs(float(lit.rstrip("fFlL")))
+    except ValueError:
+        return False
+    i = bisect.bisect_left(constants, v)
+    return any(abs(v - c) <= SAME_CONSTANT_RTOL * max(v, c) for c in constants[max(0, i - 1):i + 1])
+
+
+def check_patterns(code: str, kernel: str, entry: Optional[str] = None, file: str = "",
+                   constants: tuple = ()) -> list[Diagnostic]:
+    """Forbidden patterns in ``code`` (the port's .cpp) for kernel ``kernel``.
+    ``constants``: the original's own numbers (:func:`source_constants`); a literal equal
+    to one of them is never evidence of a hard-coded result."""
     entry = entry or f"{kernel}_kokkos"
     src = strip_comments_and_strings(code)
     diags: list[Diagnostic] = []
@@ -97,14 +145,17 @@ def check_patterns(code: str, kernel: str, entry: Optional[str] = None, file: st
         diags.append(Diagnostic("missing-entry", f"no definition of the entry point extern \"C\" void {entry}(...)",
                                 1, file))
     # hard-coded outputs
-    longs = [m for m in _LONG_FLOAT.finditer(src) if _sig_digits(m.group(0)) > 8]
+    consts = sorted({abs(c) for c in constants})
+    longs = [m for m in _LONG_FLOAT.finditer(src)
+             if _sig_digits(m.group(0)) > 8 and not _is_source_constant(m.group(0), consts)]
     if len(longs) > MAX_LONG_LITERALS:
         diags.append(Diagnostic("hard-coded-output", f"{len(longs)} numeric literals with more than 8 significant "
                                                      "digits: results must be computed, not pasted",
                                 _line_of(src, longs[0].start()), file))
     for m in re.finditer(r"\{([^{}]*)\}", src):
         items = [x.strip() for x in m.group(1).split(",") if x.strip()]
-        nums = [x for x in items if re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?[fFlL]?", x)]
+        nums = [x for x in items if re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?[fFlL]?", x)
+                and not _is_source_constant(x.lstrip("+-"), consts)]
         if len(nums) >= MAX_INITIALISER and len(nums) >= 0.9 * len(items):
             diags.append(Diagnostic("hard-coded-output", f"an initialiser with {len(nums)} numbers: tables of "
                                                          "results are not allowed", _line_of(src, m.start()), file))
@@ -157,15 +208,17 @@ def syntax_check(cpp_path: Path, port_dir: Path, backend: str = "serial", timeou
 
 
 def validate(code: str, kernel: str, port_dir: str | Path, *, backend: str = "serial", compile_check: bool = True,
-             file_name: Optional[str] = None, include_dirs: tuple[str, ...] = ()) -> tuple[str, list[Diagnostic]]:
+             file_name: Optional[str] = None, include_dirs: tuple[str, ...] = (),
+             constants: tuple = ()) -> tuple[str, list[Diagnostic]]:
     """(clean code, diagnostics). The clean code is what should be written as
     ``<k>.kokkos.cpp``; the syntax check runs on a copy beside the port's header so the
-    port's files are not touched."""
+    port's files are not touched. ``constants``: the original's numbers (see
+    :func:`source_constants`)."""
     clean = extract_code(code, f"{kernel}_kokkos") if "```" in code or "~~~" in code else code
     if not clean.strip():
         return "", [Diagnostic("no-code", "the answer contains no C++ code", 0, file_name or "")]
     name = file_name or f"{kernel}.kokkos.cpp"
-    diags = check_patterns(clean, kernel, file=name)
+    diags = check_patterns(clean, kernel, file=name, constants=constants)
     if diags or not compile_check:
         return clean, diags
     port_dir = Path(port_dir)

@@ -68,7 +68,7 @@ def load_port(port_dir) -> PortRef:
     original source, include dirs and defines)."""
     from ..harness.commands import load_port_meta
 
-    kernel, sf, _meta = load_port_meta(port_dir)
+    kernel, sf, _meta, _program = load_port_meta(port_dir)
     return PortRef(kernel, sf, Path(port_dir).resolve())
 
 

@@ -39,6 +39,8 @@ class Sym:
     pointer: bool = False
     line: int = 0
     char_len: Optional[int] = None
+    bad: Optional[str] = None  # why its declaration could not be read (unknown kind, missing module)
+    bad_code: str = "unknown-kind"  # the Unsupported construct its users get: unknown-kind | unknown-module
 
 
 class Scope:
@@ -48,8 +50,9 @@ class Scope:
         self.syms: dict[str, Sym] = {}
         self.implicit = dict(parent.implicit) if parent else ftypes.default_implicit()
         self.implicit_none = parent.implicit_none if parent else False
-        self.imported: dict[str, Sym] = {}  # from USEd modules of the same file
+        self.imported: dict[str, Sym] = {}  # from USEd modules
         self.derived_types: set[str] = set(parent.derived_types) if parent else set()
+        self.missing_modules: dict[str, tuple[int, bool, str]] = {}  # USEd, not found -> (USE line, ONLY, note)
 
     def local(self, name: str) -> Sym:
         s = self.syms.get(name)
@@ -78,15 +81,104 @@ class Scope:
             return None
         return ftypes.implicit_type(name, self.implicit)
 
+    def all_missing_modules(self) -> dict[str, tuple[int, bool, str]]:
+        """Modules USEd here or in a host that were not found (name -> USE line)."""
+        out = self.parent.all_missing_modules() if self.parent else {}
+        out.update(self.missing_modules)
+        return out
+
     def params(self) -> dict[str, Any]:
         env = self.parent.params() if self.parent else {}
-        for s in self.imported.values():
+        for local, s in self.imported.items():  # the local name (USE m, only: wp => real64)
             if s.is_parameter and s.parameter is not None:
-                env[s.name] = s.parameter
+                env[local] = s.parameter
         for s in self.syms.values():
             if s.is_parameter and s.parameter is not None:
                 env[s.name] = s.parameter
         return env
+
+
+class ModuleScopes:
+    """Module name -> its Scope, for USE: the file's own modules, the intrinsic modules,
+    then the interfaces given for modules of other files (``parse_file(modules=...)``)."""
+
+    def __init__(self, external: Optional[dict] = None, notes: Optional[dict] = None):
+        self.own: dict[str, Scope] = {}
+        self.external = dict(external or {})
+        self.notes = dict(notes or {})
+        self._converted: dict[str, Scope] = {}
+        self.missing: dict[str, int] = {}  # USEd modules found nowhere -> first USE line
+
+    def __setitem__(self, name: str, scope: Scope) -> None:
+        self.own[name] = scope
+
+    def __getitem__(self, name: str) -> Scope:
+        s = self.get(name)
+        if s is None:
+            raise KeyError(name)
+        return s
+
+    def __contains__(self, name: str) -> bool:
+        return self.get(name) is not None
+
+    def get(self, name: str) -> Optional[Scope]:
+        if name in self.own:
+            return self.own[name]
+        if name not in self._converted:
+            from .intrinsic_modules import intrinsic_module
+            iface = intrinsic_module(name) or self.external.get(name)
+            self._converted[name] = scope_from_interface(iface) if iface is not None else None
+        return self._converted[name]
+
+
+def scope_from_interface(iface: ir.ModuleInterface) -> Scope:
+    """The Scope a USE of ``iface`` imports from."""
+    scope = Scope(None, module=iface.name)
+    for name, v in iface.variables.items():
+        sym = scope.local(name)
+        sym.ftype, sym.typed, sym.dims = v.ftype, True, list(v.dims) or None
+        sym.is_parameter = name in iface.constants
+        sym.parameter = v.parameter if sym.is_parameter else None
+        sym.allocatable, sym.save, sym.line, sym.module = v.allocatable, v.save, v.line, iface.name
+        sym.pointer = name in iface.pointers
+    for name, rt in iface.procedures.items():
+        sym = scope.local(name)
+        sym.ftype, sym.typed, sym.external, sym.module = rt, rt is not None, True, iface.name
+    for name, (code, why) in iface.unresolved.items():
+        sym = scope.local(name)
+        sym.bad, sym.bad_code, sym.module = why, code, iface.name
+    scope.derived_types |= set(iface.derived_types)
+    return scope
+
+
+def interface_of(name: str, scope: Scope, procedures: list[ir.Kernel], file: str, line: int,
+                 uses: tuple = ()) -> ir.ModuleInterface:
+    """What module ``name`` (its scope and its module procedures) exports."""
+    iface = ir.ModuleInterface(name, file=file, line=line, uses=list(uses))
+    pool = dict(scope.imported)
+    pool.update(scope.syms)
+    for nm, sym in pool.items():
+        if sym.bad:
+            iface.unresolved[nm] = (sym.bad_code, sym.bad)
+            continue
+        if sym.external:
+            iface.procedures[nm] = sym.ftype
+            continue
+        t = sym.ftype or scope.type_of(nm)
+        if t is None:
+            iface.unresolved[nm] = ("untyped", f"{nm} has no type in module {name} (IMPLICIT NONE)")
+            continue
+        iface.variables[nm] = ir.Variable(nm, t, list(sym.dims or []), parameter=sym.parameter if sym.is_parameter else None,
+                                          allocatable=sym.allocatable, save=sym.save, module=sym.module or name,
+                                          line=sym.line)
+        if sym.is_parameter:
+            iface.constants.append(nm)
+        if sym.pointer:
+            iface.pointers.append(nm)
+    for k in procedures:
+        iface.procedures[k.name] = k.result.ftype if k.result is not None else None
+    iface.derived_types = sorted(scope.derived_types)
+    return iface
 
 
 class Unsup(Exception):
@@ -143,6 +235,24 @@ def stmt_label(node) -> Optional[int]:
         return None
 
 
+def find_nodes(root, types) -> list:
+    """Nodes of the given classes under ``root`` in pre-order (fparser's ``walk``, without
+    its recursion: a 1,000-term expression is 1,000 levels deep)."""
+    out, stack = [], [root]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, types):
+            out.append(n)
+        if isinstance(n, Base):
+            kids = n.children
+        elif isinstance(n, (list, tuple)):
+            kids = n
+        else:
+            continue
+        stack.extend(reversed([c for c in kids if isinstance(c, (Base, list, tuple))]))
+    return out
+
+
 def children(node) -> list:
     return [c for c in (getattr(node, "children", None) or []) if c is not None]
 
@@ -162,6 +272,7 @@ def list_items(node) -> list:
 
 
 def literal_kind(kind, scope: Scope) -> Optional[int]:
+    """The value of a literal's kind parameter (``1.0_dp``, ``4_int64``): None if unknown."""
     if kind is None:
         return None
     k = str(kind).strip().lower()
@@ -169,7 +280,24 @@ def literal_kind(kind, scope: Scope) -> Optional[int]:
         return int(k)
     env = scope.params()
     v = env.get(k)
-    return v if isinstance(v, int) else None
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def unknown_name_reason(name: str, scope: Scope, what: str) -> str:
+    """Why ``name`` (used as ``what``) has no value here, and what to do about it."""
+    s = scope.lookup(name)
+    if s is not None and s.bad:
+        return f"{what}: {s.bad}"
+    missing = scope.all_missing_modules()
+    if missing:
+        mods = ", ".join(f"{m} (USE at line {ln})" for m, (ln, _only, _n) in sorted(missing.items()))
+        notes = "".join(f"; {note}" for _ln, _only, note in missing.values() if note)
+        return (f"{what}: {name} is not defined here; it should come from module {mods}, which was not found{notes}: "
+                "give port-fortran the file that defines the module too (it searches the files and trees given "
+                "and the include directories)")
+    if s is not None:
+        return f"{what}: {name} is not a named constant with a known value"
+    return f"{what}: {name} is not defined (no PARAMETER or module gives it a value)"
 
 
 def fval(text: str) -> float:
@@ -177,6 +305,11 @@ def fval(text: str) -> float:
 
 
 # --------------------------------------------------------------------------- expressions
+
+# Longest operator chain (a + b + ... as one expression) the IR takes: deeper trees would
+# exhaust the recursion the later stages use to copy, pickle and print them (see
+# parse.RECURSION_LIMIT). The longest in the corpus we test on has 360 terms.
+MAX_CHAIN = 2500
 
 
 class ExprBuilder:
@@ -203,8 +336,20 @@ class ExprBuilder:
         raise Unsup("unsupported-construct", f"expression form {cls} is not modelled: {n}")
 
     # literals
+    def kind_of_literal(self, n, base: str, default: int) -> int:
+        if n.items[1] is None:
+            return default
+        kind = literal_kind(n.items[1], self.scope)
+        if kind is None:
+            raise Unsup("unknown-kind", unknown_name_reason(str(n.items[1]).strip().lower(), self.scope,
+                                                            f"kind of the literal {n}"))
+        try:
+            return ftypes.check_kind(base, kind)
+        except ftypes.KindError as exc:
+            raise Unsup("unknown-kind", f"literal {n}: {exc}")
+
     def e_Int_Literal_Constant(self, n):
-        kind = literal_kind(n.items[1], self.scope) or 4
+        kind = self.kind_of_literal(n, "integer", 4)
         return ir.Literal(int(n.items[0]), str(n), ftype=FType("integer", kind))
 
     def e_Signed_Int_Literal_Constant(self, n):
@@ -212,9 +357,7 @@ class ExprBuilder:
 
     def e_Real_Literal_Constant(self, n):
         text = n.items[0]
-        kind = literal_kind(n.items[1], self.scope)
-        if kind is None:
-            kind = 8 if "d" in text.lower() else (16 if "q" in text.lower() else 4)
+        kind = self.kind_of_literal(n, "real", 8 if "d" in text.lower() else (16 if "q" in text.lower() else 4))
         return ir.Literal(fval(text), str(n), ftype=FType("real", kind))
 
     def e_Signed_Real_Literal_Constant(self, n):
@@ -264,15 +407,33 @@ class ExprBuilder:
         return self.expr(n.items[1])
 
     def binop(self, n):
-        left, op, right = n.items
-        opn = _OPS.get(str(op).upper())
-        if opn is None:
-            raise Unsup("unsupported-construct", f"defined operator {op} is not modelled")
-        if left is None:  # unary written as Level_2_Expr
+        # a left-deep chain (a + b - c ...: fparser nests it on the left) is walked down
+        # iteratively and built bottom-up, so a 1,000-term stencil costs no recursion
+        chain = []
+        while (isinstance(n, BinaryOpBase) and n.items[0] is not None
+               and not hasattr(self, "e_" + type(n).__name__)):
+            left, op, right = n.items
+            opn = _OPS.get(str(op).upper())
+            if opn is None:
+                raise Unsup("unsupported-construct", f"defined operator {op} is not modelled")
+            chain.append((opn, right))
+            n = left
+        if len(chain) > MAX_CHAIN:
+            raise Unsup("unsupported-construct", f"an expression of {len(chain)} chained operations (more than "
+                        f"{MAX_CHAIN}): split it into several statements")
+        if chain:
+            acc = self.expr(n)
+        else:
+            left, op, right = n.items  # unary written as Level_2_Expr
+            opn = _OPS.get(str(op).upper())
+            if opn is None:
+                raise Unsup("unsupported-construct", f"defined operator {op} is not modelled")
             r = self.expr(right)
             return ir.UnaryOp(opn, r, ftype=r.ftype)
-        a, b = self.expr(left), self.expr(right)
-        return ir.BinOp(opn, a, b, ftype=ftypes.binop_type(opn, a.ftype, b.ftype))
+        for opn, right in reversed(chain):
+            b = self.expr(right)
+            acc = ir.BinOp(opn, acc, b, ftype=ftypes.binop_type(opn, acc.ftype, b.ftype))
+        return acc
 
     def unop(self, n):
         op, operand = n.items
@@ -394,13 +555,16 @@ def eval_const(e: ir.Expr, env: dict[str, Any]) -> Any:
         args = [eval_const(a, env) for a in e.args]
         kw = {k: eval_const(v, env) for k, v in e.keywords.items()}
         if name == "selected_real_kind":
-            p = args[0] if args else kw.get("p", 6)
-            return ftypes.real_kind_from_precision(int(p))
+            p = args[0] if args else kw.get("p")
+            r = args[1] if len(args) > 1 else kw.get("r")
+            return ftypes.selected_real_kind(None if p is None else int(p), None if r is None else int(r))
         if name == "selected_int_kind":
-            return ftypes.int_kind_from_range(int(args[0] if args else kw.get("r", 9)))
+            return ftypes.selected_int_kind(int(args[0] if args else kw["r"]))
         if name == "kind":
-            t = e.args[0].ftype
-            return t.kind if t else 4
+            t = e.args[0].ftype if e.args else None
+            if t is None:
+                raise ValueError(f"the type of {e.args[0] if e.args else '?'} is not known")
+            return t.kind
         if name in ("real", "float", "sngl", "dble", "dfloat"):
             return float(args[0])
         if name in ("int", "ifix", "idint"):
@@ -456,6 +620,7 @@ class DeclBuilder:
         self.diagnostics: list[ir.Diagnostic] = []
         self.data_values: dict[str, Any] = {}
         self.data_sets: list[tuple[list[str], list, Any]] = []  # DATA: (names, values, node)
+        self.stmt_functions: list = []  # Stmt_Function_Stmt nodes, decided after the spec part
 
     def eb(self) -> ExprBuilder:
         return ExprBuilder(self.scope, self.user_functions)
@@ -481,14 +646,35 @@ class DeclBuilder:
         if sel is not None:
             items = sel.items
             star = str(items[0]) == "*"
-            kexpr = items[1]
+            kind = ftypes.normalise_kind(base, self.kind_value(items[1]), star)
             try:
-                k = eval_const(self.eb().expr(kexpr), self.scope.params())
-                kind = ftypes.normalise_kind(base, int(k), star)
-            except Exception:
-                self.diagnostics.append(ir.Diagnostic("unknown-kind", f"kind {kexpr} could not be resolved; assuming default",
-                                                      stmt_line(ts, self.src)))
+                ftypes.check_kind(base, kind)
+            except ftypes.KindError as exc:
+                raise Unsup("unknown-kind", f"{ts}: {exc}")
         return FType(base, kind)
+
+    def kind_value(self, kexpr) -> int:
+        """The value of a kind selector, as the compiler computes it; Unsup('unknown-kind')
+        with the reason when it cannot be known here (never a default)."""
+        what = f"kind {kexpr}"
+        try:
+            e = self.eb().expr(kexpr)
+        except Unsup as u:
+            raise Unsup("unknown-kind", f"{what}: {u.reason}")
+        try:
+            v = eval_const(e, self.scope.params())
+        except KeyError as exc:
+            raise Unsup("unknown-kind", unknown_name_reason(str(exc.args[0]), self.scope, what))
+        except Exception as exc:  # not a constant expression the front end evaluates
+            names = [x for x in expr_names(e) if x not in self.scope.params()]
+            if names:
+                raise Unsup("unknown-kind", unknown_name_reason(names[0], self.scope, what))
+            raise Unsup("unknown-kind", f"{what} could not be evaluated ({exc})")
+        if isinstance(v, float) and v.is_integer():
+            v = int(v)
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise Unsup("unknown-kind", f"{what} evaluates to {v!r}, not an integer")
+        return v
 
     def char_len(self, sel) -> Optional[int]:
         s = str(sel).replace(" ", "").lower()
@@ -553,8 +739,44 @@ class DeclBuilder:
                     self.unsup(c, "unsupported-construct", f"{cls.replace('_', ' ')} is not modelled")
             except Unsup as u:
                 self.unsup(c, u.construct, u.reason)
+                self._mark_declared(c, u.construct, u.reason)
             except Exception as exc:
-                self.unsup(c, "unsupported-construct", f"{cls.replace('_', ' ')} not modelled ({type(exc).__name__}: {exc})")
+                why = f"{cls.replace('_', ' ')} not modelled ({type(exc).__name__}: {exc})"
+                self.unsup(c, "unsupported-construct", why)
+                self._mark_declared(c, "unsupported-construct", why)
+
+    def _mark_declared(self, n, construct: str, reason: str) -> None:
+        """The names a declaration that could not be read declares: marked with why, so that
+        a use elsewhere (a module's user, an internal procedure, an assignment that looks
+        like a statement function) is refused for that reason, not as an untyped name."""
+        if type(n).__name__ != "Type_Declaration_Stmt":
+            return
+        line = stmt_line(n, self.src)
+        for ent in list_items(n.items[2]):
+            try:
+                sym = self.declare(lname(ent.items[0]), line)
+            except (AttributeError, IndexError, TypeError):
+                continue
+            if not sym.bad:
+                sym.bad, sym.bad_code = f"{reason} (declared at line {line})", construct
+
+    def s_Enum_Def(self, n):
+        """``ENUM, BIND(C)``: each enumerator a named integer(c_int) constant, counting from
+        0 or from the value given."""
+        line = stmt_line(n, self.src)
+        nxt = 0
+        for st in children(n):
+            if type(st).__name__ != "Enumerator_Def_Stmt":
+                continue
+            for e in list_items(st.items[1]):
+                if type(e).__name__ == "Enumerator":
+                    name = lname(e.items[0])
+                    nxt = int(eval_const(self.eb().expr(e.items[2]), self.scope.params()))
+                else:
+                    name = lname(e)
+                sym = self.declare(name, line)
+                sym.ftype, sym.typed, sym.is_parameter, sym.parameter = ir.INTEGER, True, True, nxt
+                nxt += 1
 
     def s_Implicit_Stmt(self, n):
         spec = n.items[0]
@@ -575,12 +797,9 @@ class DeclBuilder:
 
     def s_Use_Stmt(self, n):
         modname = lname(n.items[2])
+        line = stmt_line(n, self.src)
         self.uses.append(modname)
         mscope = self.modules.get(modname)
-        if mscope is None:
-            self.diagnostics.append(ir.Diagnostic("unknown-module", f"module {modname} is not in this file; "
-                                                  "its names are typed implicitly or left untyped", stmt_line(n, self.src)))
-            return
         lst = n.items[4] if len(n.items) > 4 else None
         is_only = len(n.items) > 3 and "ONLY" in str(n.items[3]).upper()
         names = [] if is_only else None  # None: every public name of the module
@@ -590,6 +809,20 @@ class DeclBuilder:
                 renames[lname(o.items[1])] = lname(o.items[2])
             elif is_only:
                 names.append(lname(o))
+        if mscope is None:
+            note = self.modules.notes.get(modname) if isinstance(self.modules, ModuleScopes) else None
+            self.scope.missing_modules.setdefault(modname, (line, is_only, note or ""))
+            if isinstance(self.modules, ModuleScopes):
+                self.modules.missing.setdefault(modname, line)
+            self.diagnostics.append(ir.Diagnostic("unknown-module", f"module {modname} is neither in this file nor in "
+                                                  "the files given: the names it provides are unknown"
+                                                  + (f" ({note})" if note else ""), line))
+            why = (f"comes from module {modname} (USE at line {line}), which was not found: "
+                   + (f"{note}; " if note else "") + "give port-fortran the file that defines it too")
+            for local in list(names or []) + list(renames):
+                self.scope.imported[local] = Sym(local, bad=f"{local} {why}", bad_code="unknown-module", module=modname,
+                                                 line=line)
+            return
         pool = dict(mscope.syms)
         pool.update(mscope.imported)
         if names is None:
@@ -608,7 +841,15 @@ class DeclBuilder:
     def s_Type_Declaration_Stmt(self, n):
         ts, attrs, entities = n.items
         line = stmt_line(n, self.src)
-        base_t = self.type_spec(ts)
+        kind_error = None
+        try:
+            base_t = self.type_spec(ts)
+        except Unsup as u:
+            if u.construct != "unknown-kind":
+                raise
+            # the names are still declared (arrays stay arrays), marked: their users are
+            # refused with this reason; the statement itself is reported below
+            kind_error, base_t = u, None
         dims_attr = None
         flags = {}
         for a in list_items(attrs):
@@ -642,6 +883,15 @@ class DeclBuilder:
             sym = self.declare(name, line)
             t = base_t
             clen = ent.items[2] if len(ent.items) > 2 else None
+            if t is None:  # unknown kind: declared, marked, never typed by default
+                sym.bad = f"{kind_error.reason} (declared at line {line})"
+                sym.dims = self.dims(ent.items[1]) if ent.items[1] is not None else \
+                    (list(dims_attr) if dims_attr is not None else None)
+                sym.is_parameter = bool(flags.get("parameter"))
+                for k in ("intent", "allocatable", "pointer", "value", "optional", "save"):
+                    if k in flags:
+                        setattr(sym, k, flags[k])
+                continue
             if clen is not None and t.base == "character":
                 t = FType("character", 1, self.char_len(clen))
             elif clen is not None:
@@ -675,6 +925,8 @@ class DeclBuilder:
                     if self.scope.module is None or self.scope.parent is not None:
                         self.unsup(n, "unsupported-construct",
                                    f"initialised local {name} (implicit SAVE) is not modelled")
+        if kind_error is not None:
+            raise kind_error
 
     def _const(self, e, t, name, line):
         try:
@@ -828,14 +1080,42 @@ class DeclBuilder:
         self.unsup(n, "entry", "ENTRY gives the routine a second entry point; not modelled")
 
     def s_Interface_Block(self, n):
-        from fparser.two.utils import walk
-        for st in walk(n, (F.Subroutine_Stmt, F.Function_Stmt)):
+        for st in find_nodes(n, (F.Subroutine_Stmt, F.Function_Stmt)):
             name = lname(st.items[1])
             self.declare(name, stmt_line(n, self.src)).external = True
             self.user_functions.add(name)
 
     def s_Stmt_Function_Stmt(self, n):
-        self.unsup(n, "unsupported-construct", "statement function is not modelled")
+        """``f(i, j) = expr`` among the declarations: a statement function, or the first
+        assignment to an array the parser could not know (one from a module). Decided by
+        the symbol table once the whole specification part is read."""
+        self.stmt_functions.append(n)
+
+    def statement_functions(self, sb: "StmtBuilder") -> list[ir.Stmt]:
+        """Assignments for the statement-function look-alikes whose name is an array (in
+        order, they run first), Unsupported nodes for the rest."""
+        out: list[ir.Stmt] = []
+        for n in self.stmt_functions:
+            name = lname(n.items[0])
+            s = self.scope.lookup(name)
+            line = stmt_line(n, self.src)
+            if s is not None and s.dims:
+                subs = [ir.Name(lname(a), ftype=self.scope.type_of(lname(a))) for a in list_items(n.items[1])]
+                try:
+                    value = sb.e(n.items[2])
+                except Unsup as u:
+                    out.append(ir.Unsupported(u.construct, u.reason, str(n).strip(), line=line, label=stmt_label(n)))
+                    continue
+                target = ir.ArrayRef(name, subs, ftype=s.ftype or self.scope.type_of(name))
+                out.append(ir.Assign(target, value, line=line, label=stmt_label(n)))
+            elif s is not None and s.bad:
+                out.append(ir.Unsupported(s.bad_code, f"{name}(...) = ... cannot be read: {s.bad}", str(n).strip(),
+                                          line=line))
+            else:
+                out.append(ir.Unsupported("statement-function", f"statement function {name} is not modelled (if "
+                                          f"{name} is an array of a module, give port-fortran the file of that "
+                                          "module)", str(n).strip(), line=line, label=stmt_label(n)))
+        return out
 
 
 # --------------------------------------------------------------------------- statements
@@ -921,11 +1201,14 @@ class StmtBuilder:
         if type(lhs).__name__ in ("Part_Ref", "Intrinsic_Function_Reference", "Structure_Constructor"):
             name = lname(lhs.items[0])
             s = self.scope.lookup(name)
+            if s is not None and s.bad and not s.dims:
+                raise Unsup(s.bad_code, f"{name}(...) = ... cannot be read: {s.bad}")
             if not (s is not None and s.dims):
                 t = self.scope.type_of(name)
                 if t is not None and t.base == "character" and s is not None and s.typed:
                     raise Unsup("unsupported-construct", f"assignment to character substring {lhs} is not modelled")
-                raise Unsup("unsupported-construct", f"statement function {name} is not modelled")
+                raise Unsup("statement-function", f"statement function {name} is not modelled (if {name} is an "
+                            "array of a module, give port-fortran the file of that module)")
         target = self.e(lhs)
         if not isinstance(target, (ir.Name, ir.ArrayRef)):
             raise Unsup("unsupported-construct", f"assignment target {lhs} is not modelled")
@@ -1216,6 +1499,17 @@ def expr_names(e: ir.Expr):
 stmt_exprs = ir.stmt_exprs  # kept here for the analysis modules that import it from build
 
 
+def first_use_line(body: list[ir.Stmt], names: set[str]) -> int:
+    """Line of the first statement that mentions one of ``names`` (0 if none does)."""
+    for s in ir.walk(body):
+        if isinstance(s, ir.Do) and s.var in names:
+            return s.line
+        for e in stmt_exprs(s):
+            if any(nm in names for nm in expr_names(e)):
+                return s.line
+    return 0
+
+
 def referenced_names(body: list[ir.Stmt]) -> list[str]:
     seen: dict[str, None] = {}
     for s in ir.walk(body):
@@ -1252,51 +1546,76 @@ def module_entities(u, scope: Scope) -> dict[str, str]:
 
 
 class FileBuilder:
-    def __init__(self, src: SourceText, original_lines: list[str]):
+    def __init__(self, src: SourceText, original_lines: list[str], modules: Optional[dict] = None,
+                 module_notes: Optional[dict] = None):
+        """``modules``: interfaces (``ir.ModuleInterface``) of modules defined in other files;
+        ``module_notes``: why some USEd module was not taken (ambiguous, cyclic)."""
         self.src = src
+        self.whole = src  # self.src is the unit being built (a slice of it)
         self.lines = original_lines
-        self.modules: dict[str, Scope] = {}
+        self.modules = ModuleScopes(modules, module_notes)
+        self._module_lines: dict[str, int] = {}
+        self._module_uses: dict[str, list[str]] = {}
         self.user_functions: set[str] = set()
         self.out = ir.SourceFile(path=src.path, form=src.form, includes=list(src.includes),
                                  preprocessed=src.preprocessed)
 
     def build(self, tree) -> ir.SourceFile:
-        from fparser.two.utils import walk
-        for st in walk(tree, (F.Function_Stmt,)):
-            self.user_functions.add(lname(st.items[1]))
-        units = children(tree)
-        # modules first, so USE in any later unit of the file resolves
-        for u in units:
-            if type(u).__name__ == "Module":
-                self.module_scope(u)
-        for u in units:
-            cls = type(u).__name__
-            try:
+        return self.build_units([(self.src, tree)])
+
+    def build_units(self, units: list) -> ir.SourceFile:
+        """The IR of a file from the parse trees of its parts (``[(source slice, tree)]``,
+        see ``parse.parse_units``): modules first, so USE in any unit resolves."""
+        whole = self.src
+        for _part, tree in units:
+            for st in find_nodes(tree, (F.Function_Stmt,)):
+                self.user_functions.add(lname(st.items[1]))
+        for part, tree in units:
+            self.src = part
+            for u in children(tree):
+                if type(u).__name__ == "Module":
+                    self._guard(u, self.module_scope)
+        for part, tree in units:
+            self.src = part
+            for u in children(tree):
+                cls = type(u).__name__
                 if cls == "Module":
-                    self.module_procs(u)
+                    self._guard(u, self.module_procs)
                 elif cls in ("Subroutine_Subprogram", "Function_Subprogram"):
-                    self.kernel(u, Scope(), None)
-                elif cls == "Main_Program":
-                    self.program(u)
+                    self._guard(u, lambda x: self.kernel(x, Scope(), None))
+                elif cls in ("Main_Program", "Main_Program0"):
+                    self._guard(u, self.program)
                 elif cls in ("Comment", "Block_Data"):
                     continue
                 else:
                     self.out.errors.append(ir.Diagnostic("unsupported-construct", f"{cls} at file level is not modelled",
                                                          stmt_line(u, self.src), self.src.path))
-            except Exception as exc:  # one bad unit must not lose the others
-                self.out.errors.append(ir.Diagnostic("internal-error", f"front end failed on {cls}: {type(exc).__name__}: {exc}",
-                                                     stmt_line(u, self.src), self.src.path))
+        self.src = whole
+        for name, scope in self.modules.own.items():
+            procs = [k for k in self.out.kernels if k.module == name and k.host is None]
+            self.out.interfaces[name] = interface_of(name, scope, procs, self.src.path, self._module_lines.get(name, 0),
+                                                     self._module_uses.get(name, ()))
+        self.out.missing_modules = dict(self.modules.missing)
         return self.out
+
+    def _guard(self, u, fn) -> None:
+        try:
+            fn(u)
+        except Exception as exc:  # one bad unit must not lose the others
+            self.out.errors.append(ir.Diagnostic("internal-error", f"front end failed on {type(u).__name__}: "
+                                                 f"{type(exc).__name__}: {exc}", stmt_line(u, self.src), self.src.path))
 
     def module_scope(self, u):
         kids = stmt_children(u)
         name = lname(kids[0].items[1])
         self.out.modules.append(name)
+        self._module_lines[name] = stmt_line(kids[0], self.src)
         scope = Scope(None, module=name)
         for c in kids:
             if type(c).__name__ == "Specification_Part":
                 db = DeclBuilder(scope, self.src, self.modules, self.user_functions)
                 db.visit(c)
+                self._module_uses[name] = list(db.uses)
                 for names, _values, _node in db.data_sets:  # module state initialised by DATA
                     for nm in names:
                         scope.local(nm).save = True
@@ -1316,6 +1635,9 @@ class FileBuilder:
                         self.kernel(p, Scope(scope, module=None), name)
 
     def program(self, u):
+        """A main program is not a kernel (the hybrid mode handles its loops); its internal
+        procedures are, with the program's variables as host variables. A program without
+        a PROGRAM statement is named ``main`` (gfortran's MAIN__)."""
         kids = stmt_children(u)
         head = kids[0]
         pname = lname(head.items[1]) if type(head).__name__ == "Program_Stmt" else "main"
@@ -1324,12 +1646,32 @@ class FileBuilder:
         for c in kids:
             if type(c).__name__ == "Specification_Part":
                 DeclBuilder(scope, self.src, self.modules, self.user_functions).visit(c)
-        for c in kids:
+        internal = [c for c in kids if type(c).__name__ == "Internal_Subprogram_Part"]
+        if internal:
+            # variables the program types implicitly (by using them) are host variables too
+            body = []
+            for c in kids:
+                if type(c).__name__ == "Execution_Part":
+                    body = StmtBuilder(scope, self.src, self.user_functions).block(children(c))
+            for nm in referenced_names(body):
+                if scope.lookup(nm) is None and scope.type_of(nm) is not None:
+                    scope.local(nm).ftype = scope.type_of(nm)
+        for c in internal:
             if type(c).__name__ == "Internal_Subprogram_Part":
                 for p in stmt_children(c):
                     if type(p).__name__ in ("Subroutine_Subprogram", "Function_Subprogram"):
-                        head = stmt_children(p)[0]
-                        self.out.internal_procedures.append(f"{pname}:{lname(head.items[1])}")
+                        name = lname(stmt_children(p)[0].items[1])
+                        self.out.internal_procedures.append(f"{pname}:{name}")
+                        self._guard(p, lambda x: self.kernel(x, Scope(scope), None, host=pname,
+                                                             host_kind="program"))
+
+    def _missing_include_hint(self) -> str:
+        """Why a name may have no type: an INCLUDE of the file was not found."""
+        names = [re.search(r"'([^']+)'", msg) for (_f, _l, code, msg) in self.whole.errors if code == "include-not-found"]
+        names = list(dict.fromkeys(m.group(1) for m in names if m))
+        if names:
+            return (f"; it may come from include file {', '.join(names)}, which was not found (add -I DIR)")
+        return ": the routine would not compile"
 
     def _apply_data(self, k: ir.Kernel, db: DeclBuilder, scope: Scope) -> None:
         """DATA-initialised locals never assigned in the kernel are constants (their values
@@ -1374,7 +1716,8 @@ class FileBuilder:
                 v.parameter = vals if v.dims else vals[0]
                 v.save = True
 
-    def kernel(self, u, scope: Scope, module: Optional[str], host: Optional[str] = None) -> ir.Kernel:
+    def kernel(self, u, scope: Scope, module: Optional[str], host: Optional[str] = None,
+               host_kind: str = "routine") -> ir.Kernel:
         kids = stmt_children(u)
         head = kids[0]
         kind = "function" if type(head).__name__ == "Function_Stmt" else "subroutine"
@@ -1390,7 +1733,8 @@ class FileBuilder:
         end_node = kids[-1]
         end_raw = end_node.item.span[1] if getattr(end_node, "item", None) is not None else raw_line(end_node)
         end = self.src.origin(end_raw).main_line
-        k = ir.Kernel(name=name, kind=kind, file=self.src.path, line_start=start, line_end=end, module=module)
+        k = ir.Kernel(name=name, kind=kind, file=self.src.path, line_start=start, line_end=end, module=module,
+                      host=host)
         db = DeclBuilder(scope, self.src, self.modules, self.user_functions)
         result_name = name
         prefix_type = None
@@ -1416,12 +1760,12 @@ class FileBuilder:
             except Unsup as u2:
                 k.unsupported.append(ir.Unsupported(u2.construct, u2.reason, str(head), line=start))
         sb = StmtBuilder(scope, self.src, self.user_functions)
-        body: list[ir.Stmt] = []
+        body: list[ir.Stmt] = db.statement_functions(sb)
         internal = []
         for c in kids:
             cls = type(c).__name__
             if cls == "Execution_Part":
-                body = sb.block(children(c))
+                body = body + sb.block(children(c))
             elif cls == "Internal_Subprogram_Part":
                 internal = [p for p in children(c) if type(p).__name__ in ("Subroutine_Subprogram", "Function_Subprogram")]
         k.body = body
@@ -1464,16 +1808,26 @@ class FileBuilder:
                         dim_names += list(expr_names(e))
         names = list(scope.syms) + [n for n in referenced_names(body) + dim_names if n not in scope.syms]
         names = list(dict.fromkeys(names))
+        unknown: dict[str, tuple[str, str]] = {}  # name -> (construct, reason): refused, never guessed
+        wildcard = {m: ln for m, (ln, only, _note) in scope.all_missing_modules().items() if not only}
         for nm in names:
             if nm in arg_names or nm == result_name:
                 continue
             s = scope.lookup(nm)
+            if s is not None and s.bad and nm not in scope.syms:  # a local's bad declaration is reported already
+                unknown[nm] = (s.bad_code, s.bad)
+                continue
             if s is not None and (s.external or (s.intrinsic and not s.dims)):
                 continue
             if s is None:
                 t = scope.type_of(nm)
+                if wildcard:
+                    mods = ", ".join(f"{m} (USE at line {ln})" for m, ln in sorted(wildcard.items()))
+                    unknown[nm] = ("unknown-module", f"{nm} is not declared here and may come from module {mods}, "
+                                   "which was not found: give port-fortran the file that defines it too")
+                    continue
                 if t is None:
-                    k.diagnostics.append(ir.Diagnostic("untyped", f"{nm} has no type (IMPLICIT NONE)", start))
+                    unknown[nm] = ("untyped", f"{nm} has no type (IMPLICIT NONE)" + self._missing_include_hint())
                     continue
                 k.locals[nm] = ir.Variable(nm, t, line=start)
                 continue
@@ -1487,12 +1841,18 @@ class FileBuilder:
                     k.locals[nm] = v
                 else:
                     k.module_vars[nm] = v
-            else:  # host association (internal procedure)
+            elif s.is_parameter:  # a host's constant: a constant here too
                 k.locals[nm] = v
-                if not s.is_parameter:
-                    k.unsupported.append(ir.Unsupported("unsupported-construct",
-                                                        f"{nm} comes from the host {host or 'routine'} (host association)",
-                                                        nm, line=start))
+            else:  # host association (internal procedure): shared state, like a module variable
+                k.host_vars[nm] = v
+        for nm, (construct, why) in unknown.items():
+            k.unsupported.append(ir.Unsupported(construct, why, nm, line=first_use_line(body, {nm}) or start))
+        if k.host_vars:
+            names = sorted(k.host_vars)
+            k.unsupported.append(ir.Unsupported(
+                "host-association", f"uses {', '.join(names)} of its host {host_kind} {host} (host association): "
+                "the port cannot reach the host's variables yet; pass them as arguments",
+                ", ".join(names), line=first_use_line(body, set(names)) or start))
         self._apply_data(k, db, scope)
         calls = []
         for c in sb.calls + sb.eb.called:
@@ -1503,8 +1863,16 @@ class FileBuilder:
         k.source_text = "\n".join(lines)
         k.has_openmp = any(_OMP_RE.match(ln) for ln in lines)
         if host is not None:
-            k.diagnostics.append(ir.Diagnostic("internal-procedure", f"{name} is an internal procedure of {host}", start))
+            k.diagnostics.append(ir.Diagnostic("internal-procedure", f"{name} is an internal procedure of {host_kind} "
+                                               f"{host}", start))
         self.out.kernels.append(k)
+        if internal:
+            # the routine's implicitly typed variables are host variables of its internal
+            # procedures too (they are not in the scope until now)
+            for nm, v in k.locals.items():
+                if nm not in scope.syms:
+                    sym = scope.local(nm)
+                    sym.ftype = v.ftype
         for p in internal:
-            self.kernel(p, Scope(scope), module, host=name)
+            self._guard(p, lambda x: self.kernel(x, Scope(scope), module, host=name, host_kind=kind))
         return k

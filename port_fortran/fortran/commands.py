@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from . import ir
@@ -16,6 +17,18 @@ def parse_defines(items) -> dict[str, str]:
         if name:
             out[name.strip()] = value.strip() if value else "1"
     return out
+
+
+def module_search_paths(sources, include_dirs=()) -> list[str]:
+    """Where modules are looked for: the files and trees given, the directories of the
+    files given alone, the include directories."""
+    out: list[str] = []
+    for p in sources:
+        p = os.path.abspath(str(p))
+        for q in ([p] if os.path.isdir(p) else [p, os.path.dirname(p)]):
+            if q not in out:
+                out.append(q)
+    return out + [os.path.abspath(d) for d in include_dirs if os.path.abspath(d) not in out]
 
 
 def _arg_text(a: ir.Argument) -> str:
@@ -92,7 +105,7 @@ def kernel_json(k: ir.Kernel) -> dict:
                   "intent_declared": a.intent_declared} for a in k.args],
         "loops": [_loop_json(s) for s in _top_loops(k.body)],
         "unsupported": [{"construct": u.construct, "reason": u.reason, "line": u.line} for u in k.unsupported],
-        "calls": k.calls, "has_openmp": k.has_openmp,
+        "calls": k.calls, "has_openmp": k.has_openmp, "host": k.host, "host_vars": sorted(k.host_vars),
     }
 
 
@@ -118,7 +131,7 @@ def _callee_text(prog, k: ir.Kernel, c) -> str:
 
 
 def cmd_list(args) -> int:
-    from .program import build_program
+    from .program import build_program, parse_with_modules
 
     files = discover(args.sources)
     include = list(getattr(args, "include", []) or [])
@@ -129,21 +142,28 @@ def cmd_list(args) -> int:
         print("port-fortran: error: no Fortran files found in " + " ".join(args.sources), file=sys.stderr)
         return 2
     include += [d for d in default_include_dirs(args.sources) if d not in include]
-    # every file and tree on the command line is one program: calls resolve across them
-    prog = build_program(args.sources, include_dirs=include, defines=defines, files=files)
+    # every file and tree on the command line is one program: calls resolve across them; modules
+    # USEd in one file and defined in another are looked for in everything given (and beside the
+    # files given alone, as a compiler run in their directory would)
+    search = module_search_paths(args.sources, include)
+    prog = build_program(args.sources, include_dirs=include, defines=defines, files=files,
+                         parse=lambda p, inc, d, modules=None: parse_with_modules(p, inc, d, modules, search))
     for f in files:
         sf = prog.file(f)
         if sf.errors:
             bad = True
         if args.json:
             out_json.append({"path": sf.path, "form": sf.form, "modules": sf.modules, "programs": sf.programs,
-                             "internal_procedures": sf.internal_procedures,
+                             "internal_procedures": sf.internal_procedures, "missing_modules": sf.missing_modules,
                              "errors": [{"code": e.code, "message": e.message, "file": e.file or sf.path, "line": e.line}
                                         for e in sf.errors],
                              "kernels": [{**kernel_json(k), **prog.routine_json(k)} for k in sf.kernels]})
             continue
         for e in sf.errors:
             print(f"{e.file or sf.path}:{e.line}: error: {e.message}", file=sys.stderr)
+        for m, line in sf.missing_modules.items():
+            print(f"{sf.path}:{line}: note: module {m} is not in this file nor in the files given: what uses its "
+                  "names is refused (give the file that defines it)", file=sys.stderr)
         for k in sf.kernels:
             print(" | ".join([kernel_line(k)] + _calls_text(prog, k)))
         if not sf.kernels and not sf.errors:

@@ -13,7 +13,7 @@ io-in-loop, unsupported-in-loop, loop-variable-modified.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import gcd
 from typing import Optional
 
@@ -859,7 +859,7 @@ class Context:
     """Facts about the kernel the loop analysis needs."""
 
     arrays: set[str]
-    globals_: set[str]  # arguments, COMMON, module variables, function result: live after the kernel
+    globals_: set[str]  # arguments, COMMON, module and host variables, function result: live after the kernel
     env: dict  # PARAMETER values
     flow: FlowGraph  # the routine's control flow: liveness of every scalar
     sites: Optional[CallSites] = None  # the effects of its calls (None: calls are not analysed)
@@ -873,14 +873,15 @@ def kernel_context(k: ir.Kernel, calls=None) -> Context:
     arrays = {a.name for a in k.args if a.dims}
     arrays |= {n for n, v in k.locals.items() if v.dims}
     arrays |= {n for n, v in k.module_vars.items() if v.dims}
+    arrays |= {n for n, v in k.host_vars.items() if v.dims}
     if k.result is not None and k.result.dims:
         arrays.add(k.result.name)
-    globals_ = {a.name for a in k.args} | set(k.module_vars)
+    globals_ = {a.name for a in k.args} | set(k.module_vars) | set(k.host_vars)
     globals_ |= {n for n, v in k.locals.items() if v.common is not None or v.save}
     if k.result is not None:
         globals_.add(k.result.name)
     env = {n: v.parameter for n, v in k.locals.items() if v.parameter is not None}
-    shared = set(k.module_vars) | {n for n, v in k.locals.items() if v.common is not None or v.save}
+    shared = set(k.module_vars) | set(k.host_vars) | {n for n, v in k.locals.items() if v.common is not None or v.save}
     sites = CallSites(k, calls) if calls is not None else None
     outs = sites.outs() if sites is not None else None
     return Context(arrays, globals_, env, FlowGraph(k.body, live_at_end=globals_, globals_=shared, outs=outs), sites)

@@ -29,22 +29,63 @@ def implicit_type(name: str, rules: dict[str, Optional[FType]]) -> Optional[FTyp
 # --------------------------------------------------------------------------- kinds
 
 
+# The kinds gfortran has on x86-64 (and, but for real(10), on aarch64) Linux: the byte size.
+VALID_KINDS = {
+    "integer": (1, 2, 4, 8, 16),
+    "real": (4, 8, 10, 16),
+    "complex": (4, 8, 10, 16),
+    "logical": (1, 2, 4, 8, 16),
+    "character": (1, 4),
+}
+# (kind, decimal precision, decimal exponent range) of gfortran's real kinds
+_REAL_MODELS = ((4, 6, 37), (8, 15, 307), (10, 18, 4931), (16, 33, 4931))
+_INT_RANGES = ((1, 2), (2, 4), (4, 9), (8, 18), (16, 38))
+
+
+class KindError(ValueError):
+    """A kind that names no type of the compiler (e.g. ``real(3)``, or the negative result
+    of ``selected_real_kind`` for a precision it cannot give)."""
+
+
+def selected_real_kind(p: int | None = None, r: int | None = None) -> int:
+    """``SELECTED_REAL_KIND(P, R)`` as gfortran answers it: the smallest kind with at least
+    P digits and exponent range R; -1 (precision), -2 (range), -3 (both) when none has."""
+    p = 0 if p is None else p
+    r = 0 if r is None else r
+    for kind, prec, rng in _REAL_MODELS:
+        if prec >= p and rng >= r:
+            return kind
+    p_ok = any(prec >= p for _, prec, _ in _REAL_MODELS)
+    r_ok = any(rng >= r for _, _, rng in _REAL_MODELS)
+    return -1 if r_ok else (-2 if p_ok else -3)
+
+
+def selected_int_kind(r: int) -> int:
+    """``SELECTED_INT_KIND(R)``: the smallest integer kind holding 10**R; -1 when none does."""
+    for kind, rng in _INT_RANGES:
+        if rng >= r:
+            return kind
+    return -1
+
+
 def real_kind_from_precision(p: int) -> int:
-    if p <= 6:
-        return 4
-    if p <= 15:
-        return 8
-    return 16
+    return selected_real_kind(p)
 
 
 def int_kind_from_range(r: int) -> int:
-    if r <= 2:
-        return 1
-    if r <= 4:
-        return 2
-    if r <= 9:
-        return 4
-    return 8
+    return selected_int_kind(r)
+
+
+def check_kind(base: str, kind) -> int:
+    """``kind`` if the compiler has that kind of ``base``; raises :class:`KindError`."""
+    if isinstance(kind, bool) or not isinstance(kind, int):
+        raise KindError(f"a kind must be an integer constant, got {kind!r}")
+    valid = VALID_KINDS.get(base)
+    if valid is not None and kind not in valid:
+        if kind < 0:
+            raise KindError(f"kind {kind}: SELECTED_*_KIND found no {base} kind with the precision or range asked for")
+        raise KindError(f"{base} kind {kind} does not exist (gfortran has {', '.join(map(str, valid))})")
+    return kind
 
 
 def normalise_kind(base: str, kind: int, star: bool) -> int:

@@ -400,6 +400,8 @@ class Kernel:
     commons: list[CommonBlock] = field(default_factory=list)
     module_vars: dict[str, Variable] = field(default_factory=dict)  # used module variables
     module: Optional[str] = None  # containing module, for module procedures
+    host: Optional[str] = None  # the program or routine an internal procedure is CONTAINed in
+    host_vars: dict[str, Variable] = field(default_factory=dict)  # host variables it uses (host association)
     uses: list[str] = field(default_factory=list)  # USEd module names
     body: list[Stmt] = field(default_factory=list)
     unsupported: list[Unsupported] = field(default_factory=list)
@@ -420,6 +422,27 @@ class Kernel:
 
 
 @dataclass
+class ModuleInterface:
+    """What a module makes visible to code that USEs it (its own public names and those it
+    re-exports): enough to type variables, resolve kinds and constants, and tell arrays
+    from functions in another file. ``SourceFile.interfaces`` holds those of a file's
+    modules; ``parse_file(..., modules={name: interface})`` feeds them to another file."""
+
+    name: str
+    file: str = ""
+    line: int = 0
+    variables: dict[str, Variable] = field(default_factory=dict)  # constants carry their value
+    constants: list[str] = field(default_factory=list)  # PARAMETER names
+    pointers: list[str] = field(default_factory=list)
+    procedures: dict[str, Optional[FType]] = field(default_factory=dict)  # function result type; None: subroutine
+    derived_types: list[str] = field(default_factory=list)
+    # names whose declaration could not be read -> (Unsupported construct for their users, why)
+    unresolved: dict[str, tuple[str, str]] = field(default_factory=dict)
+    uses: list[str] = field(default_factory=list)
+    intrinsic: bool = False  # iso_fortran_env, iso_c_binding, omp_lib: built in, not from a file
+
+
+@dataclass
 class SourceFile:
     """What the front end made of one file."""
 
@@ -431,11 +454,14 @@ class SourceFile:
     errors: list[Diagnostic] = field(default_factory=list)  # parse errors etc.
     includes: list[str] = field(default_factory=list)
     preprocessed: bool = False
-    # internal procedures of main programs ("program:name"): listed, not kernels
+    # internal procedures of main programs ("program:name"); each is also a kernel (Kernel.host)
     internal_procedures: list[str] = field(default_factory=list)
     # per module of the file: its entities by name -> 'variable' | 'parameter' | 'procedure'
     # | 'generic:<specific>,<specific>...' (what other files of the program can USE)
     module_entities: dict[str, dict[str, str]] = field(default_factory=dict)
+    interfaces: dict[str, ModuleInterface] = field(default_factory=dict)  # of the modules defined here
+    # modules USEd but found neither in the file nor among the modules given: name -> first line
+    missing_modules: dict[str, int] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -513,9 +539,15 @@ def expr_children(e: Expr) -> list[Expr]:
 
 
 def walk_expr(e: Expr):
-    yield e
-    for c in expr_children(e):
-        yield from walk_expr(c)
+    """Every node of ``e`` in pre-order. Iterative: a long operator chain is a left-deep
+    tree, and nested generators would make each node cost its depth."""
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        yield x
+        ch = expr_children(x)
+        if ch:
+            stack.extend(reversed(ch))
 
 
 def _power(a, b):

@@ -10,14 +10,16 @@ import os
 import pickle
 import re
 import signal
+import sys
 import threading
 from pathlib import Path
 
 from . import ir
 from .reader import FORTRAN_EXTS, SourceText, read_source
 
-# CPU seconds allowed for one file: a base plus a share per 1,000 lines (fparser2 needs
-# about 2 s per 1,000 lines); PORT_FORTRAN_PARSE_TIMEOUT overrides it with a fixed figure.
+# CPU seconds allowed to parse one program unit, and again to build and analyse a file's
+# IR: a base plus a share per 1,000 lines (fparser2 needs about 1 s per 1,000 lines);
+# PORT_FORTRAN_PARSE_TIMEOUT overrides it with a fixed figure.
 PARSE_TIMEOUT_BASE_S = 60.0
 PARSE_TIMEOUT_PER_KLINE_S = 30.0
 
@@ -30,9 +32,9 @@ def default_timeout(lines: int) -> float:
         except ValueError:
             pass
     return PARSE_TIMEOUT_BASE_S + PARSE_TIMEOUT_PER_KLINE_S * lines / 1000.0
-# parsed files, pickled: every hit unpickles a fresh copy (callers may change what they get;
-# unpickling is several times faster than copy.deepcopy of the same IR)
-_MEM_CACHE: dict[str, bytes] = {}
+
+
+_MEM_CACHE: dict[str, bytes] = {}  # pickled SourceFiles
 _MEM_CACHE_MAX = 256
 _LOCK = threading.Lock()
 _PARSER = None
@@ -111,6 +113,9 @@ def _parser():
     global _PARSER
     if _PARSER is None:
         from fparser.two.parser import ParserFactory
+
+        from .fparser_chains import install
+        install()  # long operator chains in one pass (no recursion per operator)
         _PARSER = ParserFactory().create(std="f2008")
     return _PARSER
 
@@ -124,7 +129,9 @@ def _fparse(src: SourceText):
 
     parser = _parser()
     SYMBOL_TABLES.clear()
-    reader = FortranStringReader(src.text, ignore_comments=False)
+    # comments are not needed (directives are read from the original lines) and fparser
+    # rejects a comment between DOs sharing a terminal statement (the Livermore loops)
+    reader = FortranStringReader(src.text, ignore_comments=True)
     reader.set_format(FortranFormat(src.form == "free", False))
     sink = io.StringIO()
     log = logging.getLogger("fparser")
@@ -182,6 +189,14 @@ def _syntax_diag(src: SourceText, msg: str) -> ir.Diagnostic:
             detail = ln.strip()
             break
     message = f"syntax error: {text}" + (f" ({detail})" if detail and detail not in text else "")
+    if src.preprocessed:
+        # an identifier left as written by the preprocessor is often a macro the build
+        # defines (-D_NX=400): say so
+        macros = [t for t in dict.fromkeys(re.findall(r"(?<![\w'\"])(_[A-Z][A-Z0-9_]*)\b", text))]
+        if macros:
+            what = "a preprocessor macro that is" if len(macros) == 1 else "preprocessor macros that are"
+            message += (f"; {', '.join(macros)} looks like {what} not defined: give -D{macros[0]}=VALUE "
+                        "as the build does")
     return ir.Diagnostic("syntax-error", message, org.line, org.file)
 
 
@@ -213,7 +228,7 @@ def _with_timeout(fn, timeout: float):
 # --------------------------------------------------------------------------- parse_file
 
 
-def _key(src: SourceText) -> str:
+def _key(src: SourceText, interfaces: dict | None = None, notes: dict | None = None) -> str:
     h = hashlib.sha256()
     h.update(_VERSION.encode())
     h.update(src.path.encode())
@@ -223,16 +238,30 @@ def _key(src: SourceText) -> str:
     h.update(repr(sorted(src.replaced.items())).encode())
     h.update(repr(src.errors).encode())  # preprocessor/include errors differ with -D/-I
     h.update(repr(src.includes).encode())
+    if interfaces:  # modules of other files: their content decides kinds and types here
+        h.update(pickle.dumps(sorted(interfaces.items()), protocol=4))
+    h.update(repr(sorted((notes or {}).items())).encode())
     return h.hexdigest()
+
+
+# Deep expressions (a 400-term stencil is a 400-level tree) need more than Python's default
+# 1,000 frames to pickle, copy or walk; 20,000 keeps the C stack of an 8 MiB thread safe
+# (pickling a chain of 10,000 operations passes, 20,000 crashes the interpreter), and
+# build.MAX_CHAIN keeps expressions below the depth this allows.
+RECURSION_LIMIT = 20000
+
+
+def ensure_recursion_limit() -> None:
+    if sys.getrecursionlimit() < RECURSION_LIMIT:
+        sys.setrecursionlimit(RECURSION_LIMIT)
 
 
 def _load_disk(key: str) -> bytes | None:
     d = cache_dir()
     if d is None:
         return None
-    p = d / f"{key}.pickle"
     try:
-        return p.read_bytes()
+        return (d / f"{key}.pickle").read_bytes()
     except OSError:
         return None
 
@@ -250,17 +279,25 @@ def _store_disk(key: str, blob: bytes) -> None:
         pass
 
 
-def _unpickle(blob: bytes) -> ir.SourceFile | None:
+def _from_blob(blob: bytes) -> ir.SourceFile | None:
     try:
-        sf = pickle.loads(blob)
-    except Exception:  # a cache entry from another version or a torn write: parse again
+        sf = pickle.loads(blob)  # unpickling is iterative: no recursion, however deep the IR
+    except Exception:  # a stale or truncated cache entry: parse again
         return None
     return sf if isinstance(sf, ir.SourceFile) else None
 
 
-def parse_file(path, include_dirs=(), defines=None, *, timeout: float | None = None,
-               use_cache: bool = True) -> ir.SourceFile:
-    """Parse one Fortran file into the IR (kernels analysed). Never raises for bad input."""
+def parse_file(path, include_dirs=(), defines=None, *, modules=None, module_search=None,
+               timeout: float | None = None, use_cache: bool = True) -> ir.SourceFile:
+    """Parse one Fortran file into the IR (kernels analysed). Never raises for bad input.
+    Cached in memory and on disk as pickles: each call returns a fresh copy.
+
+    Modules the file USEs but does not define: ``modules`` ({name: ir.ModuleInterface},
+    e.g. from a program model), else looked for in the files and trees of
+    ``module_search`` (default: the file's directory and ``include_dirs``), whose files are
+    parsed with the same options. A module found nowhere leaves its names unknown: the
+    kernels that need them are refused with the reason (``SourceFile.missing_modules``)."""
+    ensure_recursion_limit()
     path = str(path)
     defines = dict(defines or {})
     try:
@@ -276,122 +313,212 @@ def parse_file(path, include_dirs=(), defines=None, *, timeout: float | None = N
         sf = ir.SourceFile(path=path, form="free")
         sf.errors.append(ir.Diagnostic("read-error", f"cannot prepare {path}: {type(exc).__name__}: {exc}", 1, path))
         return sf
-    key = _key(src)
+    from .modules import resolve_interfaces
+    interfaces, notes = resolve_interfaces(path, src.text, include_dirs=tuple(include_dirs), defines=defines,
+                                           modules=modules, module_search=module_search)
+    key = _key(src, interfaces, notes)
     if use_cache:
         with _LOCK:
             blob = _MEM_CACHE.get(key)
-        from_disk = blob is None
-        if from_disk:
+        if blob is None:
             blob = _load_disk(key)
-        hit = _unpickle(blob) if blob is not None else None
+        hit = _from_blob(blob) if blob is not None else None
         if hit is not None:
-            if from_disk:
-                _remember(key, blob)
+            with _LOCK:
+                _MEM_CACHE[key] = blob
             return hit
-    limit = timeout if timeout is not None else default_timeout(src.text.count("\n") + 1)
-    sf = _parse_uncached(src, text, limit)
-    if use_cache and not any(e.code == "parse-timeout" for e in sf.errors):
-        blob = pickle.dumps(sf, protocol=pickle.HIGHEST_PROTOCOL)
-        _remember(key, blob)
+    sf = _parse_uncached(src, text, timeout, interfaces, notes)
+    if use_cache and not any(e.code in ("parse-timeout", "analysis-timeout") for e in sf.errors):
+        try:
+            blob = pickle.dumps(sf, protocol=pickle.HIGHEST_PROTOCOL)
+        except RecursionError:
+            return sf
+        with _LOCK:
+            if len(_MEM_CACHE) >= _MEM_CACHE_MAX:
+                _MEM_CACHE.pop(next(iter(_MEM_CACHE)))
+            _MEM_CACHE[key] = blob
         _store_disk(key, blob)
-        return pickle.loads(blob)  # the caller's copy; the cache keeps the bytes
     return sf
-
-
-def _remember(key: str, blob: bytes) -> None:
-    with _LOCK:
-        if len(_MEM_CACHE) >= _MEM_CACHE_MAX:
-            _MEM_CACHE.pop(next(iter(_MEM_CACHE)))
-        _MEM_CACHE[key] = blob
 
 
 _START_RE = re.compile(
     r"^\s*(?:(?:recursive|pure|elemental|impure|module)\s+)*"
     r"(?:(?:integer|real|double\s*precision|double\s*complex|complex|logical|character)(?:\s*\*\s*\d+|\s*\([^)]*\))?\s+)?"
-    r"(?:(?:recursive|pure|elemental)\s+)*(subroutine|function|program|module|block\s*data)\b\s*(\w*)",
+    r"(?:(?:recursive|pure|elemental)\s+)*(subroutine|function|program|module|block\s*data|submodule)\b\s*(\w*)",
     re.IGNORECASE)
-_END_RE = re.compile(r"^\s*end\s*(subroutine|function|program|module|block\s*data)?\s*\w*\s*(!.*)?$", re.IGNORECASE)
+_END_RE = re.compile(r"^\s*end\s*(subroutine|function|program|module|block\s*data|submodule)?\s*\w*\s*$", re.IGNORECASE)
+_END_OTHER_RE = re.compile(r"^\s*end\s*(if|do|select|where|forall|type|interface|associate|enum|critical|team|file"
+                           r"|structure|union|map|block(?!\s*data))\b", re.IGNORECASE)
+_MODULE_PROC_RE = re.compile(r"^\s*module\s+procedure\b", re.IGNORECASE)
 
 
-def _stmt_part(line: str, form: str) -> str | None:
-    if form == "fixed":
-        if not line or line[0] in "cC*!dD" or len(line) < 7 or line[5] not in " 0":
-            return None
-        return line[6:]
-    body = line.split("!")[0]
-    return re.sub(r"^\s*\d+\s", " ", body)
+def _strip_comment(stmt: str) -> str:
+    """The statement without a trailing ``!`` comment (quotes respected)."""
+    quote = None
+    for i, c in enumerate(stmt):
+        if quote:
+            if c == quote:
+                quote = None
+        elif c in "'\"":
+            quote = c
+        elif c == "!":
+            return stmt[:i]
+    return stmt
 
 
-def split_units(text: str, form: str) -> list[tuple[int, int]]:
-    """(first, last) 1-based line ranges of the top-level program units (a heuristic used
-    only to recover from a syntax error)."""
+def _statements(text: str, form: str):
+    """(line, statement text) of each statement's first line (comments, blank lines and
+    continuation lines skipped; labels and trailing comments removed)."""
+    continued = False
+    for i, line in enumerate(text.split("\n"), 1):
+        if form == "fixed":
+            if not line or line[0] in "cC*!dD" or len(line) < 7 or line[5] not in " 0":
+                continue
+            st = _strip_comment(line[6:])
+        else:
+            body = _strip_comment(line)
+            was_continued, continued = continued, body.rstrip().endswith("&")
+            if was_continued or not body.strip():
+                continue
+            st = re.sub(r"^\s*\d+\s", " ", body).rstrip().rstrip("&")
+        if st.strip():
+            yield i, st
+
+
+def split_units(text: str, form: str, strict: bool = True) -> list[tuple[int, int]] | None:
+    """(first, last) 1-based line ranges of the top-level program units, a main program
+    without a PROGRAM statement included (it starts at the first statement outside any
+    unit). None when the statements do not nest as units should (then the file is
+    parsed whole). ``strict=False``: the units that can be found, for recovering from a
+    syntax error (END without a unit ignored, an unclosed unit dropped, no unnamed main)."""
     units = []
     depth = 0
     start = None
-    for i, line in enumerate(text.split("\n"), 1):
-        st = _stmt_part(line, form)
-        if st is None or not st.strip():
-            continue
+    for i, st in _statements(text, form):
         m = _START_RE.match(st)
-        if m and not re.match(r"^\s*module\s+procedure\b", st, re.IGNORECASE) and m.group(2):
+        if m and m.group(2) and not _MODULE_PROC_RE.match(st):
             if depth == 0:
                 start = i
             depth += 1
             continue
-        if _END_RE.match(st) and not re.match(r"^\s*end\s*(if|do|select|where|forall|type|interface|associate|block\b)",
-                                              st, re.IGNORECASE):
-            if depth > 0:
-                depth -= 1
-                if depth == 0 and start is not None:
-                    units.append((start, i))
-                    start = None
+        if _END_RE.match(st) and not _END_OTHER_RE.match(st):
+            if depth == 0:
+                if not strict:
+                    continue
+                return None
+            depth -= 1
+            if depth == 0:
+                units.append((start, i))
+                start = None
+            continue
+        if depth == 0 and strict:  # a statement outside any unit: an unnamed main program begins
+            start = i
+            depth = 1
+    if depth != 0 and strict:
+        return None
     return units
 
 
-def _blank_outside(src: SourceText, lo: int, hi: int) -> SourceText:
+def slice_source(src: SourceText, lo: int, hi: int) -> SourceText:
+    """Lines ``lo``..``hi`` of ``src`` as a text of their own, keeping their origins (the
+    parse tree's line numbers then map back through the slice)."""
     import dataclasses
     lines = src.text.split("\n")
-    kept = [ln if lo <= i <= hi else "" for i, ln in enumerate(lines, 1)]
-    return dataclasses.replace(src, text="\n".join(kept))
+    return dataclasses.replace(
+        src, text="\n".join(lines[lo - 1:hi]), origins=src.origins[lo - 1:hi],
+        replaced={k - lo + 1: v for k, v in src.replaced.items() if lo <= k <= hi}, errors=[])
 
 
-def _parse_uncached(src: SourceText, original_text: str, timeout: float) -> ir.SourceFile:
+def _unit_timeout(lines: int, timeout: float | None) -> float:
+    return timeout if timeout is not None else default_timeout(lines)
+
+
+def parse_units(src: SourceText, timeout: float | None = 0) -> tuple[list, list[ir.Diagnostic]]:
+    """fparser trees of the program units of ``src``: ``([(source slice, tree)], errors)``.
+
+    Each unit is parsed alone (one CPU limit each) when the statement scan finds the
+    units, so one bad or slow routine costs only itself, and a main program without a
+    PROGRAM statement does not make fparser drop the rest of the file (it reads such a
+    program only as a file's last unit). Otherwise the file is parsed whole. ``timeout``:
+    CPU seconds per unit (None: the default for its size; 0: no limit)."""
+    units = split_units(src.text, src.form)
+    if not units or len(units) == 1:
+        (tree, diag), = _parse_parts([src], timeout, [])
+        if diag is None:
+            return [(src, tree)] if tree is not None else [], []
+        # one bad routine must not hide the others: the units that can be found, alone
+        units = split_units(src.text, src.form, strict=False)
+        if len(units) <= 1:
+            return [], [diag]
+    return _parse_parts([slice_source(src, lo, hi) for lo, hi in units], timeout, None)
+
+
+def _parse_parts(parts: list[SourceText], timeout, raw: list | None):
+    """Parse each part under its own CPU limit. ``raw`` given: return [(tree, diag)];
+    else ([(part, tree)], errors)."""
+    out, errors = [], []
+    for part in parts:
+        limit = _unit_timeout(part.text.count("\n") + 1, timeout)
+        try:
+            with _LOCK:  # fparser keeps global state (symbol tables): one parse at a time per process
+                tree, diag = _with_timeout(lambda: _fparse(part), limit)
+        except _Timeout:
+            first = part.origin(1)
+            diag = ir.Diagnostic("parse-timeout", f"parsing this program unit took more than {limit:.0f} CPU "
+                                 "seconds; it is skipped (set PORT_FORTRAN_PARSE_TIMEOUT to allow more)",
+                                 first.main_line, part.path)
+            tree = None
+        if raw is not None:
+            raw.append((tree, diag))
+            continue
+        if diag is not None:
+            errors.append(diag)
+        elif tree is not None:
+            out.append((part, tree))
+    return raw if raw is not None else (out, errors)
+
+
+@contextlib.contextmanager
+def _gc_paused():
+    """The cyclic GC off while a file is parsed: its full collections walk the whole
+    fparser tree again and again (the IR build of a 20,000-line routine took 1.9 s with it,
+    0.6 s without); what the parse leaves behind is collected when it is back on."""
+    import gc
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _parse_uncached(src: SourceText, original_text: str, timeout: float | None, interfaces=None,
+                    notes=None) -> ir.SourceFile:
+    with _gc_paused():
+        return _parse_gc_off(src, original_text, timeout, interfaces, notes)
+
+
+def _parse_gc_off(src: SourceText, original_text: str, timeout: float | None, interfaces, notes) -> ir.SourceFile:
     from .analysis import analyse_file
     from .build import FileBuilder
 
+    units, errors = parse_units(src, timeout)
+    fb = FileBuilder(src, original_text.split("\n"), modules=interfaces, module_notes=notes)
+    limit = _unit_timeout(src.text.count("\n") + 1, timeout)
+
     def work():
-        with _LOCK:  # fparser keeps global state (symbol tables): one parse at a time per process
-            tree, diag = _fparse(src)
-        fb = FileBuilder(src, original_text.split("\n"))
-        if diag is None:
-            sf = fb.build(tree)
-        else:
-            # one bad routine must not hide the others: parse each program unit alone
-            sf = fb.out
-            units = split_units(src.text, src.form)
-            if len(units) <= 1:
-                sf.errors.append(diag)
-            else:
-                for lo, hi in units:
-                    part = _blank_outside(src, lo, hi)
-                    with _LOCK:
-                        t, d = _fparse(part)
-                    if d is not None:
-                        sf.errors.append(d)
-                    elif t is not None:
-                        fb.src = part
-                        fb.build(t)
-                fb.src = src
-                if not sf.errors:
-                    sf.errors.append(diag)
+        sf = fb.build_units(units)
         analyse_file(sf)
         return sf
 
     try:
-        sf = _with_timeout(work, timeout)
+        sf = _with_timeout(work, limit)
     except _Timeout:
         sf = ir.SourceFile(path=src.path, form=src.form)
-        sf.errors.append(ir.Diagnostic("parse-timeout", f"parsing took more than {timeout:.0f} CPU seconds; file skipped "
-                                       "(set PORT_FORTRAN_PARSE_TIMEOUT to allow more)", 1, src.path))
+        sf.errors.append(ir.Diagnostic("analysis-timeout", f"building and analysing the IR took more than {limit:.0f} "
+                                       "CPU seconds; file skipped (set PORT_FORTRAN_PARSE_TIMEOUT to allow more)",
+                                       1, src.path))
+    sf.errors[:0] = errors
     sf.errors[:0] = [ir.Diagnostic(code, msg, line, f) for f, line, code, msg in src.errors]
     return sf

@@ -635,6 +635,18 @@ def _takes_modules(fn) -> bool:
         return False
 
 
+def parse_with_modules(path, include_dirs=(), defines: Optional[dict] = None, modules: Optional[dict] = None,
+                       module_search: Optional[list] = None) -> ir.SourceFile:
+    """The per-file front end given the modules other files of the program define
+    ({name: SourceFile}, parsed first); the modules not among them are looked for in
+    ``module_search`` (default: the file's directory and the include directories)."""
+    from .parse import parse_file
+
+    given = {n: sf.interfaces[n] for n, sf in (modules or {}).items() if n in sf.interfaces}
+    return parse_file(path, include_dirs=tuple(include_dirs), defines=dict(defines or {}), modules=given or None,
+                      module_search=module_search)
+
+
 def build_program(sources: Iterable, include_dirs=(), defines: Optional[dict] = None, fflags=(),
                   routines: Optional[dict] = None, *, files: Optional[list] = None,
                   parse: Optional[ParseFn] = None, settings: Optional[dict] = None) -> Program:
@@ -647,9 +659,9 @@ def build_program(sources: Iterable, include_dirs=(), defines: Optional[dict] = 
     called with ``modules={name: SourceFile defining it}`` for the modules the file uses.
     ``routines`` is the configuration's per-routine section (extents, value ranges)."""
     from .interproc import refine
-    from .parse import discover, parse_file
+    from .parse import discover
 
-    parse = parse or (lambda p, inc, d: parse_file(p, include_dirs=tuple(inc), defines=dict(d or {})))
+    parse = parse or (lambda p, inc, d, modules=None: parse_with_modules(p, inc, d, modules))
     paths = [Path(p) for p in (files if files is not None else discover([str(s) for s in sources]))]
     default = FileSettings.of(include_dirs, defines, fflags)
     per_file = {norm(k): v for k, v in (settings or {}).items()}

@@ -8,7 +8,10 @@ Steps (each a pure function over text, except the file reads at the edge):
    include dirs);
 4. fixed-form clean-up: tabs in columns 1-6, columns past 72 dropped;
 5. statements fparser cannot parse but the IR must report (ASSIGN, assigned GOTO) are
-   replaced by ``CONTINUE`` and remembered, so they come back as ``Unsupported`` nodes.
+   replaced by ``CONTINUE`` and remembered, so they come back as ``Unsupported`` nodes;
+   Fortran 2018 locality specs of DO CONCURRENT (``local(x)``), which fparser rejects, are
+   dropped from the text it sees (DO CONCURRENT is reported unsupported with its line
+   anyway, and the rest of the unit must not be lost to it).
 
 Every output line keeps where it came from: ``LineOrigin(file, line, main_line)`` where
 ``file``/``line`` is the file and line the text really comes from and ``main_line`` the
@@ -287,6 +290,36 @@ def replace_unparsable(lines: list[str], form: str) -> dict[int, tuple[str, str,
     return replaced
 
 
+_DO_CONCURRENT_RE = re.compile(r"^(\s*(?:\d+\s+)?(?:\w+\s*:\s*)?do\s+concurrent\s*)\(", re.IGNORECASE)
+_LOCALITY_RE = re.compile(r"^\s*(local_init|local|shared|default|reduce)\s*\(", re.IGNORECASE)
+
+
+def drop_locality_specs(lines: list[str], form: str) -> None:
+    """``do concurrent (i=1:n) local(t) shared(a)`` -> ``do concurrent (i=1:n)``, in place
+    (free-form statements on one line; fparser 0.2 does not know Fortran 2018 locality)."""
+    if form != "free":
+        return
+    for idx, ln in enumerate(lines):
+        m = _DO_CONCURRENT_RE.match(ln)
+        if not m:
+            continue
+        depth, end = 0, None
+        for j in range(m.end() - 1, len(ln)):
+            if ln[j] == "(":
+                depth += 1
+            elif ln[j] == ")":
+                depth -= 1
+                if depth == 0:
+                    end = j + 1
+                    break
+        if end is None:
+            continue
+        rest = ln[end:]
+        code, bang, comment = rest.partition("!")
+        if _LOCALITY_RE.match(code) and not code.rstrip().endswith("&"):
+            lines[idx] = ln[:end] + (" " + bang + comment if bang else "")
+
+
 def read_source(path: str | Path, include_dirs=(), defines: dict | None = None,
                 text: str | None = None) -> SourceText:
     """Read ``path`` (or use ``text``) into the text fparser sees, with its line map."""
@@ -329,6 +362,7 @@ def read_source(path: str | Path, include_dirs=(), defines: dict | None = None,
     if form == "fixed":
         lines = [clean_fixed(ln) for ln in lines]
     replaced = replace_unparsable(lines, form)
+    drop_locality_specs(lines, form)
     # drop leftover preprocessor lines (e.g. #pragma) that fparser would reject
     lines = ["" if ln.startswith("#") else ln for ln in lines]
     includes = list(dict.fromkeys(includes))

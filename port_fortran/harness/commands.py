@@ -14,14 +14,18 @@ from ..records import BACKENDS
 def load_harness(port_dir: str, **kw):
     from .core import Harness
 
-    kernel, sf, meta = load_port_meta(port_dir)
+    kernel, sf, meta, prog = load_port_meta(port_dir)
+    if prog is not None:
+        kw["program"] = prog
     return Harness(kernel, sf, Path(port_dir), include_dirs=meta.get("include_dirs", []),
-                   defines=meta.get("defines", {}), **kw)
+                   defines=meta.get("defines", {}), fflags=meta.get("fflags", []),
+                   module_search=meta.get("module_search", []), **kw)
 
 
 def load_port_meta(port_dir):
-    """(kernel IR, source file IR, port.json) of a port directory written by a run: the
-    original named in ``port.json`` is parsed again with its include dirs and defines."""
+    """(kernel IR, source file IR, port.json, program model or None) of a port directory
+    written by a run: the original named in ``port.json`` is parsed again with its include
+    dirs and defines, through the run's program model when it was ported as part of one."""
     from ..fortran import parse_file
 
     d = Path(port_dir)
@@ -43,14 +47,14 @@ def load_port_meta(port_dir):
         prog = load_program(prog_path)
         if prog.has_file(source):
             kernel, sf = prog.load(source, name)
-            return Harness(kernel, sf, d, include_dirs=meta.get("include_dirs", []), defines=meta.get("defines", {}),
-                           program=prog, **kw)
-    sf = parse_file(source, include_dirs=meta.get("include_dirs", []), defines=meta.get("defines", {}))
+            return kernel, sf, meta, prog
+    sf = parse_file(source, include_dirs=meta.get("include_dirs", []), defines=meta.get("defines", {}),
+                    module_search=meta.get("module_search") or None)
     kernel = next((k for k in sf.kernels if k.name == name), None)
     if kernel is None:
         errs = "; ".join(str(e) for e in sf.errors[:3])
         raise UserError(f"{source}: kernel {name!r} not found any more" + (f" ({errs})" if errs else ""))
-    return kernel, sf, meta
+    return kernel, sf, meta, None
 
 
 def _backends(text: str) -> list[str]:

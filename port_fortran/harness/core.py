@@ -11,7 +11,6 @@ import json
 import os
 import threading
 import time
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
@@ -30,6 +29,15 @@ DEFAULT_LIMITS = Limits(wall_s=60.0, cpu_s=None, mem_mb=4096)
 REF_BUILD_LIMITS = Limits(wall_s=600.0, cpu_s=None, mem_mb=None)
 VERIFY_FFLAGS = ("-O2",)
 TIMING_FFLAGS = ("-O3", "-march=native")
+# Legacy code gfortran >= 10 rejects by default, and the flag that makes it accept the code
+# as older compilers did. Added only after gfortran refused the original with that error
+# (not always: -fallow-argument-mismatch also hides genuine interface bugs as warnings), and
+# recorded in port.json ("fflags_added") and in the build's log.
+LEGACY_FFLAGS = (
+    (r"(Type|Rank) mismatch (between actual argument|in argument)", "-fallow-argument-mismatch",
+     "calls pass arguments of different types or ranks to the same routine (legacy code; an error "
+     "since gfortran 10)"),
+)
 HOST_BACKENDS = ("serial", "openmp")
 HOST_CXXFLAGS = ("-march=native",)  # CMake Release adds -O3; the port's CMakeLists adds -fno-math-errno
 
@@ -54,7 +62,8 @@ class Harness:
 
     def __init__(self, kernel: ir.Kernel, source_file: Union[ir.SourceFile, str, Path, None], port_dir,
                  include_dirs: Sequence[str] = (), defines: Optional[dict] = None,
-                 limits: Optional[Limits] = None, threads: Optional[int] = None, program=None):
+                 limits: Optional[Limits] = None, threads: Optional[int] = None, program=None,
+                 fflags: Sequence[str] = (), module_search: Sequence[str] = ()):
         from .commons import driven_kernel
         # COMMON members the kernel uses are driven as extra arguments after the real ones
         self.kernel = driven_kernel(kernel)
@@ -67,6 +76,9 @@ class Harness:
         self.port_dir = Path(port_dir).resolve()
         self.include_dirs = [str(Path(d).resolve()) for d in include_dirs]
         self.defines = dict(defines or {})
+        self.fflags = list(fflags)  # the user's, after the harness's own
+        self.module_search = [str(Path(d).resolve()) for d in module_search]
+        self.fflags_added: dict[str, str] = {}  # legacy flags the original needed: flag -> why
         self.limits = limits or DEFAULT_LIMITS
         self.threads = threads or default_threads()
         # the program the kernel belongs to (fortran.program): which files define what the
@@ -85,18 +97,27 @@ class Harness:
     # ------------------------------------------------------------------ bookkeeping
 
     def _write_port_json(self) -> None:
+        """What ``verify``/``bench`` need to rebuild this harness later: the source, the
+        options it was parsed and compiled with, the legacy flags the original needed, the
+        run's program model."""
         p = self.port_dir / "port.json"
+        old: dict = {}
         if p.exists():
-            return
-        meta = {
-            "kernel": self.kernel.name,
-            "source": str(self.source_path),
-            "include_dirs": self.include_dirs,
-            "defines": self.defines,
-        }
+            try:
+                old = json.loads(p.read_text())
+            except (json.JSONDecodeError, OSError):
+                old = {}
+        if not self.fflags_added and isinstance(old.get("fflags_added"), dict) \
+                and old.get("fflags") == self.fflags and old.get("source") == str(self.source_path):
+            self.fflags_added = dict(old["fflags_added"])  # learnt by an earlier build: start with them
+        meta = dict(old)
+        meta.update({"kernel": self.kernel.name, "source": str(self.source_path), "include_dirs": self.include_dirs,
+                     "defines": self.defines, "fflags": self.fflags, "fflags_added": self.fflags_added,
+                     "module_search": self.module_search})
         if self._program is not None and self._program.path:
             meta["program"] = self._program.path  # the run's program model: callees, modules, extents
-        p.write_text(json.dumps(meta, indent=2) + "\n")
+        if meta != old:
+            p.write_text(json.dumps(meta, indent=2) + "\n")
 
     @property
     def spec_path(self) -> Path:
@@ -129,7 +150,7 @@ class Harness:
         flags = list(TIMING_FFLAGS if timing else VERIFY_FFLAGS)
         if openmp:
             flags.append("-fopenmp")
-        src, defines, include_dirs, extra = self.source_path, self.defines, self.include_dirs, []
+        src, defines, include_dirs, extra = self.source_path, self.defines, self.include_dirs, self.fflags
         if path is not None and self._program is not None and self._program.has_file(path):
             st = self._program.settings_of(path)
             src, defines, include_dirs, extra = Path(path), st.defines_dict, list(st.include_dirs), list(st.fflags)
@@ -139,7 +160,7 @@ class Harness:
             flags.append(f"-D{k}" if v in (None, "", True) else f"-D{k}={v}")
         for d in include_dirs:
             flags.append(f"-I{Path(d).resolve()}")
-        return flags + extra
+        return flags + list(self.fflags_added) + list(extra)
 
     def tree_objects(self, timing: bool = False, openmp: bool = False):
         """The program's objects compiled with the reference's flags (linking.TreeObjects),
@@ -165,7 +186,30 @@ class Harness:
         """The original compiled with its driver (cached; rebuilt when the sources or the
         flags change), linked with the original objects of every routine it needs from the
         program (``linking.TreeObjects``). Raises UserError when the original does not
-        compile or link."""
+        compile or link. When gfortran rejects legacy code that a flag of
+        :data:`LEGACY_FFLAGS` lets through, the build is done again with that flag
+        (recorded in port.json)."""
+        for _ in range(len(LEGACY_FFLAGS) + 1):
+            try:
+                return self._build_reference_once(timing, openmp)
+            except UserError as exc:
+                if not self._legacy_retry(str(exc)):
+                    raise
+        raise AssertionError("unreachable: each legacy flag is added at most once")
+
+    def _legacy_retry(self, text: str) -> Optional[str]:
+        """The legacy flag (:data:`LEGACY_FFLAGS`) that answers the error gfortran gave,
+        newly added (and recorded in port.json); None if there is none."""
+        import re
+
+        for pattern, flag, why in LEGACY_FFLAGS:
+            if flag not in self.fflags_added and flag not in self.fflags and re.search(pattern, text):
+                self.fflags_added[flag] = why
+                self._write_port_json()
+                return flag
+        return None
+
+    def _build_reference_once(self, timing: bool, openmp: bool) -> Path:
         gfortran = gfortran_path()
         if not gfortran:
             raise ToolMissing("gfortran not found: install it (e.g. apt-get install gfortran); "
@@ -206,7 +250,7 @@ class Harness:
         tail = "\n".join((res.stderr or res.stdout).strip().splitlines()[-15:])
         raise UserError(f"{self.source_path}:{self.kernel.line_start}: {what} failed "
                         f"({' '.join(map(str, cmd[:1] + cmd[-4:]))}):\n{tail}\n"
-                        f"check the include dirs (-I) and defines (-D) given for this file")
+                        f"check the include dirs (-I), defines (-D) and Fortran flags (--fflags) given for this file")
 
     # ------------------------------------------------------------------ port build
 
@@ -276,6 +320,9 @@ class Harness:
         res.seconds = time.monotonic() - t0
         res.artifacts = dict(res.artifacts)
         res.artifacts["ref_driver"] = str(ref)
+        notes = "".join(f"note: the original was compiled with {flag}: {why} (port.json: fflags_added)\n"
+                        for flag, why in self.fflags_added.items())
+        res.log = notes + (res.log or "")
         if res.ok:
             exe = bdir / "pf_driver"
             if not exe.exists():

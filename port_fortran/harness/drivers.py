@@ -21,6 +21,9 @@ C_TYPES = {
 
 def unsupported_reason(kernel: ir.Kernel) -> str:
     """Why the harness cannot drive this kernel ('' if it can)."""
+    if getattr(kernel, "host", None):
+        return (f"{kernel.name} is an internal procedure of {kernel.host}: the reference driver cannot call it "
+                "from outside its host (it must be outlined first, which the hybrid mode does)")
     for a in kernel.args:
         if a.ftype.base == "character" and a.rank:
             return f"argument {a.name}: character arrays are not supported by the harness"
@@ -181,6 +184,8 @@ def cpp_driver(kernel: ir.Kernel, views_timer: bool = False) -> str:
     if kernel.result is not None:
         call = f"*static_cast<{c_type(kernel.result.ftype)}*>(R[{len(kernel.args)}].p()) = {call}"
     mutable = [i for i, a in enumerate(kernel.args) if a.intent != "in"]
+    names = [a.name for a in kernel.args] + (["result"] if kernel.result is not None else [])
+    names_init = ", ".join(f'"{x}"' for x in names)
     nl = "\n"
     if load:  # COMMON members: records -> gfortran's symbols before the call, back after
         call = " ".join(load) + "\n      " + call + ";\n      " + " ".join(store)
@@ -210,8 +215,10 @@ int main(int argc, char** argv) {{
   {{
     std::string mode = argv[1];
     std::vector<pf_harness::Rec> R = pf_harness::read_all(argv[2], {n});
+    static const char* const names[] = {{{names_init}}};
     if (mode == "run") {{
       {call};
+      pf_harness::check_guards(R, names);
       pf_harness::write_all(argv[3], R);
     }} else if (mode == "time") {{
       if (argc < 5) pf_harness::die("time needs WARMUP REPEATS");
@@ -226,6 +233,7 @@ int main(int argc, char** argv) {{
         double t1 = pf_harness::now();
         if (r >= nwarm) std::printf("PF_TIME %.17g\\n", t1 - t0);
       }}
+      pf_harness::check_guards(R, names);
 {views_mode}    }} else {{
       pf_harness::die("unknown mode " + mode);
     }}

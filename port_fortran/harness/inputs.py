@@ -401,6 +401,12 @@ def read_records(path: Path, names: list[str], char_lens: Optional[dict[str, int
             dt = np.dtype(f"S{max(itemsize, 1)}")
         else:
             dt = np.dtype(TYPE_CODES[code][0])
+        n = int(np.prod(shape, dtype=np.int64)) if nd else 1
+        if nbytes != n * dt.itemsize:
+            bounds = ", ".join(f"{l}:{u}" for l, u in zip(lb, ub))
+            raise ValueError(f"{Path(path).name}: record {name!r}: the header says {n} element(s) "
+                             f"({bounds or 'scalar'}) of {dt.itemsize} byte(s) but {nbytes} bytes follow: the program "
+                             "that wrote it corrupted it (a port writing outside its arguments?)")
         arr = np.frombuffer(raw, dtype=dt)
         arr = arr.reshape(shape, order="F") if nd else arr.reshape(())
         out.append(Record(name, code, tuple(lb), arr))

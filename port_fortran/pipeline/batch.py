@@ -8,6 +8,7 @@ the manifest's directory::
     sources: [src/, "legacy/**/*.f"]        # files, directories, globs (required)
     include: [src/include]                  # include directories (-I)
     defines: {USE_MPI: "0"}                 # or ["USE_MPI=0"]           (-D)
+    fflags: -fno-range-check                # extra gfortran flags for the originals (--fflags)
     kernels: [daxpy, dgemv]                 # only these (default: every kernel found)
     backends: [serial, openmp]
     models: [rules]                         # a fallback chain, e.g. [rules, openai:gpt-4o-mini]
@@ -51,12 +52,12 @@ from typing import Any, Callable, Optional
 
 import yaml
 
-from ..config import Config, load_file, parse_defines
+from ..config import Config, load_file, parse_defines, parse_fflags
 from ..errors import UserError
 from ..reports.db import RunDB
 from .executors import KINDS, Failure, check_site, make_executor, run_all
 
-MANIFEST_KEYS = ("sources", "include", "defines", "kernels", "backends", "models", "budget", "executor",
+MANIFEST_KEYS = ("sources", "include", "defines", "fflags", "kernels", "backends", "models", "budget", "executor",
                  "workers", "site", "out", "run_id", "config")
 #: kernel statuses a re-run does not repeat
 SKIP_ON_RERUN = ("verified", "refused")
@@ -136,7 +137,7 @@ def load_manifest(path: str | Path, *, executor: Optional[str] = None, workers: 
     extra = data.get("config") or {}
     if not isinstance(extra, dict):
         raise _key_err(path, "config", f"expected a mapping of run settings, got {extra!r}")
-    for k in ("executor", "jobs", "include_dirs", "defines", "kernels", "backends", "models", "max_cost"):
+    for k in ("executor", "jobs", "include_dirs", "defines", "fflags", "kernels", "backends", "models", "max_cost"):
         if k in extra:
             raise _key_err(path, f"config.{k}", "set this at the top level of the manifest")
     try:  # the run settings alone first, so an error names them as config.<key>
@@ -158,6 +159,8 @@ def load_manifest(path: str | Path, *, executor: Optional[str] = None, workers: 
             cfg_in["defines"] = {str(k): "" if v is None else str(v) for k, v in d.items()}
         else:
             raise _key_err(path, "defines", "expected a mapping NAME: VALUE or a list of 'NAME=VALUE'")
+    if "fflags" in data:
+        cfg_in["fflags"] = parse_fflags(data["fflags"], "fflags", str(path))
     for k in ("kernels", "backends", "models"):
         if k in data:
             cfg_in[k] = _str_list(path, k, data[k])

@@ -41,6 +41,10 @@ def plan_jobs(sources: list[str], config: Config, run_id: str, out_dir: Path, db
     extra = [os.path.abspath(d) for d in default_include_dirs(sources) if os.path.abspath(d) not in given]
     if extra:
         config.include_dirs = list(config.include_dirs) + extra
+    # modules USEd in one file and defined in another are looked for in everything given
+    if not config.module_search:
+        from ..fortran.commands import module_search_paths
+        config.module_search = module_search_paths(sources, config.include_dirs)
     jobs: list[KernelJob] = []
     errors: list[str] = []
     wanted = set(config.kernels)
@@ -52,7 +56,7 @@ def plan_jobs(sources: list[str], config: Config, run_id: str, out_dir: Path, db
 
     # stages written before the program model (a parse method only) get the interface's own
     build = getattr(stages, "build_program", None) or (lambda *a, **kw: Stages.build_program(stages, *a, **kw))
-    program = build(files, config.include_dirs, config.defines, routines=config.routines)
+    program = build(files, config.include_dirs, config.defines, routines=config.routines, fflags=config.fflags)
     program.objects_dir = str((out_dir / "program" / "objects").resolve())
     program_path = str(program.save(out_dir / "program" / "program.pickle").resolve())
     if hasattr(stages, "use_program"):

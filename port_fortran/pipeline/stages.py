@@ -24,12 +24,20 @@ class Stages:
 
     program = None  # the run's fortran.program.Program, once use_program gave it
 
-    def build_program(self, files: list[Path], include_dirs=(), defines=None, routines=None):
-        """All files as one program (fortran.program), parsed with this object's ``parse``."""
+    def build_program(self, files: list[Path], include_dirs=(), defines=None, routines=None, fflags=()):
+        """All files as one program (fortran.program), parsed with this object's ``parse``
+        (given the modules other files of the program define, when it takes them)."""
+        import inspect
+
         from ..fortran.program import build_program
 
-        return build_program([], include_dirs, defines, routines=routines, files=list(files),
-                             parse=lambda p, inc, d: self.parse(p, inc, d))
+        if "modules" in inspect.signature(self.parse).parameters:
+            def parse(p, inc, d, modules=None):
+                return self.parse(p, inc, d, modules=modules)
+        else:
+            def parse(p, inc, d):
+                return self.parse(p, inc, d)
+        return build_program([], include_dirs, defines, fflags, routines=routines, files=list(files), parse=parse)
 
     def use_program(self, program) -> None:
         """Later stages resolve callees, link originals and size arrays through ``program``."""
@@ -81,10 +89,13 @@ class RealStages(Stages):
 
         return list(discover([str(p) for p in paths]))
 
-    def parse(self, path, include_dirs=(), defines=None):
-        from ..fortran import parse_file
+    def parse(self, path, include_dirs=(), defines=None, modules=None):
+        """``modules``: {name: SourceFile defining it} from the program model (parsed before
+        this file); modules not among them are looked for in the configured search paths."""
+        from ..fortran.program import parse_with_modules
 
-        return parse_file(path, include_dirs=tuple(include_dirs), defines=dict(defines or {}))
+        search = list(getattr(self.config, "module_search", None) or []) or None
+        return parse_with_modules(path, include_dirs, defines, modules, module_search=search)
 
     def load(self, file, kernel, include_dirs=(), defines=None):
         if self.program is not None and self.program.has_file(file):
@@ -108,10 +119,11 @@ class RealStages(Stages):
         write_port(port, Path(port_dir))
 
     def validate(self, code, kernel, port_dir, backend, compile_check=True):
-        from ..agents.validator import validate
+        from ..agents.validator import source_constants, validate
 
         inc = tuple(getattr(self.config, "include_dirs", ()) or ())
-        return validate(code, kernel.name, port_dir, backend=backend, include_dirs=inc, compile_check=compile_check)
+        return validate(code, kernel.name, port_dir, backend=backend, include_dirs=inc, compile_check=compile_check,
+                        constants=tuple(source_constants(kernel)))
 
     def harness(self, kernel, source, port_dir):
         key = str(Path(port_dir).resolve())
@@ -128,7 +140,8 @@ class RealStages(Stages):
                 if cfg.threads:
                     kw["threads"] = cfg.threads
             h = Harness(kernel, source, Path(port_dir), include_dirs=tuple(getattr(cfg, "include_dirs", ()) or ()),
-                        defines=dict(getattr(cfg, "defines", {}) or {}), program=self.program, **kw)
+                        defines=dict(getattr(cfg, "defines", {}) or {}), fflags=list(getattr(cfg, "fflags", ()) or ()),
+                        module_search=list(getattr(cfg, "module_search", ()) or ()), program=self.program, **kw)
             self._harness[key] = h
         return h
 

@@ -1,0 +1,40 @@
+"""What the front end reads now, proven end to end: a stencil whose kinds come from
+iso_fortran_env and a module (REAL64: the harness feeds it double data; before, the
+front end read it as real(4) and the original computed garbage on float inputs), with
+17-digit weights the anti-fraud check must accept as the original's own. One Kokkos build."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from port_fortran.agents.validator import check_patterns, source_constants
+from port_fortran.build_runner.kokkos import find_install
+from port_fortran.fortran import ir, parse_file
+from port_fortran.harness import Harness
+from port_fortran.translate import translate_kernel, write_port
+
+DATA = Path(__file__).parent / "data" / "frontend"
+
+pytestmark = [pytest.mark.integration,
+              pytest.mark.skipif(find_install("serial") is None, reason="no Kokkos install (set Kokkos_ROOT)")]
+
+
+def test_real64_stencil_with_long_weights_verifies(tmp_path):
+    sf = parse_file(DATA / "star64.f90", use_cache=False)
+    assert not sf.errors, sf.errors
+    k = next(k for k in sf.kernels if k.name == "star3w")
+    assert [(a.name, a.ftype) for a in k.args] == [("n", ir.INTEGER), ("inp", ir.REAL8), ("out", ir.REAL8)]
+    assert k.loops()[0].info.parallel and not k.unsupported
+    port = translate_kernel(k, sf)
+    code = port.files["star3w.kokkos.cpp"]
+    assert "hard-coded-output" not in [d.code for d in check_patterns(code, "star3w",
+                                                                       constants=source_constants(k))]
+    write_port(port, tmp_path / "star3w")
+    h = Harness(k, sf, tmp_path / "star3w", threads=2)
+    b = h.build("serial")
+    assert b.ok, b.log[-3000:]
+    v = h.verify("serial")
+    assert v.passed, v.reason or [c.error for c in v.cases]
+    out = [o for c in v.cases for o in c.outputs if o.name == "out"]
+    assert out and max(o.max_rel_err for o in out) < 1e-12  # double precision end to end
