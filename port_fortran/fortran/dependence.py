@@ -7,6 +7,14 @@ loop is not parallel, the reasons as ``Diagnostic(code, message, line)``.
 
 The array test is exact for subscripts affine in the loop indices (same coefficient:
 constant distance; different coefficients: GCD test) and conservative otherwise.
+
+Calls: given the effects of the program's routines (``effects.Calls``), a call to a routine
+whose effects are confined to its arguments is the accesses it makes -- an array element
+passed to an array dummy is the range of elements the callee touches from it
+(``u(1:5, i, j, k)``), tested like any subscript (ranges included); a scalar passed to a
+dummy it writes is a scalar write, one it surely assigns first a definition. Any other
+call (I/O, COMMON, module or SAVE state, a routine no file defines, in the callee or
+below) keeps the loop serial with ``call-in-loop`` naming the callee and the line.
 Reason codes: loop-carried-dependence, possible-dependence, scalar-dependence,
 last-value, loc-reduction, scattered-update, indirect-write, early-exit, call-in-loop,
 io-in-loop, unsupported-in-loop, loop-variable-modified.
