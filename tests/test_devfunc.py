@@ -200,3 +200,58 @@ def test_port_with_device_functions_matches_original(tmp_path, file, name, other
         v = h.verify(backend)
         assert v.passed, f"{name} [{backend}] ({', '.join(port.patterns)}): {v.reason}"
         assert v.cases and all(c.outputs for c in v.cases)
+
+
+def test_recursion_and_sections_are_not_guessed(tmp_path):
+    src = tmp_path / "rec.f90"
+    src.write_text("""\
+recursive function fact(n) result(r)
+  integer, intent(in) :: n
+  integer :: r
+  if (n <= 1) then
+    r = 1
+  else
+    r = n*fact(n - 1)
+  end if
+end function fact
+
+subroutine colsum(n, m, a, s)
+  integer, intent(in) :: n, m
+  double precision, intent(in) :: a(n, m)
+  double precision, intent(out) :: s(m)
+  integer :: j
+  double precision :: total
+  do j = 1, m
+    s(j) = total(n, a(1:n, j))
+  end do
+end subroutine colsum
+
+double precision function total(n, x)
+  integer, intent(in) :: n
+  double precision, intent(in) :: x(n)
+  total = sum(x)
+end function total
+
+subroutine usef(n, x)
+  integer, intent(in) :: n
+  integer, intent(out) :: x(n)
+  integer :: i, fact
+  do i = 1, n
+    x(i) = fact(i)
+  end do
+end subroutine usef
+""")
+    sf = parse_file(src, use_cache=False)
+    assert not sf.errors, sf.errors
+    ks = {k.name: k for k in sf.kernels}
+    (d,) = ks["usef"].loops()
+    assert codes(d) == ["call-in-loop"] and "recursion" in d.info.reasons[0].message
+    with pytest.raises(TranslationRefused):
+        translate_kernel(ks["usef"], sf)
+    # a section actual is passed by copy-in/copy-out: the analysis keeps the whole array,
+    # read only here, so the loop is parallel; the rules do not make the copy and say so
+    (d,) = ks["colsum"].loops()
+    assert d.info.parallel
+    with pytest.raises(TranslationRefused) as exc:
+        translate_kernel(ks["colsum"], sf)
+    assert exc.value.diagnostics[0].code == "array-section"
