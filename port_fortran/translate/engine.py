@@ -153,6 +153,10 @@ def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Tran
             helpers.append(inline_function(fn, source, options, program))
         except Refusal as r:  # its lines are the callee's, in the callee's file
             r.diagnostic.file = r.diagnostic.file or fn.file
+            if fn.name in kernel.calls:
+                r.diagnostic.message += f" (called by {kernel.name} at line {_call_line(kernel, fn.name)})"
+            else:
+                r.diagnostic.message += f" (reached from {kernel.name} through its callees)"
             raise
     out_args = {fn.name: {i for i, a in enumerate(fn.args) if a.intent != "in"} for fn in callees}
 
