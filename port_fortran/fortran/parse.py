@@ -41,8 +41,9 @@ _PARSER = None
 
 
 # modules that work on whole programs, after the per-file parse: they do not change what
-# the cache holds, so editing them keeps it
-_NOT_PER_FILE = {"program.py", "interproc.py", "commands.py", "__init__.py"}
+# the cache holds, so editing them keeps it (program.py does: the per-file analysis of
+# calls resolves callees and their impurities through a program of the file)
+_NOT_PER_FILE = {"interproc.py", "commands.py", "__init__.py"}
 
 
 def _code_version() -> str:

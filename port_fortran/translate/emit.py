@@ -150,7 +150,7 @@ class Emitter:
         if isinstance(s, ir.Continue):
             return []
         if isinstance(s, ir.Return):
-            if ctx.get("device"):
+            if ctx.get("device") and not ctx.get("function"):
                 raise Refusal("early-exit", "RETURN inside a kernel", s.line)
             res = ctx.get("result")
             if res:
@@ -196,17 +196,9 @@ class Emitter:
             raise Refusal("call-to-unknown", f"'{s.name}' called with {len(s.args)} arguments, it has {len(fn.args)}", s.line)
         parts = []
         for a, formal in zip(s.args, fn.args):
-            if formal.dims:
-                raise Refusal("impure-call", f"'{s.name}' takes array argument '{formal.name}'", s.line)
-            if formal.intent == "in":
-                parts.append(self.ex(a, formal.ftype, s.line))
-            else:
-                if not isinstance(a, ir.Name) or self.tab.is_array(a.name):
-                    raise Refusal("impure-call", f"argument {formal.name} of '{s.name}' may be modified: "
-                                  "pass a scalar variable", s.line)
-                if self.tab[a.name].ftype != formal.ftype:
-                    raise Refusal("type-mismatch", f"argument {formal.name} of '{s.name}' has another type", s.line)
-                parts.append(self.ex(a, None, s.line))
+            self.p.line = s.line
+            parts.append(self.p.actual(a, formal, s.name))
+            self._collect()
         return f"{function_cname(s.name)}({', '.join(parts)})"
 
     def if_lines(self, s: ir.If, branch_fns, else_fn, ind: int) -> list[str]:
