@@ -180,6 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("port_dir", metavar="DIR")
     p.add_argument("--backends", default="serial,openmp")
     p.add_argument("--seeds", type=int, default=None, help="number of random input sets")
+    p.add_argument("--timing-size", action="store_true",
+                   help="also verify at the timing sizes (what `bench` does before it times; kept per build)")
 
     p = sub.add_parser("bench", help="time an existing port against the original")
     p.add_argument("port_dir", metavar="DIR")

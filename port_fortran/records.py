@@ -98,6 +98,10 @@ class OutputCheck:
     worst_index: Optional[list[int]] = None  # Fortran indices of the worst element
     tolerance: float = 0.0
     message: str = ""  # e.g. "3 elements left unwritten (NaN)"
+    # an output too large to compare whole: ``elements`` of its ``total_elements`` were
+    # compared, a deterministic sample touching every tile and the last elements of each dim
+    sampled: bool = False
+    total_elements: Optional[int] = None
 
 
 @dataclass
@@ -108,6 +112,10 @@ class CaseResult:
     outputs: list[OutputCheck] = field(default_factory=list)
     error: str = ""  # crash, time-out, build failure
     label: str = ""  # the input set in words: seed, sizes, flag and stride values (e.g. "seed=7 n=33 trans=T")
+    # '' a correctness set of the spec; 'cross-tiles' the set past every tile/team/GPU block
+    # (harness.crossing); 'timing-size' the sizes a timing runs at
+    kind: str = ""
+    code: str = ""  # when the port is not at fault: 'original-not-finite', 'original-failed' (harness.redraw)
 
 
 @dataclass
@@ -116,6 +124,11 @@ class Verdict:
     passed: bool
     cases: list[CaseResult] = field(default_factory=list)
     reason: str = ""  # first failure, human readable
+    # the boundary-crossing case: True it ran, False the spec turned it off
+    # (sizes.cross_tiles: false), None the kernel has no parallel loop a size sets
+    cross_tiles: Optional[bool] = None
+    notes: list[str] = field(default_factory=list)  # what the cases cover and do not (crossing, sampling)
+    code: str = ""  # set when every failing case is the original's (harness.redraw): no input it accepts
 
     def worst(self) -> Optional[OutputCheck]:
         fails = [o for c in self.cases for o in c.outputs if not o.passed]
@@ -134,3 +147,8 @@ class Timing:
     gbytes_per_s: Optional[float] = None
     gflops: Optional[float] = None
     roofline_fraction: Optional[float] = None  # of the machine's measured bandwidth (or peak)
+    # the sizes (and stride values) at which this build was verified on this backend before
+    # it was timed; None for the original Fortran (it is the reference) and for timings
+    # from before this was recorded
+    proven_sizes: Optional[dict[str, int]] = None
+    proof: str = ""  # the proof in words: "verified at the timing sizes (seed S, all N elements compared)"

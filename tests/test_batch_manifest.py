@@ -78,8 +78,8 @@ def fake_port_kernel(job):
             for b in job.config["backends"]:
                 db.add_attempt(rid, kid, "compile", True, backend=b)
                 db.add_verdict(rid, kid, b, ok, "" if ok else "y differs", {"backend": b, "passed": ok, "cases": []})
-            db.add_timing(rid, kid, "fortran-serial", 2e-3)
-            db.add_timing(rid, kid, "kokkos-serial", 1e-3)
+            db.add_timing(rid, kid, "fortran-serial", 2e-3, sizes={"n": 1000})
+            db.add_timing(rid, kid, "kokkos-serial", 1e-3, sizes={"n": 1000}, proven_sizes={"n": 1000})
             status, reason = ("verified", "") if ok else ("failed", f"{job.rel_file}:2: y differs")
         model = job.config["models"][0]
         db.set_kernel(rid, kid, status=status, reason=reason, model=model, finished=time.time())

@@ -183,8 +183,8 @@ def test_a_1000_term_stencil_is_one_left_deep_expression(tmp_path):
 
 
 def test_a_chain_longer_than_the_limit_is_refused_with_its_line(tmp_path, monkeypatch):
-    from port_fortran.fortran import build
-    monkeypatch.setattr(build, "MAX_CHAIN", 50)
+    from port_fortran.fortran import exprs
+    monkeypatch.setattr(exprs, "MAX_CHAIN", 50)
     sf = parse(tmp_path, _chain_source("toolong", 60))
     (k,) = sf.kernels
     (u,) = k.unsupported

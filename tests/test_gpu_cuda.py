@@ -1,8 +1,9 @@
 """Ports proven on an NVIDIA GPU (the Kokkos CUDA backend).
 
 The translation-feature kernels of test_translate_verify (reductions, MDRange, atomics,
-complex arithmetic, TeamPolicy, GOTO structuring, a host time loop launching kernels) are
-built with the install's nvcc_wrapper and must reproduce gfortran's build of the original
+complex arithmetic, TeamPolicy, GOTO structuring, a host time loop launching kernels) and
+the device-function ports of test_devfunc (callees in loops) are built with the install's
+nvcc_wrapper and must reproduce gfortran's build of the original
 on the GPU. A sample kernel is also timed there: kernel-only and with copies, against the
 GPU's own measured bandwidth.
 
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+import test_devfunc as dv
 import test_translate_verify as tv
 
 from port_fortran.build_runner.kokkos import find_install
@@ -46,6 +48,20 @@ def test_feature_kernel_is_proven_on_the_gpu(tmp_path, file, name):
     verdict = h.verify("cuda")
     assert verdict.passed, verdict.reason
     assert len(verdict.cases) >= 2
+    assert all(o.elements > 0 for c in verdict.cases for o in c.outputs)
+
+
+@pytest.mark.parametrize("file, name, others", dv.PORTS, ids=[p[1] for p in dv.PORTS])
+def test_device_function_port_is_proven_on_the_gpu(tmp_path, file, name, others):
+    """Callees as KOKKOS_INLINE_FUNCTIONs with pf::FArray dummies pointing into device Views
+    (an array-element actual per grid point, helpers of another file, a function in a
+    reduction)."""
+    port, h = dv.harness(tmp_path, file, name, others)
+    build = h.build("cuda")
+    assert build.ok, build.condensed
+    assert "nvcc_wrapper" in build.log
+    verdict = h.verify("cuda")
+    assert verdict.passed, verdict.reason
     assert all(o.elements > 0 for c in verdict.cases for o in c.outputs)
 
 

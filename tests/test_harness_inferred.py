@@ -51,7 +51,9 @@ def test_csr_spmv_verifies_with_inferred_spec(csr):
         v = h.verify(backend)
         assert v.passed, v.reason
         y = [o for c in v.cases for o in c.outputs if o.name == "y"]
-        assert [o.elements for o in y] == [1, 7, 33]
+        # the spec's three sizes, then the boundary-crossing case (rows past a GPU block)
+        assert [o.elements for o in y] == [1, 7, 33, 1027]
+        assert v.cases[-1].kind == "cross-tiles" and v.cross_tiles
     saved = json.loads((h.port_dir / "verdict.json").read_text())
     assert saved["openmp"]["passed"] and saved["openmp"]["base_seeds"][0] == v.cases[0].seed
 
@@ -61,7 +63,8 @@ def test_verify_and_bench_commands_on_a_port_directory(csr, capsys):
     assert json.loads((csr.port_dir / "port.json").read_text())["kernel"] == "csr_spmv"
     assert main(["verify", port_dir, "--backends", "serial", "--seeds", "2"]) == 0
     out = capsys.readouterr().out
-    assert "csr_spmv [serial] verified: 6 input sets" in out
+    assert "csr_spmv [serial] verified: 7 input sets" in out  # 3 sizes x 2 seeds + the crossing case
+    assert "boundary-crossing case: nrows=1027" in out
     # a smaller timing size (a user edit) keeps the test short
     data = yaml.safe_load(csr.spec_path.read_text())
     data["sizes"]["timing"] = {"nrows": 20000, "ncols": 20000, "nnz": 100000}
@@ -75,6 +78,10 @@ def test_verify_and_bench_commands_on_a_port_directory(csr, capsys):
         ("fortran-serial", True), ("kokkos-serial", True), ("kokkos-serial", False),
         ("kokkos-openmp", True), ("kokkos-openmp", False)}
     assert all(x["median_s"] > 0 and x["repeats"] == 3 and x["gbytes_per_s"] > 0 for x in t)
+    # every Kokkos number comes from a build proven at the sizes timed, on that backend
+    assert all(x["proven_sizes"] == x["sizes"] == {"nrows": 20000, "ncols": 20000, "nnz": 100000}
+               for x in t if x["variant"].startswith("kokkos-"))
+    assert "verified at the timing sizes on openmp" in out and "| reference |" in out
     assert main(["verify", str(csr.port_dir.parent), "--backends", "serial"]) == 2  # not a port dir
 
 
@@ -84,7 +91,7 @@ def test_gemm_with_two_flags_and_leading_dimensions_verifies(tmp_path):
     assert {n for n, a in h.spec.args.items() if a.role == "leading-dim"} == {"lda", "ldb", "ldc"}
     v = h.verify("serial")
     assert v.passed, v.reason
-    assert len(v.cases) == 12  # 3 size sets x 4 flag combinations
+    assert len(v.cases) == 16  # (3 size sets + the crossing case) x 4 flag combinations
 
 
 def test_gemv_with_flags_and_leading_dimension_verifies_with_inferred_spec(tmp_path):
@@ -95,4 +102,5 @@ def test_gemv_with_flags_and_leading_dimension_verifies_with_inferred_spec(tmp_p
     assert h.spec.args["lda"].role == "leading-dim"
     v = h.verify("serial")
     assert v.passed, v.reason
-    assert len(v.cases) == 6 and {c.sizes["m"] for c in v.cases} == {1, 7, 33}
+    assert len(v.cases) == 8 and {c.sizes["m"] for c in v.cases if not c.kind} == {1, 7, 33}
+    assert {c.kind for c in v.cases} == {"", "cross-tiles"}

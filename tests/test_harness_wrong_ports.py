@@ -38,9 +38,10 @@ def test_correct_port_passes_with_fresh_seeds(axpy, monkeypatch):
     monkeypatch.delenv("PF_TEST_VARIANT", raising=False)
     v1 = axpy.verify("serial")
     assert v1.passed, v1.reason
-    assert {c.sizes["n"] for c in v1.cases} == {1, 7, 33}
+    assert {c.sizes["n"] for c in v1.cases} == {1, 7, 33, 1027}  # 1027: past a GPU block of 1024
+    assert [c.kind for c in v1.cases] == ["", "", "", "cross-tiles"]
     w = [o for o in v1.cases[-1].outputs if o.name == "w"][0]
-    assert w.elements == 33 and w.max_abs_err <= 1e-12
+    assert w.elements == 1027 and w.max_abs_err <= 1e-12
     time.sleep(0.01)
     v2 = axpy.verify("serial")
     assert {c.seed for c in v1.cases}.isdisjoint({c.seed for c in v2.cases})  # fresh seeds each time
@@ -71,7 +72,7 @@ def test_element_never_written_is_caught(axpy, monkeypatch):
     v = axpy.verify("serial")
     assert not v.passed
     fails = [(c.sizes["n"], o) for c in v.cases for o in c.outputs if not o.passed]
-    assert {n for n, _ in fails} == {7, 33}  # n=1 has no element 3
+    assert {n for n, _ in fails} == {7, 33, 1027}  # n=1 has no element 3
     assert all(o.worst_index == [3] and "never written" in o.message for _, o in fails)
 
 
@@ -99,10 +100,11 @@ def test_hardcoded_answer_matches_its_seed_only(axpy, monkeypatch, tmp_path):
     original = spec_path.read_text()
     try:
         data = yaml.safe_load(original)
-        data["sizes"]["correctness"] = [{"n": 33}]  # a user edit: one size set
+        data["sizes"]["correctness"] = [{"n": 33}]  # a user edit: one size set,
+        data["sizes"]["cross_tiles"] = False  # and no boundary-crossing case
         spec_path.write_text(yaml.safe_dump(data))
         spec = axpy.reload_spec()
-        assert spec.edited and spec.correctness == [{"n": 33}]
+        assert spec.edited and spec.correctness == [{"n": 33}] and not spec.cross_tiles
         # offline: run the original on seed S and keep its answer
         seed = 424242
         recs, _ = make_inputs(axpy.kernel, spec, Case(seed, {"n": 33}, {}))
@@ -130,9 +132,9 @@ def test_infinite_loop_is_stopped_and_the_next_case_runs(axpy, monkeypatch):
     v = axpy.verify("serial")
     took = time.monotonic() - t0
     assert not v.passed
-    assert len(v.cases) == 3  # every case was still attempted
+    assert len(v.cases) == 4  # every case was still attempted
     assert all("wall-time" in c.error and "the port" in c.error for c in v.cases)
-    assert took < 3 * (4.0 + 3.0) + 10
+    assert took < 4 * (4.0 + 3.0) + 10
     monkeypatch.setenv("PF_TEST_VARIANT", "correct")
     assert axpy.verify("serial").passed  # nothing else affected
 
@@ -141,7 +143,7 @@ def test_unbounded_allocation_is_stopped(axpy, monkeypatch):
     monkeypatch.setenv("PF_TEST_VARIANT", "alloc")
     monkeypatch.setattr(axpy, "limits", Limits(wall_s=30.0, mem_mb=1024))  # the memory limit must trip first
     v = axpy.verify("serial")
-    assert not v.passed and len(v.cases) == 3
+    assert not v.passed and len(v.cases) == 4
     assert all("memory" in c.error for c in v.cases), [c.error for c in v.cases]
 
 

@@ -14,6 +14,7 @@ one DO loop two lines below; comment directives after it script the kernel:
     ! fake: always-wrong             no rules variant fixes it
     ! fake: nested                   tightly nested parallel loops (optimizer variants apply)
     ! fake: sleep-compile=S          each build takes S seconds
+    ! fake: original-not-finite      the original gives inf/NaN on every input (harness.redraw)
     ! fake: syntax-error             (anywhere) the file has a syntax error at that line
 """
 from __future__ import annotations
@@ -170,6 +171,10 @@ class FakeStages(Stages):
 
     def verify(self, kernel, source, port_dir, backend):
         self._log("verify", kernel.name, backend)
+        if "original-not-finite" in self._dirs(kernel):
+            why = "the original's outputs are not finite on every input tried for seed=1 n=17"
+            return Verdict(backend, False, [CaseResult(1, {"n": 17}, False, error=why, code="original-not-finite")],
+                           reason=why, code="original-not-finite")
         if "WRONG" in self._cpp(kernel, port_dir):
             oc = OutputCheck("y", False, 17, max_abs_err=0.5, max_rel_err=0.25, worst_index=[3], tolerance=1e-12)
             return Verdict(backend, False, [CaseResult(1, {"n": 17}, False, [oc])],
@@ -177,13 +182,25 @@ class FakeStages(Stages):
         oc = OutputCheck("y", True, 17)
         return Verdict(backend, True, [CaseResult(1, {"n": 17}, True, [oc])])
 
+    def prove_timing(self, kernel, source, port_dir, backend):
+        """Directives: 'wrong-large-unless-serial' (every parallel port skips work past the
+        small sizes), 'tile-wrong-large' (the fast tile-32x8 variant drops a partial tile)."""
+        self._log("prove_timing", kernel.name, backend)
+        cpp, d = self._cpp(kernel, port_dir), self._dirs(kernel)
+        wrong = (("wrong-large-unless-serial" in d and "variant all-serial" not in cpp)
+                 or ("tile-wrong-large" in d and "variant tile-32x8" in cpp))
+        oc = OutputCheck("y", not wrong, 1000000, max_abs_err=1.0 if wrong else 0.0, worst_index=[999999] if wrong else None)
+        case = CaseResult(20240607, {"n": 1000000}, not wrong, [oc], kind="timing-size")
+        return Verdict(backend, not wrong, [case], reason="at the timing sizes: y(999999) 1.0 off" if wrong else "")
+
     def bench(self, kernel, source, port_dir, backends):
-        self._log("bench", kernel.name, ",".join(backends))
+        self._log("bench", kernel.name, ",".join(backends), Path(port_dir).name)
         cpp = self._cpp(kernel, port_dir)
         fast = "variant tile-32x8" in cpp
         out = [Timing("fortran-serial", 1, {"n": 1000000}, 2.0, 0.01, 5)]
         for b in backends:
-            out.append(Timing(f"kokkos-{b}", 1, {"n": 1000000}, 0.5 if fast else 1.0, 0.02, 5))
+            out.append(Timing(f"kokkos-{b}", 1, {"n": 1000000}, 0.5 if fast else 1.0, 0.02, 5,
+                              proven_sizes={"n": 1000000}))
         return out
 
 

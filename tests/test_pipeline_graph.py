@@ -89,6 +89,15 @@ def test_refused_with_rules_only(tmp_path):
     assert out.stages == ["translate:rules", "finalize"]
 
 
+def test_original_never_finite_is_refused_with_its_code_not_debugged(tmp_path):
+    job, _ = make_job(tmp_path, "ovf", ["original-not-finite"], bench=False)
+    out = port_kernel(job, stages=FakeStages())
+    assert out.status == "refused" and out.reason_code == "original-not-finite"
+    assert "not finite" in out.reason and "ovf.f:1" in out.reason
+    assert "debug:run" not in out.stages and out.stages[-2:] == ["run:serial", "finalize"]
+    assert db_of(job).kernel(job.run_id, job.kernel_id)["reason_code"] == "original-not-finite"
+
+
 def test_optimizer_keeps_only_a_verified_faster_variant(tmp_path):
     job, _ = make_job(tmp_path, "mm", ["nested"], optimizer_variants=3)
     out = port_kernel(job, stages=FakeStages())
@@ -102,6 +111,37 @@ def test_optimizer_keeps_only_a_verified_faster_variant(tmp_path):
     assert "variant tile-32x8" in Path(job.port_dir, "mm.kokkos.cpp").read_text()
     ks = {t["variant"]: t["median_s"] for t in db.timings(job.run_id)}
     assert ks["kokkos-serial"] == 0.5
+
+
+def test_a_port_wrong_at_the_timing_sizes_is_debugged_before_it_is_timed(tmp_path):
+    job, _ = make_job(tmp_path, "skp", ["wrong-large-unless-serial"])
+    st = FakeStages()
+    out = port_kernel(job, stages=st)
+    assert out.status == "verified"
+    h = out.stages
+    assert h.index("debug:run") > h.index("run:serial")
+    # no timing before the proof passed: the bench comes after the serialised port's proofs
+    names = [c[0] for c in st.calls]
+    first_bench = names.index("bench")
+    assert [c for c in st.calls[:first_bench] if c[0] == "translate"][-1][2] == "all-serial"
+    db = db_of(job)
+    failed = [v for v in db.verdicts(job.run_id) if not v["passed"]]
+    assert failed and "timing sizes" in failed[0]["reason"]
+    assert all(t["proven_sizes"] for t in db.timings(job.run_id) if t["variant"].startswith("kokkos-"))
+
+
+def test_optimizer_rejects_a_variant_wrong_at_the_timing_sizes(tmp_path):
+    job, _ = make_job(tmp_path, "mm", ["nested", "tile-wrong-large"], optimizer_variants=3)
+    st = FakeStages()
+    out = port_kernel(job, stages=st)
+    assert out.status == "verified"
+    opt = [a for a in db_of(job).attempts(job.run_id) if a["stage"] == "optimize" and "tile-32x8" in a["detail"]]
+    assert len(opt) == 1 and not opt[0]["ok"]
+    assert "not verified at the timing sizes on serial" in opt[0]["detail"]
+    # the wrong variant was never timed
+    benched = [c[3] for c in st.calls if c[0] == "bench"]
+    assert "tile-64x4" in benched and "tile-32x8" not in benched
+    assert "variant tile-32x8" not in Path(job.port_dir, "mm.kokkos.cpp").read_text()
 
 
 def test_optimizer_rejects_a_variant_within_the_spread(tmp_path):

@@ -11,6 +11,13 @@ Fortran (serial, and OpenMP where the source has directives) and each Kokkos bac
 by about S: each size in `sizes.timing` is multiplied by S**(1/d), d the largest rank of the
 kernel's array arguments. Kernels in --keep stay at their default sizes (compute-bound
 kernels whose serial Fortran would take minutes at larger sizes).
+
+No number comes from a size that was not proven: `port-fortran bench` verifies each
+backend's build at the timing sizes (the very inputs it then times, against the original)
+before timing it, and times nothing that fails there (`timings.json` notes say why). With
+--prebuild those proofs run first, in parallel (`port-fortran verify --timing-size`, kept per
+build), after every spec has its timing sizes; the table's `proven` column shows the sizes
+each row was proven at ('reference' for the original Fortran).
 """
 from __future__ import annotations
 
@@ -61,17 +68,19 @@ def run_one(d: Path, backends: str, threads: int, repeats: int, timeout: float) 
     except subprocess.TimeoutExpired as exc:
         return [], f"timed out after {timeout:.0f} s: {exc}"
     tj = d / "timings.json"
-    rows = json.loads(tj.read_text()).get("timings", []) if tj.exists() else []
-    return rows, log
+    data = json.loads(tj.read_text()) if tj.exists() else {}
+    notes = data.get("notes", [])
+    return data.get("timings", []), log + ("".join(f"\nnote: {n}" for n in notes))
 
 
 def prebuild(dirs: dict[str, Path], backends: str, jobs: int, timeout: float) -> list[str]:
-    """Build (and prove) every port for the backends in parallel with `port-fortran verify`,
+    """Build and prove every port for the backends in parallel with `port-fortran verify
+    --timing-size` (the correctness cases, the boundary-crossing case and the timing sizes),
     so the timing runs that follow, one kernel at a time on an idle machine, find their
-    builds done."""
+    builds done and proven."""
     def one(item):
         k, d = item
-        cmd = [sys.executable, "-m", "port_fortran.cli", "verify", str(d), "--backends", backends]
+        cmd = [sys.executable, "-m", "port_fortran.cli", "verify", str(d), "--backends", backends, "--timing-size"]
         try:
             res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
             return f"{k}: rc={res.returncode} {(res.stdout + res.stderr).strip()}"
@@ -82,18 +91,24 @@ def prebuild(dirs: dict[str, Path], backends: str, jobs: int, timeout: float) ->
 
 
 def table(results: dict[str, list[dict]]) -> str:
-    head = ("| kernel | sizes | variant | threads | kernel only | median | spread | GB/s | GFLOP/s "
+    head = ("| kernel | sizes | proven | variant | threads | kernel only | median | spread | GB/s | GFLOP/s "
             "| of bandwidth | vs Fortran serial |")
-    out = [head, "|" + "---|" * 11]
+    out = [head, "|" + "---|" * 12]
     for k, rows in results.items():
         base = next((r["median_s"] for r in rows if r["variant"] == "fortran-serial"), None)
         for r in rows:
             sizes = ",".join(f"{a}={b}" for a, b in r["sizes"].items())
+            if r["variant"].startswith("fortran-"):
+                proven = "reference"
+            elif r.get("proven_sizes") == r["sizes"]:
+                proven = "yes"
+            else:  # `bench` never times an unproven build: a row like this is from an old run
+                continue
             gbs = r.get("gbytes_per_s")
             gfl = r.get("gflops")
             frac = r.get("roofline_fraction")
             sp = base / r["median_s"] if base and r["median_s"] > 0 else None
-            out.append(f"| {k} | {sizes} | {r['variant']} | {r['threads']} | "
+            out.append(f"| {k} | {sizes} | {proven} | {r['variant']} | {r['threads']} | "
                        f"{'yes' if r.get('kernel_only', True) else 'with copies'} | {_t(r['median_s'])} | "
                        f"{_t(r['spread_s'])} | {_n(gbs)} | {_n(gfl)} | "
                        f"{'' if frac is None else f'{100 * frac:.0f}%'} | {'' if sp is None else f'{sp:.3g}x'} |")
@@ -138,6 +153,15 @@ def main(argv=None) -> int:
         ranges.setdefault(kk, {})[arg] = (lo, hi)
     results: dict[str, list[dict]] = {}
     logs = []
+    # every spec gets its timing sizes first: the prebuild proves the ports at those sizes
+    for k in kernels:
+        d = dirs.get(k)
+        if d is None:
+            continue
+        spec_path = d / f"{k}.spec.yaml"
+        spec = yaml.safe_load(spec_path.read_text())
+        sizes = spec["sizes"]["timing"] if k in keep else scaled_sizes(spec, a.bytes_scale)
+        set_timing_sizes(spec_path, sizes, ranges.get(k))
     if a.prebuild:
         t0 = time.monotonic()
         logs += prebuild(dirs, a.backends, a.prebuild, 4 * a.timeout)
@@ -152,10 +176,6 @@ def main(argv=None) -> int:
         if d is None:
             print(f"{k}: no port directory under {a.out_dir} (not ported?)", file=sys.stderr)
             continue
-        spec_path = d / f"{k}.spec.yaml"
-        spec = yaml.safe_load(spec_path.read_text())
-        sizes = spec["sizes"]["timing"] if k in keep else scaled_sizes(spec, a.bytes_scale)
-        set_timing_sizes(spec_path, sizes, ranges.get(k))
         t0 = time.monotonic()
         rows, log = run_one(d, a.backends, a.threads, a.repeats, a.timeout)
         logs.append(f"=== {k} ({time.monotonic() - t0:.1f} s)\n{log}")

@@ -13,11 +13,8 @@ from typing import Optional
 
 from ..fortran import ir
 from ..records import TranslateOptions
+from ..translate.blocks import TILES, TILES3, tiles_for  # noqa: F401  (the tile list lives there)
 
-TILES = ((32, 8), (64, 4), (16, 16), (128, 2))
-# for rank-3 nests (3-D stencils); a tile whose rank differs from the nest's is ignored by
-# the translator, so 2-D tiles would only re-time the baseline
-TILES3 = ((64, 4, 1), (32, 4, 2), (128, 2, 1), (16, 8, 2))
 
 
 def variants(kernel: ir.Kernel, base: Optional[TranslateOptions], limit: int) -> list[tuple[str, TranslateOptions]]:
@@ -25,7 +22,7 @@ def variants(kernel: ir.Kernel, base: Optional[TranslateOptions], limit: int) ->
     loops = kernel.loops()
     nested = any(d.info.parallel and d.info.tightly_nested_parallel >= 2 for d in loops)
     rank = max((d.info.tightly_nested_parallel for d in loops if d.info.parallel), default=1)
-    tiles = TILES3 if rank == 3 else TILES if rank == 2 else ()
+    tiles = tiles_for(rank)
     inner_red = any(d.info.parallel and any(c.info.reductions for c in _inner_loops(d)) for d in loops)
     out: list[tuple[str, TranslateOptions]] = []
 

@@ -21,7 +21,6 @@ PYTHON_PACKAGES = (
     ("langgraph-checkpoint-sqlite", "langgraph.checkpoint.sqlite", True),
     ("langchain-core", "langchain_core", True),
     ("langchain-openai", "langchain_openai", True),
-    ("pcpp", "pcpp", True),
     ("jinja2", "jinja2", True),
     ("pyyaml", "yaml", True),
     ("genai-prices", "genai_prices", True),

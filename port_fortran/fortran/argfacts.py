@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Optional
 
 from . import affine, ir
-from .build import stmt_exprs
+from .ir import stmt_exprs
 
 # --------------------------------------------------------------------------- intent
 
@@ -199,18 +199,31 @@ def index_arrays(body: list[ir.Stmt]) -> set[str]:
 # --------------------------------------------------------------------------- access bounds
 
 
-def _refs_with_loops(body: list[ir.Stmt], name: str, loops=None):
-    """(ref, enclosing DO loops outermost first, statement) for every reference to ``name``."""
+def _refs_with_loops(body: list[ir.Stmt], name: str, loops=None, calls=None, caller=None):
+    """(ref, enclosing DO loops outermost first, statement) for every reference to ``name``.
+    With ``calls`` (``effects.Calls``) an actual argument of a call is what the callee
+    touches of it (an element passed to an array dummy: the elements from it on, as
+    ranges); a call touching nothing of it is no reference."""
     loops = loops or []
     for s in body:
+        mapped: dict[int, Optional[ir.Expr]] = {}
+        if calls is not None:
+            from .effects import direct_actuals
+            for callee, args, q in direct_actuals(s):
+                if args[q].name == name:
+                    mapped[id(args[q])] = calls.actual_ref(caller, callee, args, q)
         for e in stmt_exprs(s):
             for x in ir.walk_expr(e):
                 if isinstance(x, (ir.ArrayRef, ir.Name)) and x.name == name:
-                    yield x, loops, s
+                    if id(x) in mapped:
+                        if mapped[id(x)] is not None:
+                            yield mapped[id(x)], loops, s
+                    else:
+                        yield x, loops, s
         if isinstance(s, ir.Do):
-            yield from _refs_with_loops(s.body, name, loops + [s])
+            yield from _refs_with_loops(s.body, name, loops + [s], calls, caller)
         else:
-            yield from _refs_with_loops(ir.children(s), name, loops)
+            yield from _refs_with_loops(ir.children(s), name, loops, calls, caller)
 
 
 def _writes(s: ir.Stmt, name: str) -> list[ir.Stmt]:
@@ -253,9 +266,10 @@ class BoundsFinder:
     polynomials of the loop indices; integer sub-expressions that are not polynomials but
     depend only on arguments (``mod(n, 5)``, ``(hi - lo)/step``) are kept as opaque atoms."""
 
-    def __init__(self, k: ir.Kernel, env: dict):
+    def __init__(self, k: ir.Kernel, env: dict, calls=None):
         self.k = k
         self.env = env
+        self.calls = calls  # effects.Calls: what the kernel's calls touch of the arrays passed
         self.args = {a.name for a in k.args}
         self.atoms: dict[str, ir.Expr] = {}
         self._atom_keys: dict[str, str] = {}
@@ -432,7 +446,7 @@ class BoundsFinder:
         highs: list[list[affine.Poly]] = [[] for _ in arg.dims]
         failed = [False] * len(arg.dims)
         any_ref = False
-        for ref, loops, stmt in _refs_with_loops(self.k.body, arg.name):
+        for ref, loops, stmt in _refs_with_loops(self.k.body, arg.name, calls=self.calls, caller=self.k):
             any_ref = True
             for d, dim in enumerate(arg.dims):
                 if failed[d]:
@@ -533,11 +547,12 @@ def _replace_names(e: ir.Expr, table: dict[str, ir.Expr]) -> ir.Expr:
 replace_names = _replace_names  # names -> expressions (interproc maps a caller's names to the callee's)
 
 
-def access_bounds(k: ir.Kernel, arg: ir.Argument, env: dict) -> list[Optional[tuple[ir.Expr, ir.Expr]]]:
+def access_bounds(k: ir.Kernel, arg: ir.Argument, env: dict, calls=None) -> list[Optional[tuple[ir.Expr, ir.Expr]]]:
     """For each dimension of ``arg``: (min, max) subscript the kernel can touch, as
     expressions of the arguments (None where it cannot be bounded). Sound: the union over
-    all references and all values locals may hold."""
-    return BoundsFinder(k, env).bounds(arg)
+    all references and all values locals may hold; with ``calls`` (``effects.Calls``) the
+    elements its calls touch through sequence association too."""
+    return BoundsFinder(k, env, calls).bounds(arg)
 
 
 # --------------------------------------------------------------------------- everything
@@ -555,9 +570,10 @@ def infer_intents(k: ir.Kernel, callees: dict[str, ir.Kernel]) -> None:
                 a.intent = "out"
 
 
-def argument_facts(k: ir.Kernel) -> None:
+def argument_facts(k: ir.Kernel, calls=None) -> None:
     """compared_with, used_as_size, used_as_index, access_bounds (loops analysed first:
-    induction variables feed the bounds)."""
+    induction variables feed the bounds). ``calls`` (``effects.Calls``): the elements the
+    kernel's calls touch of the arrays it passes them count as its own references."""
     names = {a.name for a in k.args}
     cmp = compared_literals(k.body, names)
     sizes = size_names(k)
@@ -567,11 +583,19 @@ def argument_facts(k: ir.Kernel) -> None:
         a.compared_with = cmp.get(a.name, [])
         a.used_as_size = a.name in sizes and not a.dims
         a.used_as_index = a.name in idx
-        legacy_assumed_size(k, a, env)
-        a.access_bounds = access_bounds(k, a, env)
+        legacy_assumed_size(k, a, env, calls)
+        a.access_bounds = access_bounds(k, a, env, calls)
 
 
-def legacy_assumed_size(k: ir.Kernel, a: ir.Argument, env: dict) -> None:
+def legacy_dims(k: ir.Kernel, calls=None) -> None:
+    """:func:`legacy_assumed_size` for every argument (before the loops are analysed: what
+    a call may touch from an element of such a dummy on reaches to its real end)."""
+    env = {n: v.parameter for n, v in k.locals.items() if v.parameter is not None}
+    for a in k.args:
+        legacy_assumed_size(k, a, env, calls)
+
+
+def legacy_assumed_size(k: ir.Kernel, a: ir.Argument, env: dict, calls=None) -> None:
     """The F77 idiom ``real x(1)`` / ``a(lda, 1)``: a dummy whose last dimension is
     declared 1 but used past it (a subscript other than 1, or the whole array passed on
     to a call) is assumed-size (``*``): its real extent is what the caller passes, and the
@@ -583,9 +607,11 @@ def legacy_assumed_size(k: ir.Kernel, a: ir.Argument, env: dict) -> None:
     if last.upper is None or affine.poly_of(last.upper, env) != affine.const(1) or lo != affine.const(1):
         return
     one = affine.const(1)
-    for ref, _loops, _stmt in _refs_with_loops(k.body, a.name):
-        if isinstance(ref, ir.ArrayRef) and len(ref.subscripts) == len(a.dims) \
-                and not isinstance(ref.subscripts[-1], ir.Slice) and affine.poly_of(ref.subscripts[-1], env) == one:
-            continue
+    for ref, _loops, _stmt in _refs_with_loops(k.body, a.name, calls=calls, caller=k):
+        if isinstance(ref, ir.ArrayRef) and len(ref.subscripts) == len(a.dims):
+            sub = ref.subscripts[-1]
+            ends = [sub.lower, sub.upper] if isinstance(sub, ir.Slice) else [sub]
+            if all(x is not None and affine.poly_of(x, env) == one for x in ends):
+                continue
         a.dims[-1] = ir.Dim(lower=last.lower, upper=None)
         return

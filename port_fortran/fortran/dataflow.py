@@ -15,7 +15,9 @@ come from outside). Conservative where the IR cannot see: a CALL or a user
 function reads every global name (COMMON, module and SAVE variables) and the names it is
 passed; an ``Unsupported`` statement reads every name, unless the front end listed what it
 reads (I/O statements: the names they mention; their ERR=/END=/EOR= labels are jumps). A call never
-*kills* a value (it may leave it alone), so it never makes a value dead.
+*kills* a value (it may leave it alone), so it never makes a value dead -- except a scalar
+variable passed to a dummy the callee surely assigns before reading it (``outs``: from the
+interprocedural effects, ``effects.Calls``): the CALL assigns it and does not read it.
 
 Pure: builds a graph from a statement list, computes fixed points with bit sets.
 """
@@ -57,10 +59,12 @@ def _calls_user_function(exprs: Iterable[ir.Expr]) -> bool:
                for x in ir.walk_expr(e))
 
 
-def stmt_uses_defs(s: ir.Stmt, globals_: frozenset = frozenset()) -> tuple[set[str], set[str]]:
+def stmt_uses_defs(s: ir.Stmt, globals_: frozenset = frozenset(),
+                   outs: Optional[dict] = None) -> tuple[set[str], set[str]]:
     """(names the statement itself may read, names it certainly assigns) — its own
     expressions only, not those of nested statements. Array element writes assign nothing
-    (the rest of the array keeps its value); a whole-array assignment assigns the array."""
+    (the rest of the array keeps its value); a whole-array assignment assigns the array.
+    ``outs``: called name -> positions of scalar dummies the callee surely assigns first."""
     if isinstance(s, ir.Assign):
         uses = _names(s.value)
         defs: set[str] = set()
@@ -74,9 +78,14 @@ def stmt_uses_defs(s: ir.Stmt, globals_: frozenset = frozenset()) -> tuple[set[s
         return uses, defs
     if isinstance(s, ir.CallStmt):
         uses = set(globals_)
-        for a in s.args:
-            uses |= _names(a)
-        return uses, set()
+        defs = set()
+        assigned = (outs or {}).get(s.name, ())
+        for q, a in enumerate(s.args):
+            if q in assigned and isinstance(a, ir.Name):
+                defs.add(a.name)
+            else:
+                uses |= _names(a)
+        return uses, defs - uses
     if isinstance(s, ir.Unsupported):
         # what the front end could tell (I/O statements: the names they mention); else anything
         return ({ALL} if s.reads is None else set(s.reads)), set()
@@ -99,9 +108,11 @@ class FlowGraph:
     (COMMON, module, SAVE variables); the arguments of the routine are passed explicitly
     to calls, so they need not be listed."""
 
-    def __init__(self, body: list[ir.Stmt], live_at_end: Iterable[str] = (), globals_: Iterable[str] = ()):
+    def __init__(self, body: list[ir.Stmt], live_at_end: Iterable[str] = (), globals_: Iterable[str] = (),
+                 outs: Optional[dict] = None):
         self.nodes: list[Node] = []
         self.globals_ = frozenset(globals_)
+        self.outs = outs or {}
         self.live_at_end = frozenset(live_at_end)
         self._first: dict[int, int] = {}  # id(stmt) -> node the statement starts at
         self._after: dict[int, int] = {}  # id(stmt) -> node reached when the statement completes
@@ -181,7 +192,7 @@ class FlowGraph:
             head.succ.append(self._block(s.body, rest, loops))
             first = head.id
         else:
-            uses, defs = stmt_uses_defs(s, self.globals_)
+            uses, defs = stmt_uses_defs(s, self.globals_, self.outs)
             n = self._node("stmt", s, uses, defs)
             first = n.id
             if isinstance(s, ir.Goto):
@@ -367,7 +378,7 @@ class FlowGraph:
         return None if from_outside else found
 
 
-def exposed_reads(stmts: list[ir.Stmt], globals_: Iterable[str] = ()) -> frozenset:
+def exposed_reads(stmts: list[ir.Stmt], globals_: Iterable[str] = (), outs: Optional[dict] = None) -> frozenset:
     """Names ``stmts`` may read before assigning them, on some path through them (GOTOs
     followed; a jump out of the list ends it)."""
-    return FlowGraph(stmts, (), globals_).exposed()
+    return FlowGraph(stmts, (), globals_, outs).exposed()

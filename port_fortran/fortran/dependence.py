@@ -7,6 +7,14 @@ loop is not parallel, the reasons as ``Diagnostic(code, message, line)``.
 
 The array test is exact for subscripts affine in the loop indices (same coefficient:
 constant distance; different coefficients: GCD test) and conservative otherwise.
+
+Calls: given the effects of the program's routines (``effects.Calls``), a call to a routine
+whose effects are confined to its arguments is the accesses it makes -- an array element
+passed to an array dummy is the range of elements the callee touches from it
+(``u(1:5, i, j, k)``), tested like any subscript (ranges included); a scalar passed to a
+dummy it writes is a scalar write, one it surely assigns first a definition. Any other
+call (I/O, COMMON, module or SAVE state, a routine no file defines, in the callee or
+below) keeps the loop serial with ``call-in-loop`` naming the callee and the line.
 Reason codes: loop-carried-dependence, possible-dependence, scalar-dependence,
 last-value, loc-reduction, scattered-update, indirect-write, early-exit, call-in-loop,
 io-in-loop, unsupported-in-loop, loop-variable-modified.
@@ -18,9 +26,9 @@ from math import gcd
 from typing import Optional
 
 from . import affine, ir
-from .build import stmt_exprs
+from .ir import stmt_exprs
 from .dataflow import FlowGraph, exposed_reads
-from .facts import Facts, guard_facts, path_to
+from .facts import Facts, guard_facts, loop_var_facts, path_to
 from .render import expr_str
 
 # --------------------------------------------------------------------------- accesses
@@ -36,46 +44,128 @@ class Access:
     ref: Optional[ir.Expr] = None
 
 
-def _expr_reads(e: ir.Expr, out: list[Access], s: ir.Stmt, arrays: set[str]):
+class CallSites:
+    """The effects of the calls of one kernel (``effects.Calls``), as the dependence test
+    needs them: what a call reads and writes of the arrays and scalars it is passed."""
+
+    def __init__(self, kernel: ir.Kernel, calls):
+        self.kernel = kernel
+        self.calls = calls
+        self._cache: dict[str, object] = {}
+
+    def effects(self, name: str):
+        if name not in self._cache:
+            self._cache[name] = self.calls.effects(self.kernel, name)
+        return self._cache[name]
+
+    def analysed(self, name: str, nargs: int):
+        """The callee's effects when they are known for this call (a routine of the
+        program, called with no more arguments than it has), else None."""
+        eff = self.effects(name)
+        if eff.callee is None or nargs > len(eff.dummies):
+            return None
+        return eff
+
+    def written(self, name: str, nargs: int) -> Optional[set[int]]:
+        """Positions the call may write (None: any)."""
+        eff = self.analysed(name, nargs)
+        return None if eff is None else eff.written_positions()
+
+    def outs(self) -> dict[str, set[int]]:
+        """Called name -> positions of scalar dummies the callee surely assigns first
+        (the dataflow's kills)."""
+        out: dict[str, set[int]] = {}
+        for name in self.kernel.calls:
+            eff = self.effects(name)
+            if eff.callee is not None:
+                out[name] = eff.assigned_positions()
+        return out
+
+
+def _call_accesses(name: str, args: list[ir.Expr], s: ir.Stmt, arrays: set[str], out: list[Access],
+                   sites: Optional[CallSites], facts) -> set[int]:
+    """Accesses of the caller's arrays passed to an analysed callee (what the callee
+    touches of them); returns the ids of the actual arguments it accounted for."""
+    done: set[int] = set()
+    eff = sites.analysed(name, len(args)) if sites is not None else None
+    if eff is None:
+        return done
+    for q, a in enumerate(args):
+        if not isinstance(a, (ir.Name, ir.ArrayRef)) or a.name not in arrays:
+            continue
+        done.add(id(a))
+        if isinstance(a, ir.ArrayRef):
+            for sub in a.subscripts:
+                _expr_reads(sub, out, s, arrays, sites, facts)
+        d = eff.dummies[q]
+        ref = sites.calls.actual_ref(sites.kernel, name, args, q, facts)
+        if ref is None:
+            continue
+        subs = list(ref.subscripts) if isinstance(ref, ir.ArrayRef) else None
+        if d.read:
+            out.append(Access(a.name, subs, False, s.line, s, ref))
+        if d.write:
+            out.append(Access(a.name, subs, True, s.line, s, ref))
+    return done
+
+
+def _expr_reads(e: ir.Expr, out: list[Access], s: ir.Stmt, arrays: set[str], sites: Optional[CallSites] = None,
+                facts=None):
+    skip: set[int] = set()
+    if sites is not None:
+        for x in ir.walk_expr(e):
+            if isinstance(x, ir.FuncCall) and not x.intrinsic:
+                skip |= _call_accesses(x.name, x.args, s, arrays, out, sites, facts)
     for x in ir.walk_expr(e):
+        if id(x) in skip:
+            continue
         if isinstance(x, ir.ArrayRef):
             out.append(Access(x.name, list(x.subscripts), False, s.line, s, x))
         elif isinstance(x, ir.Name) and x.name in arrays:
             out.append(Access(x.name, None, False, s.line, s, x))
 
 
-def array_accesses(body: list[ir.Stmt], arrays: set[str]) -> list[Access]:
-    """Reads and writes of arrays in ``body`` (nested statements included), in order."""
+def array_accesses(body: list[ir.Stmt], arrays: set[str], sites: Optional[CallSites] = None,
+                   facts_at=None) -> list[Access]:
+    """Reads and writes of arrays in ``body`` (nested statements included), in order.
+    With ``sites`` a call to a routine of the program accesses what the callee touches of
+    the arrays passed (``effects.Calls.actual_ref``; ``facts_at(statement)``: the facts
+    that hold there); any other call reads and writes the whole arrays it is passed."""
     out: list[Access] = []
     for s in ir.walk(body):
+        facts = facts_at(s) if facts_at is not None and sites is not None else None
         if isinstance(s, ir.Assign):
             t = s.target
             if isinstance(t, ir.ArrayRef):
                 for sub in t.subscripts:
-                    _expr_reads(sub, out, s, arrays)
-                _expr_reads(s.value, out, s, arrays)
+                    _expr_reads(sub, out, s, arrays, sites, facts)
+                _expr_reads(s.value, out, s, arrays, sites, facts)
                 out.append(Access(t.name, list(t.subscripts), True, s.line, s, t))
             else:
-                _expr_reads(s.value, out, s, arrays)
+                _expr_reads(s.value, out, s, arrays, sites, facts)
                 if t.name in arrays:
                     out.append(Access(t.name, None, True, s.line, s, t))
         elif isinstance(s, ir.CallStmt):
+            done = _call_accesses(s.name, s.args, s, arrays, out, sites, facts)
             for a in s.args:
-                _expr_reads(a, out, s, arrays)
+                if id(a) in done:
+                    continue
+                _expr_reads(a, out, s, arrays, sites, facts)
                 if isinstance(a, (ir.Name, ir.ArrayRef)) and a.name in arrays:
                     out.append(Access(a.name, None, True, s.line, s, a))
         else:
             for e in stmt_exprs(s):
-                _expr_reads(e, out, s, arrays)
+                _expr_reads(e, out, s, arrays, sites, facts)
     return out
 
 
 # --------------------------------------------------------------------------- scalar dataflow
 
 
-def scalar_writes(body: list[ir.Stmt], arrays: set[str]) -> dict[str, int]:
+def scalar_writes(body: list[ir.Stmt], arrays: set[str], sites: Optional[CallSites] = None) -> dict[str, int]:
     """Scalars assigned in ``body`` (name -> first line); DO variables of inner loops too,
-    and scalars passed to CALLs (they may be written)."""
+    and scalars passed to CALLs (they may be written; with ``sites``, those passed to
+    dummies an analysed callee writes, also through user functions)."""
     out: dict[str, int] = {}
     for s in ir.walk(body):
         if isinstance(s, ir.Assign) and isinstance(s.target, ir.Name) and s.target.name not in arrays:
@@ -83,9 +173,18 @@ def scalar_writes(body: list[ir.Stmt], arrays: set[str]) -> dict[str, int]:
         elif isinstance(s, ir.Do):
             out.setdefault(s.var, s.line)
         elif isinstance(s, ir.CallStmt):
-            for a in s.args:
-                if isinstance(a, ir.Name) and a.name not in arrays:
+            w = sites.written(s.name, len(s.args)) if sites is not None else None
+            for q, a in enumerate(s.args):
+                if isinstance(a, ir.Name) and a.name not in arrays and (w is None or q in w):
                     out.setdefault(a.name, s.line)
+        if sites is not None:
+            for e in stmt_exprs(s):
+                for x in ir.walk_expr(e):
+                    if isinstance(x, ir.FuncCall) and not x.intrinsic:
+                        w = sites.written(x.name, len(x.args)) or set()
+                        for q, a in enumerate(x.args):
+                            if q in w and isinstance(a, ir.Name) and a.name not in arrays:
+                                out.setdefault(a.name, s.line)
     return out
 
 
@@ -501,7 +600,7 @@ def _dim_relation(sw: ir.Expr, sa: ir.Expr, w: Access, a: Access, scope: LoopSco
     """How the subscripts ``sw`` (of the write ``w``) and ``sa`` (of the access ``a``) in
     one dimension can coincide for iterations v1 /= v2 of the loop."""
     if isinstance(sw, ir.Slice) or isinstance(sa, ir.Slice):
-        return DimTest(_ANY, False)
+        return _range_relation(sw, sa, w, a, scope, facts)
     env, v = scope.env, scope.v
     subst_w = scope.subst_of(w) if scope.subst_of else None
     subst_a = scope.subst_of(a) if scope.subst_of else None
@@ -534,14 +633,83 @@ def _dim_relation(sw: ir.Expr, sa: ir.Expr, w: Access, a: Access, scope: LoopSco
     return _disjoint_ranges(pw, pa, rw, ra, w, a, scope, facts)
 
 
+def _ends(sub: ir.Expr) -> Optional[tuple[ir.Expr, ir.Expr]]:
+    """(first, last) subscript of a point or of a unit-stride range ``lo:hi``."""
+    if not isinstance(sub, ir.Slice):
+        return sub, sub
+    if sub.lower is None or sub.upper is None:
+        return None
+    if sub.step is not None and not (isinstance(sub.step, ir.Literal) and sub.step.value == 1):
+        return None
+    return sub.lower, sub.upper
+
+
+def _range_relation(sw: ir.Expr, sa: ir.Expr, w: Access, a: Access, scope: LoopScope, facts) -> DimTest:
+    """Like :func:`_dim_relation` when a subscript is a range ``lo:hi`` (the elements a
+    call touches of an array passed as an element): c*v + r_lo .. c*v + r_hi with the
+    same c at both ends meets another such range of iteration v2 only if c*(v1 - v2)
+    falls between the ranges' differences (:func:`_flattened`); with different
+    coefficients, only if the ranges the two cover over the whole loop overlap."""
+    ew, ea = _ends(sw), _ends(sa)
+    if ew is None or ea is None:
+        return DimTest(_ANY, False)
+    env, v = scope.env, scope.v
+    subst_w = scope.subst_of(w) if scope.subst_of else None
+    subst_a = scope.subst_of(a) if scope.subst_of else None
+    pw = [_subst(affine.poly_of(x, env), subst_w) for x in ew]
+    pa = [_subst(affine.poly_of(x, env), subst_a) for x in ea]
+    if any(p is None for p in pw + pa):
+        return DimTest(_ANY, False)
+    if set().union(*(affine.names(p) for p in pw + pa)) & scope.variant:
+        return DimTest(_ANY, False)
+    inner = set(scope.inner)
+    splits = [affine.split(p, v) for p in pw + pa]
+    if any(c is None or affine.names(c) & inner for c, _ in splits):
+        return DimTest(_ANY, False)
+    coefs = [c for c, _ in splits]
+    rests = [r for _, r in splits]
+    if all(c == coefs[0] for c in coefs) and affine.is_const(coefs[0]) and coefs[0] and scope.step() is not None \
+            and not set().union(*(affine.names(r) for r in rests)) & inner:
+        dmin, dmax = affine.add(rests[2], rests[1], -1), affine.add(rests[3], rests[0], -1)
+        if affine.is_const(dmin) and affine.is_const(dmax):
+            # contiguous ranges c*v + [lo, hi]: they meet iff c*step*delta is in [dmin, dmax] for some delta /= 0
+            cs = abs(affine.constant(coefs[0]) * scope.step())
+            lo, hi = affine.constant(dmin), affine.constant(dmax)
+            meets = any(lo <= m <= hi for m in (-(-lo // cs) * cs, (hi // cs) * cs, cs, -cs) if m != 0)
+            return DimTest(_ANY, True) if meets else DimTest(_NEVER, True)
+    if all(c == coefs[0] for c in coefs):
+        return _flattened(coefs[0], (splits[0][1], splits[1][1]), (splits[2][1], splits[3][1]), w, a, scope, facts)
+    loops = [scope.loop]
+    lw = _extremes(pw[0], loops + scope.enclosing.get(id(w.stmt), []), env, facts)
+    hw = _extremes(pw[1], loops + scope.enclosing.get(id(w.stmt), []), env, facts)
+    la = _extremes(pa[0], loops + scope.enclosing.get(id(a.stmt), []), env, facts)
+    ha = _extremes(pa[1], loops + scope.enclosing.get(id(a.stmt), []), env, facts)
+    if lw is None or hw is None or la is None or ha is None:
+        return DimTest(_ANY, False)
+    ends = [lw[0], hw[1], la[0], ha[1]]
+    if set().union(*(affine.names(p) for p in ends)) & (inner | {v} | scope.variant):
+        return DimTest(_ANY, False)
+    one = affine.const(1)
+    if facts.nonneg(affine.add(affine.add(la[0], hw[1], -1), one, -1)) or \
+            facts.nonneg(affine.add(affine.add(lw[0], ha[1], -1), one, -1)):
+        return DimTest(_NEVER, True)
+    return DimTest(_ANY, False)
+
+
 def _flattened(c, rw, ra, w: Access, a: Access, scope: LoopScope, facts) -> DimTest:
     """c*v + r(inner indices): ``a(i + (j-1)*n)`` with i in 1..n. Iterations v1 /= v2 meet
     only if c*(v1 - v2) falls in the range of r_a - r_w; when |c*step| exceeds that range
-    (a range test on the symbolic bounds of the inner loops) they never do."""
-    ew = _extremes(rw, scope.enclosing.get(id(w.stmt), []), scope.env, facts)
-    ea = _extremes(ra, scope.enclosing.get(id(a.stmt), []), scope.env, facts)
-    if ew is None or ea is None:
+    (a range test on the symbolic bounds of the inner loops) they never do. ``rw``/``ra``
+    may be (first, last) pairs: the ranges of elements a call touches."""
+    rw_lo, rw_hi = rw if isinstance(rw, tuple) else (rw, rw)
+    ra_lo, ra_hi = ra if isinstance(ra, tuple) else (ra, ra)
+    lo_w = _extremes(rw_lo, scope.enclosing.get(id(w.stmt), []), scope.env, facts)
+    hi_w = _extremes(rw_hi, scope.enclosing.get(id(w.stmt), []), scope.env, facts)
+    lo_a = _extremes(ra_lo, scope.enclosing.get(id(a.stmt), []), scope.env, facts)
+    hi_a = _extremes(ra_hi, scope.enclosing.get(id(a.stmt), []), scope.env, facts)
+    if lo_w is None or hi_w is None or lo_a is None or hi_a is None:
         return DimTest(_ANY, False)
+    ew, ea = (lo_w[0], hi_w[1]), (lo_a[0], hi_a[1])
     dmin, dmax = affine.add(ea[0], ew[1], -1), affine.add(ea[1], ew[0], -1)
     if (affine.names(dmin) | affine.names(dmax)) & (set(scope.inner) | {scope.v} | scope.variant):
         return DimTest(_ANY, False)
@@ -624,14 +792,14 @@ def entry_names(e: ir.Expr) -> ir.Expr:
     return e
 
 
-_FIXABLE_BESIDES_CONDITION = {"induction-variable", "call-in-loop"}
+_FIXABLE_BESIDES_CONDITION = {"induction-variable"}
 
 
 def _entry_facts(kernel: ir.Kernel, loop: ir.Do, ctx: "Context") -> Facts:
     path = path_to(kernel.body, loop)
     if path is None:
         return Facts()
-    return guard_facts(kernel.body, path, set(scalar_writes(kernel.body, ctx.arrays)), ctx.env)
+    return guard_facts(kernel.body, path, set(scalar_writes(kernel.body, ctx.arrays, ctx.sites)), ctx.env)
 
 
 def _enclosing_inner(loop: ir.Do) -> dict:
@@ -702,9 +870,14 @@ class Context:
     globals_: set[str]  # arguments, COMMON, module and host variables, function result: live after the kernel
     env: dict  # PARAMETER values
     flow: FlowGraph  # the routine's control flow: liveness of every scalar
+    sites: Optional[CallSites] = None  # the effects of its calls (None: calls are not analysed)
+
+    @property
+    def outs(self) -> dict:
+        return self.sites.outs() if self.sites is not None else {}
 
 
-def kernel_context(k: ir.Kernel) -> Context:
+def kernel_context(k: ir.Kernel, calls=None) -> Context:
     arrays = {a.name for a in k.args if a.dims}
     arrays |= {n for n, v in k.locals.items() if v.dims}
     arrays |= {n for n, v in k.module_vars.items() if v.dims}
@@ -717,7 +890,9 @@ def kernel_context(k: ir.Kernel) -> Context:
         globals_.add(k.result.name)
     env = {n: v.parameter for n, v in k.locals.items() if v.parameter is not None}
     shared = set(k.module_vars) | set(k.host_vars) | {n for n, v in k.locals.items() if v.common is not None or v.save}
-    return Context(arrays, globals_, env, FlowGraph(k.body, live_at_end=globals_, globals_=shared))
+    sites = CallSites(k, calls) if calls is not None else None
+    outs = sites.outs() if sites is not None else None
+    return Context(arrays, globals_, env, FlowGraph(k.body, live_at_end=globals_, globals_=shared, outs=outs), sites)
 
 
 def live_after(loop: ir.Do, name: str, ctx: Context) -> bool:
@@ -752,18 +927,19 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
     for name, line in calls:
         if name not in info.calls:
             info.calls.append(name)
-    if calls:
-        name, line = calls[0]
-        reasons.append(ir.Diagnostic("call-in-loop", f"call to {name} (line {line}) inside the loop over {v}: "
-                                     "its side effects are not analysed", line))
+    blocked = _blocked_call(loop.body, ctx)
+    if blocked is not None:
+        name, line, why = blocked
+        reasons.append(ir.Diagnostic("call-in-loop", f"call to {name} (line {line}) inside the loop over {v}: {why}",
+                                     line))
 
     # scalars
-    writes = scalar_writes(loop.body, ctx.arrays)
+    writes = scalar_writes(loop.body, ctx.arrays, ctx.sites)
     if v in writes:
         reasons.append(ir.Diagnostic("loop-variable-modified", f"the loop variable {v} is assigned inside the loop "
                                      f"(line {writes[v]})", writes[v]))
     # scalars one iteration reads before assigning them (GOTOs inside the body followed)
-    exposed = set(exposed_reads(loop.body)) - ctx.arrays - {v}
+    exposed = set(exposed_reads(loop.body, outs=ctx.outs)) - ctx.arrays - {v}
     variant = set(writes) - {v} - inner_vars
     handled: set[str] = set()
 
@@ -842,7 +1018,8 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
                                          f"is used ({_use_line(loop, lv, ctx)})", use.line if use else loop.line))
 
     # arrays
-    accesses = array_accesses(loop.body, ctx.arrays)
+    entry = _entry_facts(kernel, loop, ctx)
+    accesses = array_accesses(loop.body, ctx.arrays, ctx.sites, _call_facts(loop, entry, ctx))
     by_name: dict[str, list[Access]] = {}
     for a in accesses:
         by_name.setdefault(a.name, []).append(a)
@@ -854,7 +1031,7 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
                 indirect.append(a.name)
     info.indirect = indirect
     scope = LoopScope(loop, {s.var: s for s in inner_loops if isinstance(s, ir.Do)},
-                      variant - {i.var for i in inductions}, ctx.env, _entry_facts(kernel, loop, ctx),
+                      variant - {i.var for i in inductions}, ctx.env, entry,
                       _enclosing_inner(loop), subst_of)
     conditional: list = []  # (condition, write, other access)
     for name, accs in by_name.items():
@@ -1087,9 +1264,52 @@ def _band(loop: ir.Do) -> int:
     return 1
 
 
-def analyse_loops(k: ir.Kernel) -> None:
-    """Fill ``info`` of every DO in the kernel (inner loops first)."""
-    ctx = kernel_context(k)
+def _blocked_call(body: list[ir.Stmt], ctx: Context) -> Optional[tuple[str, int, str]]:
+    """The first call in ``body`` whose effects are not known to be confined to its
+    arguments: (name, line, why), naming the callee, its file and line and what it does."""
+    for s in ir.walk(body):
+        sites = [(s.name, len(s.args))] if isinstance(s, ir.CallStmt) else []
+        for e in stmt_exprs(s):
+            for x in ir.walk_expr(e):
+                if isinstance(x, ir.FuncCall) and not x.intrinsic:
+                    sites.append((x.name, len(x.args)))
+        for name, nargs in sites:
+            if ctx.sites is None:
+                return name, s.line, "its side effects are not analysed"
+            eff = ctx.sites.effects(name)
+            if not eff.translatable:
+                return name, s.line, eff.why_not()
+            if nargs > len(eff.dummies):
+                return name, s.line, f"{name} ({eff.where}) has {len(eff.dummies)} arguments, it is called with {nargs}"
+    return None
+
+
+def _call_facts(loop: ir.Do, entry: Facts, ctx: Context):
+    """Facts at each statement of the loop: those where the loop starts and the ranges of
+    the loop's and the inner loops' variables around it (bound the spans of calls)."""
+    if ctx.sites is None:
+        return None
+    enclosing = _enclosing_inner(loop)
+    memo: dict[int, Facts] = {}
+
+    def at(s: ir.Stmt) -> Facts:
+        key = id(s)
+        if key not in memo:
+            extra = loop_var_facts(loop, ctx.env)
+            for d in enclosing.get(key, []):
+                extra += loop_var_facts(d, ctx.env)
+            memo[key] = entry.plus(extra)
+        return memo[key]
+
+    return at
+
+
+def analyse_loops(k: ir.Kernel, calls=None) -> None:
+    """Fill ``info`` of every DO in the kernel (inner loops first). ``calls``
+    (``effects.Calls``): the effects of the routines it calls; a call to a routine whose
+    effects are confined to its arguments is then analysed like the accesses it makes
+    (without it, or for any other callee, a call keeps its loop serial)."""
+    ctx = kernel_context(k, calls)
 
     def visit(body, outer):
         for s in body:

@@ -20,7 +20,7 @@ import ast
 from typing import TYPE_CHECKING, Optional
 
 from . import affine, ir
-from .argfacts import argument_facts, infer_intents, replace_names
+from .argfacts import argument_facts, infer_intents, legacy_dims, replace_names
 
 if TYPE_CHECKING:
     from .program import Program
@@ -31,7 +31,8 @@ MAX_DEPTH = 3  # call-site extents through callers' own assumed-size dummies
 def refine(prog: "Program") -> None:
     check_config(prog)
     refine_intents(prog)
-    apply_extents(prog)
+    calls = reanalyse_calls(prog)
+    apply_extents(prog, calls)
 
 
 def check_config(prog: "Program") -> None:
@@ -71,6 +72,35 @@ def refine_intents(prog: "Program") -> None:
             return
 
 
+# --------------------------------------------------------------------------- calls
+
+
+def reanalyse_calls(prog: "Program"):
+    """Loops and argument facts again, with the effects of callees of every file of the
+    tree (``effects.Calls``), for each routine that reaches a routine of another file (the
+    per-file analysis saw only its own file's callees). Callees first, so that a callee's
+    loops are analysed before its effects are summarised. Returns the ``Calls``."""
+    from .dependence import analyse_loops
+    from .effects import Calls
+
+    calls = Calls(prog)
+    todo = []
+    for r in prog.all_routines():
+        k = prog.kernel_of(r)
+        if isinstance(k, ir.Kernel) and k.calls and any(c.routine is not None and c.routine.file != r.file
+                                                        for c in prog.reaches(r)):
+            todo.append(k)
+    for k in calls.callee_first(todo):
+        try:
+            legacy_dims(k, calls)
+            analyse_loops(k, calls)
+            argument_facts(k, calls)
+        except Exception as exc:  # analysis bug: the kernel keeps its per-file analysis, flagged
+            k.diagnostics.append(ir.Diagnostic("analysis-error", f"loop analysis over the tree failed: "
+                                               f"{type(exc).__name__}: {exc}", k.line_start, k.file))
+    return calls
+
+
 # --------------------------------------------------------------------------- extents
 
 
@@ -85,7 +115,7 @@ def assumed_dim(a: ir.Argument) -> Optional[int]:
     return None
 
 
-def apply_extents(prog: "Program") -> None:
+def apply_extents(prog: "Program", calls=None) -> None:
     memo: dict = {}
     for r in prog.all_routines():
         k = prog.kernel_of(r)
@@ -126,7 +156,7 @@ def apply_extents(prog: "Program") -> None:
                     f"{', '.join(x.name for x in k.args if not x.dims and x.ftype.base == 'integer') or 'constants'}>'",
                     a.line, k.file))
         if changed:
-            argument_facts(k)
+            argument_facts(k, calls)
 
 
 def _configured_extent(cfg: dict) -> Optional[str]:

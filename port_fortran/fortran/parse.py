@@ -41,8 +41,9 @@ _PARSER = None
 
 
 # modules that work on whole programs, after the per-file parse: they do not change what
-# the cache holds, so editing them keeps it
-_NOT_PER_FILE = {"program.py", "interproc.py", "commands.py", "__init__.py"}
+# the cache holds, so editing them keeps it (program.py does: the per-file analysis of
+# calls resolves callees and their impurities through a program of the file)
+_NOT_PER_FILE = {"interproc.py", "commands.py", "__init__.py"}
 
 
 def _code_version() -> str:
@@ -255,7 +256,7 @@ def _key(src: SourceText, interfaces: dict | None = None, notes: dict | None = N
 # Deep expressions (a 400-term stencil is a 400-level tree) need more than Python's default
 # 1,000 frames to pickle, copy or walk; 20,000 keeps the C stack of an 8 MiB thread safe
 # (pickling a chain of 10,000 operations passes, 20,000 crashes the interpreter), and
-# build.MAX_CHAIN keeps expressions below the depth this allows.
+# exprs.MAX_CHAIN keeps expressions below the depth this allows.
 RECURSION_LIMIT = 20000
 
 

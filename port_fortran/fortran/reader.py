@@ -3,7 +3,8 @@
 Steps (each a pure function over text, except the file reads at the edge):
 
 1. form: free or fixed, by extension, else by sniffing the content;
-2. C preprocessing with pcpp when the file needs it (``.F``/``.F90``... or ``#`` lines);
+2. C preprocessing when the file needs it (``.F``/``.F90``... or ``#`` lines), by gfortran
+   itself (``gfortran -E -cpp``, :mod:`.cpp`): the text is what gfortran compiles;
 3. Fortran ``include 'x.inc'`` expanded (searched in the file's directory, then the
    include dirs);
 4. fixed-form clean-up: tabs in columns 1-6, columns past 72 dropped;
@@ -19,7 +20,6 @@ line in the main file (the ``include`` line for included text).
 """
 from __future__ import annotations
 
-import io
 import os
 import re
 from dataclasses import dataclass, field
@@ -97,83 +97,13 @@ def needs_cpp(path: str | Path, text: str) -> bool:
 # --------------------------------------------------------------------------- preprocessing
 
 
-class _CppError(Exception):
-    pass
+def preprocess(text: str, path: str, include_dirs=(), defines: dict | None = None, form: str = "free"):
+    """C preprocessing as gfortran does it (:mod:`.cpp`: ``gfortran -E -cpp``). Returns
+    (text, origins as (file, line) per output line, errors [(file, line, message)],
+    ``#include``d files). Raises RuntimeError when gfortran cannot run."""
+    from .cpp import preprocess as gfortran_cpp
 
-
-def preprocess(text: str, path: str, include_dirs=(), defines: dict | None = None):
-    """Run pcpp over ``text``. Returns (text, origins as (file, line) per output line,
-    errors [(file, line, message)]). ``//`` (Fortran concatenation) is protected from
-    being read as a C++ comment."""
-    import pcpp
-
-    errors: list[tuple[str, int, str]] = []
-
-    class _P(pcpp.Preprocessor):
-        def on_error(self, file, line, msg):  # noqa: D401 - pcpp hook
-            errors.append((file or path, int(line or 0), str(msg)))
-            self.return_code += 1
-
-        def on_include_not_found(self, is_malformed, is_system_include, curdir, includepath):
-            d = getattr(self, "lastdirective", None)
-            errors.append((getattr(d, "source", None) or path, int(getattr(d, "lineno", 0) or 1),
-                           f"#include {includepath} not found (add -I DIR)"))
-            raise pcpp.OutputDirective(pcpp.Action.IgnoreAndPassThrough)
-
-        def on_directive_unknown(self, directive, toks, ifpassthru, precedingtoks):
-            # #error / #warning in enabled blocks (pcpp would print them to stderr)
-            if directive.value == "error":
-                text = "".join(t.value for t in toks).strip()
-                errors.append((directive.source or path, int(directive.lineno or 1), f"#error {text}"))
-                self.return_code += 1
-                return True
-            if directive.value == "warning":
-                return True
-            return super().on_directive_unknown(directive, toks, ifpassthru, precedingtoks)
-
-        def on_comment(self, tok):  # keep comments as they are
-            return True
-
-    p = _P()
-    p.line_directive = "#line"
-    p.compress = 0
-    try:
-        p.passthru_comments = True
-    except Exception:  # pragma: no cover - older pcpp
-        pass
-    p.add_path(str(Path(path).resolve().parent))
-    for d in include_dirs:
-        p.add_path(str(d))
-    for k, v in (defines or {}).items():
-        p.define(f"{k} {v}" if v not in (None, "") else f"{k} 1")
-    guard = "\u00a7\u00a7"
-    p.parse(text.replace("//", guard), str(path))
-    out = io.StringIO()
-    p.write(out)
-    result = out.getvalue().replace(guard, "//")
-    lines: list[str] = []
-    origins: list[tuple[str, int]] = []
-    cur_file, cur_line = str(path), 1
-    for ln in result.split("\n"):
-        m = re.match(r'^#line\s+(\d+)(?:\s+"([^"]*)")?', ln)
-        if m:
-            cur_line = int(m.group(1))
-            if m.group(2):
-                cur_file = m.group(2)
-            continue
-
-        lines.append(ln)
-        origins.append((cur_file, cur_line))
-        cur_line += 1
-    # pcpp names files as given; map its names back to full paths where possible
-    base = Path(path)
-    main_abs = os.path.abspath(path)
-    fixed_origins = []
-    for f, l in origins:
-        if f in (base.name, str(base)) or os.path.abspath(f) == main_abs:
-            f = str(path)
-        fixed_origins.append((f, l))
-    return "\n".join(lines), fixed_origins, errors
+    return gfortran_cpp(text, path, include_dirs, defines, form)
 
 
 # --------------------------------------------------------------------------- includes
@@ -330,9 +260,10 @@ def read_source(path: str | Path, include_dirs=(), defines: dict | None = None,
     form = form_of(path, text)
     errors: list[tuple[str, int, str, str]] = []
     preprocessed = False
+    headers: list[str] = []
     if needs_cpp(path, text):
         try:
-            ptext, porig, perrs = preprocess(text, path, include_dirs, defines)
+            ptext, porig, perrs, headers = preprocess(text, path, include_dirs, defines, form)
             preprocessed = True
             for f, l, msg in perrs:
                 if os.path.abspath(f) == os.path.abspath(path):
@@ -350,14 +281,14 @@ def read_source(path: str | Path, include_dirs=(), defines: dict | None = None,
                 else:
                     fixed_orig.append(LineOrigin(o.file, o.line, last))
             origins = fixed_orig
-        except Exception as exc:  # pcpp failing is the user's input problem, reported
+        except RuntimeError as exc:  # gfortran missing or not running: reported on the file
             errors.append((path, 1, "preprocessor-error", f"C preprocessing failed: {exc}"))
             lines = text.split("\n")
             origins = [LineOrigin(path, i + 1, i + 1) for i in range(len(lines))]
     else:
         lines = text.split("\n")
         origins = [LineOrigin(path, i + 1, i + 1) for i in range(len(lines))]
-    includes: list[str] = []
+    includes: list[str] = list(headers)  # #include'd headers, then Fortran INCLUDE files
     lines, origins = expand_includes(lines, origins, form, include_dirs, includes, errors)
     if form == "fixed":
         lines = [clean_fixed(ln) for ln in lines]

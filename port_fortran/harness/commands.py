@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..errors import UserError
 from ..records import BACKENDS
+from .timing import proof_text
 
 
 def load_harness(port_dir: str, **kw):
@@ -82,16 +83,24 @@ def cmd_verify(args) -> int:
         else:
             ok = False
             print(f"{h.kernel.name} [{b}] NOT verified: {v.reason}")
+        for n in v.notes:
+            print(f"  {n}")
+        if v.passed and getattr(args, "timing_size", False):
+            pv = h.prove_timing(b)
+            ok = ok and pv.passed
+            print(f"{h.kernel.name} [{b}] " + (proof_text(pv) if pv.passed else f"NOT verified: {pv.reason}"))
     return 0 if ok else 1
 
 
 def _sizes(v) -> str:
     seen = []
     for c in v.cases:
-        s = ",".join(f"{k}={x}" for k, x in c.sizes.items())
+        s = ",".join(f"{k}={x}" for k, x in c.sizes.items()) + (f" [{c.kind}]" if c.kind else "")
         if s not in seen:
             seen.append(s)
-    return "; ".join(seen[:4]) + (" ..." if len(seen) > 4 else "")
+    if len(seen) > 5:  # the first ones and the last (the boundary-crossing case comes last)
+        return "; ".join(seen[:4]) + " ... " + seen[-1]
+    return "; ".join(seen)
 
 
 def cmd_bench(args) -> int:
@@ -99,19 +108,32 @@ def cmd_bench(args) -> int:
     backends = _backends(args.backends)
     timings = h.bench(backends, threads=args.threads, repeats=args.repeats)
     print(format_table(timings))
+    for t in timings:
+        if t.proven_sizes is not None and t.kernel_only:
+            print(f"{t.variant}: {t.proof}")
     for n in getattr(h, "bench_notes", []):
         print(f"note: {n}", file=sys.stderr)
     return 0 if timings else 1
 
 
 def format_table(timings) -> str:
-    rows = ["| variant | threads | kernel only | median s | spread s | GB/s | GFLOP/s | of bandwidth |",
-            "|---|---|---|---|---|---|---|---|"]
+    rows = ["| variant | threads | kernel only | sizes | proven | median s | spread s | GB/s | GFLOP/s | of bandwidth |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
     for t in timings:
         rows.append(f"| {t.variant} | {t.threads} | {'yes' if t.kernel_only else 'with copies'} | "
+                    f"{','.join(f'{k}={v}' for k, v in t.sizes.items())} | {proven_label(t)} | "
                     f"{t.median_s:.4g} | {t.spread_s:.2g} | {_f(t.gbytes_per_s)} | {_f(t.gflops)} | "
                     f"{'' if t.roofline_fraction is None else f'{100 * t.roofline_fraction:.0f}%'} |")
     return "\n".join(rows)
+
+
+def proven_label(t) -> str:
+    """'yes' when the timed build was verified at the timed sizes on that backend,
+    'reference' for the original Fortran, 'NO' otherwise (never the case for a timing
+    `bench` made: it times only proven builds)."""
+    if str(t.variant).startswith("fortran-"):
+        return "reference"
+    return "yes" if t.proven_sizes is not None and dict(t.proven_sizes) == dict(t.sizes) else "NO"
 
 
 def _f(x) -> str:

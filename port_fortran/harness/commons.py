@@ -20,6 +20,7 @@ import copy
 
 from ..errors import UserError
 from ..fortran import ir
+from ..fortran_lines import wrap_free_line
 from ..translate.commons import Block, blocks, used_members
 from ..translate.symbols import Refusal
 
@@ -113,7 +114,8 @@ def module_members(kernel: ir.Kernel) -> list[tuple]:
 
 def fortran_decls(kernel: ir.Kernel, prefix: str = "a_") -> list[str]:
     """Declarations of every block the kernel uses, as the kernel declares them (members
-    named ``<prefix><name>``; storage association is by position, the names are free)."""
+    named ``<prefix><name>``; storage association is by position, the names are free),
+    as free-form lines within 132 columns."""
     out = []
     for b in _blocks(kernel):
         if not b.used():
@@ -121,10 +123,10 @@ def fortran_decls(kernel: ir.Kernel, prefix: str = "a_") -> list[str]:
         names = []
         for m in b.members:
             shape = "(" + ", ".join(f"{lo}:{hi}" for lo, hi in m.bounds) + ")" if m.rank else ""
-            out.append(f"  {m.ftype.base}({m.ftype.kind}) :: {prefix}{m.name}{shape}")
+            out += wrap_free_line(f"  {m.ftype.base}({m.ftype.kind}) :: {prefix}{m.name}{shape}")
             names.append(prefix + m.name)
         title = f"/{b.name}/" if b.name else "//"
-        out.append(f"  common {title} {', '.join(names)}")
+        out += wrap_free_line(f"  common {title} {', '.join(names)}")  # many members: continued lines
     return out
 
 

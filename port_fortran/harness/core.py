@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -21,8 +23,10 @@ from ..records import BuildResult, CaseResult, OutputCheck, Timing, Verdict
 from ..build_runner.sandbox import Limits, run_limited
 from . import drivers as D
 from .compare import compare, magnitude_scale
+from .crossing import CrossCase, cross_case
 from .inputs import Case, Record, cases as make_cases, make_inputs, read_records, write_records
 from .spec import Spec, load_or_infer
+from .timing import TIMING_LIMITS, proof_text, timing_case
 
 SUPPORT_DIR = Path(__file__).parent / "fortran_support"
 DEFAULT_LIMITS = Limits(wall_s=60.0, cpu_s=None, mem_mb=4096)
@@ -40,6 +44,7 @@ LEGACY_FFLAGS = (
 )
 HOST_BACKENDS = ("serial", "openmp")
 HOST_CXXFLAGS = ("-march=native",)  # CMake Release adds -O3; the port's CMakeLists adds -fno-math-errno
+BIG_INPUT_BYTES = 16 * 2**20  # a case's input file larger than this is removed after the runs
 
 _build_lock = threading.Lock()
 _src_lock = threading.Lock()
@@ -87,7 +92,9 @@ class Harness:
         self._trees: dict[tuple, Any] = {}
         self.link_notes: list[str] = []
         self._spec: Optional[Spec] = None
+        self._cross: Optional[tuple[Optional[CrossCase]]] = None  # (case,) once computed for the spec
         self._builds: dict[str, BuildResult] = {}
+        self._proofs: dict[str, tuple[str, Verdict]] = {}  # backend -> (build key, timing-size verdict)
         reason = D.unsupported_reason(kernel)
         if reason:
             raise UserError(f"{self.source_path}:{kernel.line_start}: {kernel.name}: {reason}")
@@ -140,7 +147,15 @@ class Harness:
 
     def reload_spec(self) -> Spec:
         self._spec = None
+        self._cross = None
         return self.spec
+
+    def cross_case(self) -> Optional[CrossCase]:
+        """The boundary-crossing size set of this kernel under the current spec
+        (harness.crossing), None when there is nothing to cross; computed once per spec."""
+        if self._cross is None:
+            self._cross = (cross_case(self.kernel, self.spec, self.source_ir),)
+        return self._cross[0]
 
     # ------------------------------------------------------------------ reference build
 
@@ -154,10 +169,10 @@ class Harness:
         if path is not None and self._program is not None and self._program.has_file(path):
             st = self._program.settings_of(path)
             src, defines, include_dirs, extra = Path(path), st.defines_dict, list(st.include_dirs), list(st.fflags)
-        if defines or src.suffix in (".F", ".F90", ".F95", ".F03", ".F08", ".FOR", ".FPP"):
+        if defines or _needs_cpp(src):  # preprocessed as the front end read it
             flags.append("-cpp")
-        for k, v in defines.items():
-            flags.append(f"-D{k}" if v in (None, "", True) else f"-D{k}={v}")
+        from ..fortran.cpp import define_flags  # the front end preprocessed with the same -D
+        flags += define_flags(defines)
         for d in include_dirs:
             flags.append(f"-I{Path(d).resolve()}")
         return flags + list(self.fflags_added) + list(extra)
@@ -206,6 +221,7 @@ class Harness:
             if flag not in self.fflags_added and flag not in self.fflags and re.search(pattern, text):
                 self.fflags_added[flag] = why
                 self._write_port_json()
+                self._trees.clear()  # the program's objects are compiled again with the flag
                 return flag
         return None
 
@@ -358,42 +374,77 @@ class Harness:
         how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
         return f"{who} failed ({how}){': ' + tail if tail else ''}"
 
-    def run_case(self, backend: str, case: Case, ref_exe: str, port_exe: str, work: Path) -> CaseResult:
+    def run_case(self, backend: str, case: Case, ref_exe: str, port_exe: str, work: Path,
+                 limits: Optional[Limits] = None) -> CaseResult:
+        """One case: the original first, on inputs it accepts (``harness.redraw``: drawn
+        again when its outputs are not finite or it fails), its outputs read into memory
+        and its files removed; then the port on the same inputs, which therefore never finds
+        an output of the original; then every output compared."""
+        from . import redraw as RD
         names = [a.name for a in self.kernel.args] + (["result"] if self.kernel.result is not None else [])
-        cr = CaseResult(seed=case.seed, sizes={**case.sizes}, passed=False, label=case.label())
-        try:
-            recs, lay = make_inputs(self.kernel, self.spec, case)
-        except (ValueError, KeyError) as exc:
-            cr.error = f"{self.spec_path.name}: cannot make inputs for {case.label()}: {exc} (edit the spec)"
-            return cr
+        cr = CaseResult(seed=case.seed, sizes={**case.sizes}, passed=False, label=case.label(), kind=case.kind)
         work.mkdir(parents=True, exist_ok=True)
-        fin, fref, fport = work / "in.bin", work / "ref.bin", work / "port.bin"
-        for f in (fref, fport):
-            if f.exists():
-                f.unlink()
-        write_records(fin, recs)
-        # the port runs first: no output of the original exists for it to find
-        pres = self._run(port_exe, ["run", str(fin), str(fport)], work, backend)
-        rres = self._run(ref_exe, ["run", str(fin), str(fref)], work, "serial")
-        try:
-            if not rres.ok:
-                cr.error = (self._describe_failure("the original", rres) +
-                            f" on inputs {case.label()}; the spec may make inputs the original rejects: "
-                            f"edit {self.spec_path.name}")
+        fin, fport = work / "in.bin", work / "port.bin"
+        if fport.exists():
+            fport.unlink()
+        tried: list[str] = []  # what each rejected draw gave
+        crashed: list[bool] = []
+        ref_out = recs = None
+        for k, (how, spec) in enumerate([("the spec's ranges", self.spec)] + RD.attempts(self.kernel, self.spec)):
+            this = case if k == 0 else Case(seed=RD.redraw_seed(case.seed, k), sizes=case.sizes, choices=case.choices,
+                                              kind=case.kind)
+            try:
+                recs, _ = make_inputs(self.kernel, spec, this)
+            except (ValueError, KeyError) as exc:
+                cr.error = f"{self.spec_path.name}: cannot make inputs for {this.label()}: {exc} (edit the spec)"
                 return cr
+            write_records(fin, recs)
+            rres, ref_out, unreadable = self._run_original(ref_exe, fin, names, work, limits)
+            if unreadable:
+                cr.error = f"unreadable output of the original: {unreadable}"
+                return cr
+            if not rres.ok:
+                if rres.killed_reason or rres.memory_exceeded:  # a limit: drawing again would not help
+                    cr.error = (self._describe_failure("the original", rres) + f" on inputs {this.label()}; the spec "
+                                f"may make inputs the original rejects: edit {self.spec_path.name}")
+                    return cr
+                tried.append(f"{how}: " + self._describe_failure("the original", rres))
+                crashed.append(True)
+                ref_out = None
+                continue
+            bad = RD.not_finite(recs, ref_out)
+            if not bad:
+                cr.seed = this.seed
+                if k:
+                    cr.label = f"{this.label()} (inputs drawn again: {'; '.join(tried)}; accepted: {how})"
+                break
+            tried.append(f"{how}: inf/NaN in {', '.join(bad)}")
+            crashed.append(False)
+            ref_out = None
+        if ref_out is None:
+            failed = all(crashed)
+            cr.code = RD.ORIGINAL_FAILED if failed else RD.NOT_FINITE
+            what = ("the original fails" if failed else
+                    "the original's outputs are not finite (inf or NaN where the inputs were numbers)")
+            cr.error = (f"{what} on every input tried for {case.label()}: {'; '.join(tried)}; the port is not at "
+                        f"fault: give value ranges the routine accepts in {self.spec_path.name} (args.<name>.range) "
+                        f"or in the run configuration (routines.{self.kernel.name}.args.<name>.range)")
+            return cr
+        pres = self._run(port_exe, ["run", str(fin), str(fport)], work, backend, limits=limits)
+        if fin.stat().st_size > BIG_INPUT_BYTES:  # inputs at timing sizes are not kept
+            fin.unlink()
+        try:
             if not pres.ok:
-                cr.error = self._describe_failure("the port", pres) + f" on inputs {case.label()}"
+                cr.error = self._describe_failure("the port", pres) + f" on inputs {cr.label}"
                 return cr
             try:
-                ref_out = read_records(fref, names)
                 port_out = read_records(fport, names)
             except (ValueError, OSError) as exc:
                 cr.error = f"unreadable output: {exc}"
                 return cr
         finally:
-            for f in (fref, fport):
-                if f.exists():
-                    f.unlink()
+            if fport.exists():
+                fport.unlink()
         scale = magnitude_scale([r for r, a in zip(recs, self.kernel.args) if self.spec.args[a.name].intent != "out"])
         for r, p in zip(ref_out, port_out):
             tol = self.spec.tolerance[r.name]
@@ -401,9 +452,30 @@ class Harness:
         cr.passed = all(o.passed for o in cr.outputs)
         return cr
 
+    def _run_original(self, ref_exe: str, fin: Path, names: list[str], work: Path,
+                      limits: Optional[Limits] = None):
+        """Run the original on ``fin`` in a private directory under ``work`` and read what it
+        wrote; the directory is removed before this returns, so no file of the original's
+        output exists when the port runs. Returns (run result, records or None, why the
+        output could not be read or '')."""
+        priv = Path(tempfile.mkdtemp(prefix=".original-", dir=work))
+        try:
+            fref = priv / "ref.bin"
+            res = self._run(ref_exe, ["run", str(fin), str(fref)], priv, "serial", limits=limits)
+            if not res.ok:
+                return res, None, ""
+            try:
+                return res, read_records(fref, names), ""
+            except (ValueError, OSError) as exc:
+                return res, None, str(exc)
+        finally:
+            shutil.rmtree(priv, ignore_errors=True)
+
     def verify(self, backend: str, seeds: Union[None, int, Sequence[int]] = None) -> Verdict:
         """Differential test on fresh inputs: every size set x flag value of the spec, for
-        each base seed (None: one seed from the clock; an int: that many; a list: those)."""
+        each base seed (None: one seed from the clock; an int: that many; a list: those),
+        and with the first seed the boundary-crossing set (:meth:`cross_case`) unless the
+        spec turns it off."""
         build = self._builds.get(backend) or self.build(backend)
         if not build.ok:
             return Verdict(backend, False, reason=f"build failed: {build.condensed or 'see the build log'}")
@@ -416,16 +488,93 @@ class Harness:
             bases = list(seeds)
         work = self.port_dir / "build" / backend / "cases"
         verdict = Verdict(backend, True)
-        for base in bases:
-            for case in make_cases(self.spec, base):
+        cross = self._crossing_cases(verdict, bases[0])
+        for k, base in enumerate(bases):
+            for case in make_cases(self.spec, base) + (cross if k == 0 else []):
                 cr = self.run_case(backend, case, build.artifacts["ref_driver"], build.artifacts["pf_driver"], work)
                 cr.sizes.update({k: v for k, v in case.choices.items() if isinstance(v, int)})
                 verdict.cases.append(cr)
                 if not cr.passed and verdict.passed:
                     verdict.passed = False
                     verdict.reason = f"{case.label()}: " + (cr.error or _first_failure(cr))
+        failing = [c for c in verdict.cases if not c.passed]
+        if failing and all(c.code for c in failing):  # the original's doing on every failing case
+            verdict.code = failing[0].code
+            verdict.reason = failing[0].error
         self._save_verdict(verdict, bases)
         return verdict
+
+    def _crossing_cases(self, verdict: Verdict, base: int) -> list[Case]:
+        """The boundary-crossing cases (one seed, every flag value) and what the verdict
+        says about them (``cross_tiles`` and notes)."""
+        if not self.spec.cross_tiles:
+            verdict.cross_tiles = False
+            verdict.notes.append(f"the boundary-crossing case is turned off in {self.spec_path.name} "
+                                 f"(sizes.cross_tiles: false): only the spec's correctness sizes are checked")
+            return []
+        cc = self.cross_case()
+        if cc is None:
+            return []
+        verdict.notes += cc.notes
+        if not cc.dims:
+            return []
+        verdict.cross_tiles = True
+        if cc.sizes in self.spec.correctness:
+            verdict.notes.append(f"sizes.correctness[{self.spec.correctness.index(cc.sizes)}] already crosses "
+                                 f"every tile: {cc.describe()}")
+            return []
+        verdict.notes.append(f"boundary-crossing case: {cc.describe()}")
+        return make_cases(self.spec, (base * 31 + 17) % (2**31 - 1), [cc.sizes], kind="cross-tiles")
+
+    # ------------------------------------------------------------------ the timing sizes
+
+    def prove_timing(self, backend: str, cached: bool = True) -> Verdict:
+        """Verify this backend's build at the size set it is timed at (the case
+        :func:`timing.timing_case` makes, the same inputs the timing runs), once per build:
+        the verdict is kept with a key naming the port and reference executables, the spec
+        and the case (in memory and in ``build/<backend>/timing_proof.json``)."""
+        from ..fortran.ir import to_dict
+
+        build = self._builds.get(backend) or self.build(backend)
+        if not build.ok:
+            return Verdict(backend, False, reason=f"build failed: {build.condensed or 'see the build log'}")
+        case = timing_case(self.spec)
+        key = self._proof_key(build, case)
+        path = self.port_dir / "build" / backend / "timing_proof.json"
+        if cached:
+            mem = self._proofs.get(backend)
+            if mem is not None and mem[0] == key:
+                return mem[1]
+            try:
+                data = json.loads(path.read_text()) if path.is_file() else {}
+            except (json.JSONDecodeError, OSError):
+                data = {}
+            if data.get("key") == key and isinstance(data.get("verdict"), dict):
+                v = verdict_from_dict(data["verdict"])
+                self._proofs[backend] = (key, v)
+                return v
+        lim = Limits(wall_s=max(self.limits.wall_s or 0.0, TIMING_LIMITS.wall_s), cpu_s=None, mem_mb=None)
+        cr = self.run_case(backend, case, build.artifacts["ref_driver"], build.artifacts["pf_driver"],
+                           self.port_dir / "build" / backend / "proof", limits=lim)
+        cr.sizes.update({k: v for k, v in case.choices.items() if isinstance(v, int)})
+        v = Verdict(backend, cr.passed, cases=[cr])
+        if not cr.passed:
+            v.reason = f"at the timing sizes, {case.label()}: " + (cr.error or _first_failure(cr))
+        v.notes.append(proof_text(v))
+        self._proofs[backend] = (key, v)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"key": key, "at": time.time(), "verdict": _json_safe(to_dict(v))}, indent=1) + "\n")
+        return v
+
+    def _proof_key(self, build: BuildResult, case: Case) -> str:
+        """Names one build (its executables as they are on disk), the spec and the case."""
+        parts = []
+        for name in ("pf_driver", "ref_driver"):
+            st = Path(build.artifacts[name]).stat()
+            parts.append(f"{build.artifacts[name]}:{st.st_size}:{st.st_mtime_ns}")
+        parts.append(json.dumps(self.spec.to_data(), sort_keys=True, default=str))
+        parts.append(case.label())
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
 
     def _save_verdict(self, verdict: Verdict, bases: list[int]) -> None:
         from ..fortran.ir import to_dict
@@ -447,6 +596,36 @@ class Harness:
               repeats: Optional[int] = None) -> list[Timing]:
         from .timing import bench
         return bench(self, list(backends), threads or self.threads, repeats)
+
+
+def verdict_from_dict(d: dict) -> Verdict:
+    """A Verdict back from :func:`ir.to_dict` JSON (the timing-size proofs kept on disk)."""
+    def num(x):
+        return float(x) if isinstance(x, str) else x
+
+    cases = []
+    for c in d.get("cases") or []:
+        outs = [OutputCheck(o["name"], bool(o["passed"]), int(o.get("elements") or 0),
+                            max_abs_err=num(o.get("max_abs_err", 0.0)), max_rel_err=num(o.get("max_rel_err", 0.0)),
+                            worst_index=o.get("worst_index"), tolerance=num(o.get("tolerance", 0.0)),
+                            message=o.get("message", ""), sampled=bool(o.get("sampled", False)),
+                            total_elements=o.get("total_elements"))
+                for o in c.get("outputs") or []]
+        cases.append(CaseResult(seed=int(c["seed"]), sizes=dict(c.get("sizes") or {}), passed=bool(c["passed"]),
+                                outputs=outs, error=c.get("error", ""), label=c.get("label", ""),
+                                kind=c.get("kind", ""), code=c.get("code", "")))
+    return Verdict(d["backend"], bool(d["passed"]), cases=cases, reason=d.get("reason", ""),
+                   cross_tiles=d.get("cross_tiles"), notes=list(d.get("notes") or []), code=d.get("code", ""))
+
+
+def _needs_cpp(src: Path) -> bool:
+    """The front end's rule (``reader.needs_cpp``): an upper-case extension, or ``#`` lines."""
+    from ..fortran.reader import needs_cpp
+    try:
+        text = src.read_text(errors="replace")
+    except OSError:
+        text = ""
+    return needs_cpp(src, text)
 
 
 def _first_failure(cr: CaseResult) -> str:

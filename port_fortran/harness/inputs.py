@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import mmap
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,10 +99,11 @@ class Case:
     seed: int
     sizes: dict[str, int]
     choices: dict[str, Any]
+    kind: str = ""  # '' (the spec's correctness sets), 'cross-tiles' or 'timing-size'
 
     def label(self) -> str:
         parts = [f"{k}={v}" for k, v in {**self.sizes, **self.choices}.items()]
-        return f"seed={self.seed} " + " ".join(parts)
+        return f"seed={self.seed} " + " ".join(parts) + (f" [{self.kind}]" if self.kind else "")
 
 
 def cycled_args(spec: Spec) -> list[str]:
@@ -122,10 +124,12 @@ def choice_value(v: Any, sizes: dict[str, int]) -> Any:
     return v
 
 
-def cases(spec: Spec, base_seed: int, size_sets: Optional[list[dict[str, int]]] = None) -> list[Case]:
+def cases(spec: Spec, base_seed: int, size_sets: Optional[list[dict[str, int]]] = None,
+          kind: str = "") -> list[Case]:
     """Every flag value combination for every size set; strides and integer scalars with
     values cycled over the cases, and each of their values used at least once with sizes
-    past the smallest (a version that a stride or an offset selects needs iterations)."""
+    past the smallest (a version that a stride or an offset selects needs iterations).
+    ``kind`` labels the cases."""
     size_sets = size_sets if size_sets is not None else spec.correctness
     flags = [(n, a.values) for n, a in spec.args.items() if a.role == "flag"]
     strides = [(n, spec.args[n].values) for n in cycled_args(spec)]
@@ -142,7 +146,7 @@ def cases(spec: Spec, base_seed: int, size_sets: Optional[list[dict[str, int]]] 
                 ch[n] = choice_value(vals[pick], sizes)
                 if sum(sizes.values()) > small or len(size_sets) == 1:
                     used.add((n, pick))
-            out.append(Case(seed=(base_seed + 7919 * k) % (2**31 - 1), sizes=dict(sizes), choices=ch))
+            out.append(Case(seed=(base_seed + 7919 * k) % (2**31 - 1), sizes=dict(sizes), choices=ch, kind=kind))
             k += 1
     bigger = [s for s in size_sets if sum(s.values()) > small] or list(size_sets)
     for n, vals in strides:
@@ -155,7 +159,7 @@ def cases(spec: Spec, base_seed: int, size_sets: Optional[list[dict[str, int]]] 
                 mpick = pick if m == n else 0
                 ch[m] = choice_value(mvals[mpick], sizes)
                 used.add((m, mpick))
-            out.append(Case(seed=(base_seed + 7919 * k) % (2**31 - 1), sizes=dict(sizes), choices=ch))
+            out.append(Case(seed=(base_seed + 7919 * k) % (2**31 - 1), sizes=dict(sizes), choices=ch, kind=kind))
             k += 1
     return out
 
@@ -163,32 +167,7 @@ def cases(spec: Spec, base_seed: int, size_sets: Optional[list[dict[str, int]]] 
 def layout(kernel: ir.Kernel, spec: Spec, sizes: dict[str, int], choices: Optional[dict] = None,
            rng: Optional[np.random.Generator] = None, choice_index: int = 0) -> Layout:
     """Scalar values and array bounds for one case (``rng`` None: the largest choices)."""
-    if choices is None:
-        choices = {n: a.values[min(choice_index, len(a.values) - 1)] for n, a in spec.args.items()
-                   if a.role == "flag"}
-        choices.update({n: choice_value(spec.args[n].values[min(choice_index, len(spec.args[n].values) - 1)], sizes)
-                        for n in cycled_args(spec)})
-    env: dict[str, Any] = {}
-    for n, a in spec.args.items():
-        if a.role == "size":
-            env[n] = int(sizes[n])
-        elif a.role in ("flag", "stride"):
-            env[n] = choices[n]
-    ints = {n: v for n, v in env.items() if isinstance(v, int)}
-    for n, a in spec.args.items():
-        if a.role == "leading-dim":
-            ints[n] = env[n] = max(1, eval_expr(a.rows, ints, f"args.{n}.rows") + a.pad)
-    cycled = set(cycled_args(spec))
-    for n, a in spec.args.items():
-        if a.role == "scalar":
-            if n in choices:
-                env[n] = choice_value(choices[n], sizes)
-            elif n in cycled:  # not chosen by the caller: the first value (the one timed)
-                env[n] = choice_value(a.values[0], sizes)
-            else:
-                env[n] = _scalar_value(kernel.arg(n), a, rng)
-            if isinstance(env[n], (int, np.integer)) and not isinstance(env[n], (bool, np.bool_)):
-                ints[n] = int(env[n])
+    env, ints = scalar_env(kernel, spec, sizes, choices, rng, choice_index)
     lay = Layout(scalars=env, arrays={})
     array_values: dict[str, tuple[int, int]] = {}
     for n, a in spec.args.items():
@@ -240,6 +219,39 @@ def layout(kernel: ir.Kernel, spec: Spec, sizes: dict[str, int], choices: Option
     return lay
 
 
+def scalar_env(kernel: ir.Kernel, spec: Spec, sizes: dict[str, int], choices: Optional[dict] = None,
+               rng: Optional[np.random.Generator] = None, choice_index: int = 0) -> tuple[dict, dict[str, int]]:
+    """(every scalar argument's value, the integer ones) for one case: sizes, flag and
+    cycled choices, leading dimensions, scalars (``rng`` None: the top of their range)."""
+    if choices is None:
+        choices = {n: a.values[min(choice_index, len(a.values) - 1)] for n, a in spec.args.items()
+                   if a.role == "flag"}
+        choices.update({n: choice_value(spec.args[n].values[min(choice_index, len(spec.args[n].values) - 1)], sizes)
+                        for n in cycled_args(spec)})
+    env: dict[str, Any] = {}
+    for n, a in spec.args.items():
+        if a.role == "size":
+            env[n] = int(sizes[n])
+        elif a.role in ("flag", "stride"):
+            env[n] = choices[n]
+    ints = {n: v for n, v in env.items() if isinstance(v, int)}
+    for n, a in spec.args.items():
+        if a.role == "leading-dim":
+            ints[n] = env[n] = max(1, eval_expr(a.rows, ints, f"args.{n}.rows") + a.pad)
+    cycled = set(cycled_args(spec))
+    for n, a in spec.args.items():
+        if a.role == "scalar":
+            if n in choices:
+                env[n] = choice_value(choices[n], sizes)
+            elif n in cycled:  # not chosen by the caller: the first value (the one timed)
+                env[n] = choice_value(a.values[0], sizes)
+            else:
+                env[n] = _scalar_value(kernel.arg(n), a, rng, _bounds(kernel, n, a, ints))
+            if isinstance(env[n], (int, np.integer)) and not isinstance(env[n], (bool, np.bool_)):
+                ints[n] = int(env[n])
+    return env, ints
+
+
 def _auto_upper(kernel, a: ir.Argument, k: int, ranges: Ranges, ints: dict, lay: Layout) -> int:
     mine = ranges.max_subscripts(a.name, a.rank)[k]
     theirs = None
@@ -265,13 +277,40 @@ def a_lower(a: ir.Argument, k: int, ints: dict) -> int:
         return 1
 
 
-def _scalar_value(arg: ir.Argument, s, rng):
+def _bounds(kernel: ir.Kernel, name: str, s, ints: dict) -> Optional[tuple]:
+    """What the kernel's orderings (harness.constraints) allow an integer scalar drawn from
+    a range, given the sizes and the scalars drawn before it."""
+    if s.values is not None or s.range is None or kernel.arg(name).ftype.base != "integer":
+        return None
+    from .constraints import scalar_bounds
+    lo, hi = scalar_bounds(kernel, name, ints)
+    return None if lo is None and hi is None else (lo, hi)
+
+
+def _within(lo: int, hi: int, bounds: tuple) -> tuple[int, int]:
+    """[lo, hi] cut to what the orderings allow; when the two do not meet, the allowed
+    value nearest the range (the code's word before the default range); when the orderings
+    contradict each other, the range as it is."""
+    blo = lo if bounds[0] is None else bounds[0]
+    bhi = hi if bounds[1] is None else bounds[1]
+    if blo > bhi:
+        return lo, hi
+    a, b = max(lo, blo), min(hi, bhi)
+    if a <= b:
+        return a, b
+    v = blo if blo > hi else bhi
+    return v, v
+
+
+def _scalar_value(arg: ir.Argument, s, rng, bounds: Optional[tuple] = None):
     t = arg.ftype.base
     if s.values is not None:
         return s.values[0] if rng is None else s.values[int(rng.integers(0, len(s.values)))]
     if s.range is None:
         return 0
     lo, hi = s.range
+    if t == "integer" and bounds is not None:
+        lo, hi = _within(int(lo), int(hi), bounds)
     if t == "integer":
         return int(hi) if rng is None else int(rng.integers(int(lo), int(hi) + 1))
     if rng is None:
@@ -370,9 +409,19 @@ def write_records(path: Path, recs: list[Record]) -> None:
     Path(path).write_bytes(buf.getvalue())
 
 
+MMAP_BYTES = 64 * 2**20  # files larger than this are mapped, not read: outputs at timing sizes
+
+
 def read_records(path: Path, names: list[str], char_lens: Optional[dict[str, int]] = None) -> list[Record]:
-    """Read records (named in order by ``names``). Raises ValueError on a malformed file."""
-    data = Path(path).read_bytes()
+    """Read records (named in order by ``names``). Raises ValueError on a malformed file.
+    A large file is memory-mapped (read-only arrays; the pages are read as they are
+    compared, and the mapping outlives an unlinked file)."""
+    path = Path(path)
+    if path.stat().st_size > MMAP_BYTES:
+        with open(path, "rb") as fh:
+            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    else:
+        data = path.read_bytes()
     pos = 0
     out: list[Record] = []
 
@@ -394,7 +443,8 @@ def read_records(path: Path, names: list[str], char_lens: Optional[dict[str, int
         if code not in TYPE_CODES:
             raise ValueError(f"{Path(path).name}: record {name!r}: bad type code {code}")
         shape = tuple(max(0, u - l + 1) for l, u in zip(lb, ub))
-        raw = take(nbytes)
+        if nbytes < 0 or pos + nbytes > len(data):
+            raise ValueError(f"{Path(path).name}: truncated at byte {pos} (wanted {nbytes} more)")
         if code == 8:
             n = int(np.prod(shape, dtype=np.int64)) if nd else 1
             itemsize = nbytes // max(n, 1) if n else 1
@@ -407,7 +457,10 @@ def read_records(path: Path, names: list[str], char_lens: Optional[dict[str, int
             raise ValueError(f"{Path(path).name}: record {name!r}: the header says {n} element(s) "
                              f"({bounds or 'scalar'}) of {dt.itemsize} byte(s) but {nbytes} bytes follow: the program "
                              "that wrote it corrupted it (a port writing outside its arguments?)")
-        arr = np.frombuffer(raw, dtype=dt)
+        # a view into the file's bytes (no copy: outputs at timing sizes are large)
+        arr = (np.frombuffer(data, dtype=dt, count=n, offset=pos) if nbytes
+               else np.zeros(0, dtype=dt))
+        pos += nbytes
         arr = arr.reshape(shape, order="F") if nd else arr.reshape(())
         out.append(Record(name, code, tuple(lb), arr))
     return out

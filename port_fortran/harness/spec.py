@@ -60,6 +60,9 @@ class Spec:
     timing: dict[str, int]
     tolerance: dict[str, Tolerance]
     notes: list[str] = field(default_factory=list)
+    # add the boundary-crossing case (harness.crossing) to the correctness sets; a user may
+    # turn it off (`sizes.cross_tiles: false`), which verdicts and reports then show
+    cross_tiles: bool = True
     edited: bool = False  # the file on disk differs from what was inferred
     path: Optional[str] = None
 
@@ -80,7 +83,8 @@ class Spec:
         return {
             "version": SPEC_VERSION,
             "kernel": self.kernel,
-            "sizes": {"correctness": [dict(s) for s in self.correctness], "timing": dict(self.timing)},
+            "sizes": {"correctness": [dict(s) for s in self.correctness], "cross_tiles": self.cross_tiles,
+                      "timing": dict(self.timing)},
             "args": args,
             "tolerance": {k: {"rel": t.rel, "abs": t.abs, "reduction": t.reduction}
                           for k, t in self.tolerance.items() if k == "result" or self.args[k].intent != "in"},
@@ -221,6 +225,9 @@ def infer(kernel: ir.Kernel, hints: Optional[dict] = None) -> Spec:
             except ValueError:
                 env[n] = 3 * base
         correctness.append({n: env[n] for n in size_names})
+    order = _ordering(kernel, size_names, hints)
+    correctness = [order.satisfy(c) for c in correctness]  # x_min <= x_max, depth <= halo, ...
+    notes += order.notes
     tol = infer_tolerances(kernel)
     spec = Spec(kernel=kernel.name, args=args, correctness=correctness, timing={}, tolerance=tol, notes=notes)
     from .versions import choose  # late: versions makes inputs, which needs this module
@@ -233,6 +240,14 @@ def infer(kernel: ir.Kernel, hints: Optional[dict] = None) -> Spec:
                 if n in sizes:
                     sizes[n] = int(min(max(sizes[n], r[0]), r[1]))
     return spec
+
+
+def _ordering(kernel: ir.Kernel, size_names, hints: Optional[dict] = None):
+    """The orderings between size arguments the kernel implies (harness.constraints), the
+    sizes the configuration gives a range left where they are."""
+    from .constraints import Ordering
+    fixed = [n for n, h in (hints or {}).items() if isinstance(h, dict) and h.get("range") is not None]
+    return Ordering.of(kernel, size_names, fixed)
 
 
 def _apply_hints(kernel: ir.Kernel, args: dict[str, ArgSpec], hints: dict, notes: list[str]) -> None:
@@ -335,6 +350,8 @@ def timing_sizes(kernel: ir.Kernel, spec: Spec) -> dict[str, int]:
         return {}
     nnz_sizes = {s.nnz: s.rows for s in spec.args.values() if s.role == "pointer" and s.nnz != "auto"}
 
+    order = _ordering(kernel, names)
+
     def sizes_for(s: int) -> dict[str, int]:
         env = {n: s for n in names if n not in nnz_sizes}
         for n, rows in nnz_sizes.items():
@@ -342,7 +359,7 @@ def timing_sizes(kernel: ir.Kernel, spec: Spec) -> dict[str, int]:
                 env[n] = 5 * max(1, eval_expr(rows, env))
             except ValueError:
                 env[n] = 5 * s
-        return {n: env[n] for n in names}
+        return order.satisfy({n: env[n] for n in names})
 
     def total(s: int) -> int:
         """Bytes of array data at scale s; past the cap (TIMING_BYTES) also when the
@@ -379,6 +396,10 @@ HEADER = """\
 # and reused by later runs (delete it to infer again).
 #
 # sizes.correctness: size sets for the differential test (each run with every flag value)
+# sizes.cross_tiles: true adds one more set, computed from the loops: every parallel loop
+#                    runs past the largest tile, team or GPU block a port may cut it into
+#                    (2 x tile + 3 iterations, > 1024 for GPU blocks, within 32 MB); false
+#                    turns it off
 # sizes.timing:      the size set for timing (about 64 MB of array data)
 # args.<name>.role:
 #   size         an extent, taken from the size set
@@ -415,6 +436,7 @@ def dump(spec: Spec, kernel: ir.Kernel) -> str:
     out.append("sizes:\n  correctness:\n")
     for s in data["sizes"]["correctness"]:
         out.append("  - " + _flow(s) + "\n")
+    out.append(f"  cross_tiles: {'true' if data['sizes']['cross_tiles'] else 'false'}\n")
     out.append("  timing: " + _flow(data["sizes"]["timing"]) + "\n")
     out.append("args:\n")
     for name, a in data["args"].items():
@@ -551,6 +573,9 @@ def parse(data: dict, kernel: ir.Kernel, fname: str) -> Spec:
         _check_size_set(c, size_names, f"sizes.correctness[{k}]", bad)
     timing = sizes_d.get("timing") or {}
     _check_size_set(timing, size_names, "sizes.timing", bad)
+    cross = sizes_d.get("cross_tiles", True)  # absent in spec files written before it existed
+    if not isinstance(cross, bool):
+        raise bad("sizes.cross_tiles", "expected true or false")
     tol_d = data.get("tolerance") or {}
     if not isinstance(tol_d, dict):
         raise bad("tolerance", "expected a mapping of output name -> {rel, abs}")
@@ -567,7 +592,7 @@ def parse(data: dict, kernel: ir.Kernel, fname: str) -> Spec:
                 raise bad(f"tolerance.{n}.{key}", "expected a non-negative number")
         tol[n] = Tolerance(float(rel), float(ab), bool(t.get("reduction", default[n].reduction)))
     return Spec(kernel=kernel.name, args=args, correctness=[dict(c) for c in corr], timing=dict(timing),
-                tolerance=tol)
+                tolerance=tol, cross_tiles=cross)
 
 
 def _check_choice_values(v: list, data: dict, f: str, bad) -> None:

@@ -52,6 +52,29 @@ def parse_times(text: str) -> list[float]:
     return out
 
 
+TIMING_SEED = 20240607
+
+
+def timing_case(spec) -> Case:
+    """The inputs a timing runs on (and the timing-size proof checks): the spec's timing
+    sizes, the first value of each flag and stride, a fixed seed."""
+    choices = {n: a.values[0] for n, a in spec.args.items() if a.role in ("flag", "stride")}
+    return Case(seed=TIMING_SEED, sizes=dict(spec.timing), choices=choices, kind="timing-size")
+
+
+def proof_text(v) -> str:
+    """A timing-size verdict (records.Verdict) in words, for Timing.proof and bench notes."""
+    if not v.cases:
+        return f"not verified at the timing sizes: {v.reason}"
+    c = v.cases[0]
+    sampled = [o for o in c.outputs if o.sampled]
+    compared = sum(o.elements for o in c.outputs)
+    how = (f"{compared} elements compared, {', '.join(o.name for o in sampled)} sampled" if sampled
+           else f"all {compared} elements compared")
+    state = "verified" if v.passed else "NOT verified"
+    return f"{state} at the timing sizes on {v.backend} (seed {c.seed}, {how})"
+
+
 def _timing(variant, threads, sizes, times, kernel_only, nbytes, flops, bw) -> Optional[Timing]:
     if not times:
         return None
@@ -67,12 +90,15 @@ def _timing(variant, threads, sizes, times, kernel_only, nbytes, flops, bw) -> O
 
 def bench(h, backends: list[str], threads: int, repeats: Optional[int] = None,
           warmup: int = WARMUP) -> list[Timing]:
-    """Fortran serial (and OpenMP if the source has directives) and each Kokkos backend."""
+    """Fortran serial (and OpenMP if the source has directives) and each Kokkos backend.
+    A backend's build is timed only once it is verified at these very inputs
+    (``h.prove_timing``, once per build); each Kokkos timing records the sizes proven, a
+    backend that fails there is not timed and the note says why."""
     repeats = repeats or REPEATS
     spec = h.spec
     kernel = h.kernel
-    choices = {n: a.values[0] for n, a in spec.args.items() if a.role in ("flag", "stride")}
-    case = Case(seed=20240607, sizes=dict(spec.timing), choices=choices)
+    case = timing_case(spec)
+    choices = case.choices
     recs, lay = make_inputs(kernel, spec, case)
     work = h.port_dir / "build" / "bench"
     work.mkdir(parents=True, exist_ok=True)
@@ -85,7 +111,7 @@ def bench(h, backends: list[str], threads: int, repeats: Optional[int] = None,
     out: list[Timing] = []
     h.bench_notes = []
 
-    def run(exe, mode, backend, t, variant, kernel_only):
+    def run(exe, mode, backend, t, variant, kernel_only, proof=None):
         res = run_limited([str(exe), mode, str(fin), str(warmup), str(repeats)], work,
                           TIMING_LIMITS.for_backend(backend), env_extra=h.run_env(backend, t, timing=True))
         times = parse_times(res.stdout)
@@ -94,6 +120,11 @@ def bench(h, backends: list[str], threads: int, repeats: Optional[int] = None,
             return
         tm = _timing(variant, t, sizes, times, kernel_only, nbytes, flops, bandwidth_for(backend, t))
         if tm:
+            if proof is not None:
+                tm.proven_sizes = dict(sizes)
+                tm.proof = proof
+            else:
+                tm.proof = "the original (the reference)"
             out.append(tm)
 
     ref = h.build_reference(timing=True)
@@ -106,11 +137,18 @@ def bench(h, backends: list[str], threads: int, repeats: Optional[int] = None,
         if not build.ok:
             h.bench_notes.append(f"kokkos-{b}: build failed: {build.condensed}")
             continue
+        pv = h.prove_timing(b)
+        if not pv.passed:
+            h.bench_notes.append(f"kokkos-{b}: not timed: {pv.reason}")
+            continue
+        if pv.cases and pv.cases[0].sizes != sizes:  # the proof and the timing share timing_case
+            raise RuntimeError(f"timing-size proof at {pv.cases[0].sizes}, timing at {sizes}")
+        proof = proof_text(pv)
         t = 1 if b == "serial" else threads
         exe = build.artifacts["pf_driver"]
         if (Path(build.build_dir) / "pf_driver").exists() and _has_views(build):
-            run(exe, "time-views", b, t, f"kokkos-{b}", True)
-        run(exe, "time", b, t, f"kokkos-{b}", False)
+            run(exe, "time-views", b, t, f"kokkos-{b}", True, proof)
+        run(exe, "time", b, t, f"kokkos-{b}", False, proof)
     _save(h, out)
     return out
 

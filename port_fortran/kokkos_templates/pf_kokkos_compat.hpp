@@ -10,6 +10,7 @@
 //     Kokkos::), plus the Fortran intrinsics C++ lacks: integer powers, SIGN, MOD, MODULO,
 //     NINT, MIN/MAX;
 //   * the range policies with Fortran's inclusive upper bounds (an empty range when hi < lo);
+//   * pf::FArray, the array dummies of device functions (callees of a kernel);
 //   * PF_VOLATILE_JOIN for reducers (Kokkos 3.x also calls a volatile join);
 //   * to_device / from_device: the entries' array arguments in pf::MemSpace, resident between
 //     calls where the program registered them (pf_runtime.hpp), else copied per call.
@@ -326,6 +327,41 @@ KOKKOS_INLINE_FUNCTION bool lsame(char a, char b) {
   if (b >= 'a' && b <= 'z') b = static_cast<char>(b - 'a' + 'A');
   return a == b;
 }
+
+// ---------------------------------------------------------------- arrays of device functions
+// An array dummy of a routine called from a kernel (a KOKKOS_INLINE_FUNCTION translated
+// from the callee), or a small fixed-size local array of it: a pointer with the callee's
+// declared shape, Fortran (column-major) order, 0-based indices (the caller of operator()
+// subtracts the lower bounds). The last dimension needs no extent (assumed size). The
+// caller passes &u(i0, i1, ...) of a View: every View of a port is LayoutLeft and
+// unpadded (pf::View, pf::HostView and their create_mirror_view_and_copy copies are
+// allocated without Kokkos::AllowPadding), so the element and all after it are contiguous
+// in Fortran's array element order in every memory space, host or device, as Fortran's
+// sequence association needs.
+template <class T, int R>
+struct FArray {
+  T* ptr;
+  long stride[R];
+  template <class... E>
+  KOKKOS_INLINE_FUNCTION explicit FArray(T* p, E... ext) : ptr(p) {
+    static_assert(sizeof...(E) == R - 1, "pf::FArray<T, R> takes the extents of its first R - 1 dimensions");
+    const long e[R] = {static_cast<long>(ext)..., 1L};
+    long s = 1;
+    for (int d = 0; d < R; ++d) {
+      stride[d] = s;
+      s *= e[d];
+    }
+  }
+  template <class... Idx>
+  KOKKOS_INLINE_FUNCTION T& operator()(Idx... i) const {
+    static_assert(sizeof...(Idx) == R, "pf::FArray<T, R> takes R indices");
+    const long idx[R] = {static_cast<long>(i)...};
+    long off = 0;
+    for (int d = 0; d < R; ++d) off += idx[d] * stride[d];
+    return ptr[off];
+  }
+  KOKKOS_INLINE_FUNCTION T* data() const { return ptr; }
+};
 
 // Identities for the reductions of the generated reducers
 template <class T>

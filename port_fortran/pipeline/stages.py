@@ -73,6 +73,12 @@ class Stages:
     def bench(self, kernel: ir.Kernel, source: ir.SourceFile, port_dir: Path, backends: list[str]) -> list[Timing]:
         raise NotImplementedError
 
+    def prove_timing(self, kernel: ir.Kernel, source: ir.SourceFile, port_dir: Path, backend: str) -> Optional[Verdict]:
+        """The port's build for ``backend`` verified at the sizes ``bench`` times it at (once
+        per build). None: this stage set has no such proof (its ``bench`` must then time
+        only what it proved itself)."""
+        return None
+
     def scaffold(self, kernel: ir.Kernel, source: ir.SourceFile) -> Optional[Port]:
         """The port files other than the kernel source (header, module, CMake, compat
         header) for an LLM port when the rules refuse the kernel; None if unavailable."""
@@ -189,6 +195,9 @@ class RealStages(Stages):
     def bench(self, kernel, source, port_dir, backends):
         threads = getattr(self.config, "threads", None)
         return self.harness(kernel, source, port_dir).bench(list(backends), threads=threads)
+
+    def prove_timing(self, kernel, source, port_dir, backend):
+        return self.harness(kernel, source, port_dir).prove_timing(backend)
 
     def scaffold(self, kernel, source):
         """The rules' interface files without the kernel body (header with the views-level

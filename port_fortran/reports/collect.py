@@ -121,18 +121,25 @@ def verdict_entry(row: dict) -> dict:
     max_rel: Any = None
     elements = 0
     outputs: dict[str, dict] = {}
+    size_sets: list[dict] = []
     for case in cases:
+        entry = {"kind": str(case.get("kind") or "correctness"), "sizes": dict(case.get("sizes") or {})}
+        if entry not in size_sets:
+            size_sets.append(entry)
         for out in case.get("outputs") or []:
             elements += int(out.get("elements") or 0)
             max_abs = _worse(max_abs, num(out.get("max_abs_err")))
             max_rel = _worse(max_rel, num(out.get("max_rel_err")))
             name = str(out.get("name", "?"))
             o = outputs.setdefault(name, {"name": name, "passed": True, "elements": 0, "max_abs_err": None,
-                                          "max_rel_err": None, "tolerance": num(out.get("tolerance"))})
+                                          "max_rel_err": None, "tolerance": num(out.get("tolerance")),
+                                          "sampled": False})
             o["passed"] = o["passed"] and bool(out.get("passed", False))
             o["elements"] += int(out.get("elements") or 0)
             o["max_abs_err"] = _worse(o["max_abs_err"], num(out.get("max_abs_err")))
             o["max_rel_err"] = _worse(o["max_rel_err"], num(out.get("max_rel_err")))
+            o["sampled"] = o["sampled"] or bool(out.get("sampled", False))
+    cross = data.get("cross_tiles")
     return {
         "backend": row["backend"],
         "passed": bool(row["passed"]),
@@ -143,6 +150,10 @@ def verdict_entry(row: dict) -> dict:
         "max_abs_err": max_abs,
         "max_rel_err": max_rel,
         "outputs": list(outputs.values()),
+        "cross_tiles": cross if isinstance(cross, bool) else None,
+        "timing_size": any(c["kind"] == "timing-size" for c in size_sets),
+        "size_sets": size_sets,
+        "notes": [str(n) for n in data.get("notes") or []],
         "at": _iso(row.get("at")),
     }
 
@@ -171,6 +182,15 @@ def latest_verdicts(rows: list[dict]) -> list[dict]:
     return [verdict_entry(r) for r in last.values()]
 
 
+def is_proven(row: dict) -> bool:
+    """Whether a timing may be reported: the original Fortran (the reference), or a Kokkos
+    build verified on that backend at exactly the sizes it was timed at."""
+    if not str(row.get("variant", "")).startswith("kokkos-"):
+        return True
+    proven = _loads(row.get("proven_sizes"), None)
+    return isinstance(proven, dict) and proven == _loads(row.get("sizes"), {})
+
+
 def timing_entries(rows: list[dict]) -> list[dict]:
     """Timings per (variant, threads), the last one recorded winning (the optimizer keeps a
     faster variant by recording it later), each with its speedup against the original
@@ -197,6 +217,7 @@ def timing_entries(rows: list[dict]) -> list[dict]:
             "gflops": num(r.get("gflops")),
             "roofline_fraction": num(r.get("roofline_fraction")),
             "sizes": _loads(r.get("sizes"), {}),
+            "proven_sizes": _loads(r.get("proven_sizes"), None),
             "speedup_vs_fortran_serial": num(speedup),
         })
     return out
@@ -290,7 +311,9 @@ def collect_report(db: RunDB, run_id: str) -> dict:
             "finished": _iso(k.get("finished")),
             "duration_s": num(_duration(k.get("started"), k.get("finished"))),
             "verdicts": latest_verdicts(verdicts.get(kid, [])),
-            "timings": timing_entries(timings.get(kid, [])),
+            # no number from a size that was not proven on that backend: such rows are counted, not shown
+            "timings": timing_entries([r for r in timings.get(kid, []) if is_proven(r)]),
+            "unproven_timings": sum(1 for r in timings.get(kid, []) if not is_proven(r)),
             "attempts": attempts_by_stage(attempts.get(kid, [])),
             "llm": llm_summary(calls.get(kid, [])),
             "cmake": k.get("cmake") or "",

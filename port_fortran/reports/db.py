@@ -81,7 +81,8 @@ CREATE TABLE IF NOT EXISTS timings (
     gflops      REAL,
     roofline_fraction REAL,
     sizes       TEXT NOT NULL DEFAULT '{}',
-    at          REAL NOT NULL
+    at          REAL NOT NULL,
+    proven_sizes TEXT                              -- JSON: sizes the timed build was verified at on that backend; NULL: the reference or unproven
 );
 CREATE TABLE IF NOT EXISTS llm_calls (
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -159,7 +160,8 @@ class RunDB:
     ADDED_COLUMNS = (("kernels", "versions", "TEXT NOT NULL DEFAULT '[]'"),
                      ("kernels", "cmake", "TEXT NOT NULL DEFAULT ''"),
                      ("kernels", "mode", "TEXT NOT NULL DEFAULT ''"),
-                     ("kernels", "hybrid", "TEXT NOT NULL DEFAULT '{}'"))
+                     ("kernels", "hybrid", "TEXT NOT NULL DEFAULT '{}'"),
+                     ("timings", "proven_sizes", "TEXT"))
 
     def _migrate(self) -> None:
         """Add the columns a database written by an older version lacks."""
@@ -254,11 +256,13 @@ class RunDB:
     def add_timing(self, run_id: str, kernel_id: str, variant: str, median_s: float, *, threads: int = 1,
                    spread_s: float = 0.0, repeats: int = 0, kernel_only: bool = True,
                    gbytes_per_s: Optional[float] = None, gflops: Optional[float] = None,
-                   roofline_fraction: Optional[float] = None, sizes: Optional[dict] = None) -> None:
+                   roofline_fraction: Optional[float] = None, sizes: Optional[dict] = None,
+                   proven_sizes: Optional[dict] = None) -> None:
         self._exec("INSERT INTO timings(run_id, kernel_id, variant, threads, median_s, spread_s, repeats, kernel_only, "
-                   "gbytes_per_s, gflops, roofline_fraction, sizes, at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                   "gbytes_per_s, gflops, roofline_fraction, sizes, at, proven_sizes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                    (run_id, kernel_id, variant, threads, median_s, spread_s, repeats, int(kernel_only),
-                    gbytes_per_s, gflops, roofline_fraction, json.dumps(sizes or {}), time.time()))
+                    gbytes_per_s, gflops, roofline_fraction, json.dumps(sizes or {}), time.time(),
+                    None if proven_sizes is None else json.dumps(proven_sizes)))
 
     def timings(self, run_id: str, kernel_id: Optional[str] = None) -> list[dict]:
         q, p = "SELECT * FROM timings WHERE run_id=?", [run_id]

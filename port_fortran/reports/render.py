@@ -104,6 +104,37 @@ def fmt_reason(k: dict) -> str:
 _MD_SPECIAL = re.compile(r"([\\|`*_\[\]<>])")
 
 
+def _sizes_text(sizes: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sizes.items())
+
+
+def fmt_proven(t: dict) -> str:
+    """The sizes a timing's build was verified at on its backend ('reference' for the
+    original Fortran)."""
+    if not str(t.get("variant", "")).startswith("kokkos-"):
+        return "reference"
+    p = t.get("proven_sizes")
+    return _sizes_text(p) if p else "not proven"
+
+
+def fmt_coverage(v: dict) -> str:
+    """What a verdict's cases covered beyond the spec's small sets: the boundary-crossing
+    sizes (or that the spec turned them off), the timing sizes, sampled outputs."""
+    parts = []
+    cross = [s["sizes"] for s in v.get("size_sets", []) if s["kind"] == "cross-tiles"]
+    if cross:
+        parts.append("past every tile: " + "; ".join(_sizes_text(c) for c in cross))
+    elif v.get("cross_tiles") is False:
+        parts.append("boundary-crossing case turned off (sizes.cross_tiles: false)")
+    timing = [s["sizes"] for s in v.get("size_sets", []) if s["kind"] == "timing-size"]
+    if timing:
+        parts.append("timing sizes: " + "; ".join(_sizes_text(t) for t in timing))
+    sampled = [o["name"] for o in v.get("outputs", []) if o.get("sampled")]
+    if sampled:
+        parts.append("sampled: " + ", ".join(sampled))
+    return "; ".join(parts) or "the spec's correctness sizes"
+
+
 def md_cell(x: Any) -> str:
     """User text made safe for one Markdown table cell: one line, markup characters escaped."""
     text = " ".join(str(x).split())
@@ -117,7 +148,7 @@ def _env(autoescape: bool) -> jinja2.Environment:
                              keep_trailing_newline=True)
     env.filters.update(seconds=fmt_seconds, speedup=fmt_speedup, usd=fmt_usd, err=fmt_err, fixed=fmt_fixed,
                        percent=fmt_percent, location=fmt_location, md=md_cell,
-                       reason=fmt_reason)
+                       reason=fmt_reason, proven=fmt_proven, coverage=fmt_coverage)
     env.globals.update(timing_bars=timing_bars)
     return env
 
@@ -151,6 +182,7 @@ def _context(report: dict) -> dict:
         "s": report["summary"],
         "timed": [k for k in report["kernels"] if k["timings"]],
         "verified_rows": [k for k in report["kernels"] if k["verdicts"]],
+        "unproven": sum(k.get("unproven_timings", 0) for k in report["kernels"]),
         "views": views,
         "views_capped": sum(1 for k in report["kernels"] if k.get("sources")) > len(views),
         "max_views": MAX_SOURCE_VIEWS,

@@ -133,7 +133,7 @@ def fill_synthetic(db: RunDB, run_id: Optional[str] = None, *, backends=("serial
                     db.add_timing(run_id, kid, f"kokkos-{be}", base / factor, threads=threads,
                                   spread_s=base * 0.03 / factor, repeats=10, sizes={"n": 1 << 22},
                                   gbytes_per_s=rng.uniform(5, 60), gflops=rng.uniform(0.5, 20),
-                                  roofline_fraction=rng.uniform(0.1, 0.9))
+                                  roofline_fraction=rng.uniform(0.1, 0.9), proven_sizes={"n": 1 << 22})
             db.add_attempt(run_id, kid, "finalize", True, seconds=0.05)
         if outcome in ("failed", "budget-reached"):
             for m in llm_models:

@@ -448,14 +448,61 @@ class ExprPrinter:
             self.refuse("call-to-unknown", f"'{e.name}' is not a function")
         if len(e.args) != len(fn.args):
             self.refuse("call-to-unknown", f"'{e.name}' called with {len(e.args)} arguments, it has {len(fn.args)}")
-        parts = []
-        for a, formal in zip(e.args, fn.args):
-            if formal.dims:
-                self.refuse("impure-call", f"'{e.name}' takes array argument '{formal.name}'")
-            if formal.intent != "in":
-                self.refuse("impure-call", f"'{e.name}' may modify its argument '{formal.name}'")
-            parts.append(self.expr(a, formal.ftype))
+        if fn.result.dims:
+            self.refuse("array-expression", f"'{e.name}' returns an array")
+        parts = [self.actual(a, formal, e.name) for a, formal in zip(e.args, fn.args)]
         return f"{function_cname(e.name)}({', '.join(parts)})", ATOM, fn.result.ftype
+
+    def actual(self, a: ir.Expr, formal: ir.Argument, callee: str) -> str:
+        """An actual argument of a call to a device function (a routine translated as a
+        KOKKOS_INLINE_FUNCTION): by value for a scalar the callee does not write; the
+        variable or array element itself (a C++ reference) for a scalar it may write; for
+        an array dummy the address of the element passed (sequence association: the
+        callee's array starts there, in the caller's contiguous LayoutLeft storage), the
+        data of a whole array, or the address of a scalar variable."""
+        written = formal.intent != "in" and not formal.value
+        if not formal.dims:
+            if not written:
+                return self.expr(a, formal.ftype)
+            element = isinstance(a, ir.ArrayRef) and self.tab.is_array(a.name) \
+                and not any(isinstance(x, ir.Slice) for x in a.subscripts)
+            if not (element or (isinstance(a, ir.Name) and self.tab.get(a.name) is not None
+                                and not self.tab.is_array(a.name))):
+                self.refuse("impure-call", f"argument {formal.name} of '{callee}' may be modified: pass a variable "
+                            "or an array element")
+            self._same_type(a, formal, callee)
+            self._writable(a.name, formal, callee)
+            return self.expr(a)
+        if isinstance(a, ir.ArrayRef) and self.tab.is_array(a.name):
+            if any(isinstance(x, ir.Slice) for x in a.subscripts):
+                self.refuse("array-section", f"array section of '{a.name}' passed to '{callee}' (argument "
+                            f"{formal.name}): Fortran passes a contiguous copy, the rules do not")
+            self._same_type(a, formal, callee)
+            if written:
+                self._writable(a.name, formal, callee)
+            return f"&{self._arrayref(a)[0]}"
+        if isinstance(a, ir.Name) and self.tab.get(a.name) is not None and self.tab[a.name].role != "param":
+            sym = self.tab[a.name]
+            self._same_type(a, formal, callee)
+            if written:
+                self._writable(a.name, formal, callee)
+            self.used.add(sym.name)
+            return f"{sym.c}.data()" if sym.is_array else f"&{sym.c}"
+        self.refuse("impure-call", f"argument {formal.name} of '{callee}' is an array: pass an array, an array "
+                    "element or a variable")
+
+    def _same_type(self, a: ir.Expr, formal: ir.Argument, callee: str) -> None:
+        sym = self.tab.get(a.name)
+        have = sym.ftype if sym is not None else None
+        if have != formal.ftype:
+            self.refuse("type-mismatch", f"argument {formal.name} of '{callee}' is {formal.ftype}, the actual "
+                        f"'{a.name}' is {have} (storage reinterpreted across the call)")
+
+    def _writable(self, name: str, formal: ir.Argument, callee: str) -> None:
+        sym = self.tab.get(name)
+        if sym is not None and (sym.role == "param" or (sym.role == "arg" and sym.intent == "in")):
+            self.refuse("intent-mismatch", f"'{callee}' may write its argument {formal.name}, but '{name}' is "
+                        f"{'a constant' if sym.role == 'param' else 'intent(in)'} here")
 
 
 def lower_name(array: str, d: int) -> str:

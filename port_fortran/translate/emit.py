@@ -9,6 +9,7 @@ from ..fortran import ir
 from ..fortran.render import expr_str
 from ..records import TranslateOptions
 from .access import names_in, scalars_written
+from .blocks import fast_order
 from .cexpr import ExprPrinter, function_cname
 from .plan import PHost, PIf, PKernel, PLoop, PVersion, PWhile, atomic_increment
 from .symbols import Refusal, SymbolTable, cname, cxx_type
@@ -149,7 +150,7 @@ class Emitter:
         if isinstance(s, ir.Continue):
             return []
         if isinstance(s, ir.Return):
-            if ctx.get("device"):
+            if ctx.get("device") and not ctx.get("function"):
                 raise Refusal("early-exit", "RETURN inside a kernel", s.line)
             res = ctx.get("result")
             if res:
@@ -195,17 +196,9 @@ class Emitter:
             raise Refusal("call-to-unknown", f"'{s.name}' called with {len(s.args)} arguments, it has {len(fn.args)}", s.line)
         parts = []
         for a, formal in zip(s.args, fn.args):
-            if formal.dims:
-                raise Refusal("impure-call", f"'{s.name}' takes array argument '{formal.name}'", s.line)
-            if formal.intent == "in":
-                parts.append(self.ex(a, formal.ftype, s.line))
-            else:
-                if not isinstance(a, ir.Name) or self.tab.is_array(a.name):
-                    raise Refusal("impure-call", f"argument {formal.name} of '{s.name}' may be modified: "
-                                  "pass a scalar variable", s.line)
-                if self.tab[a.name].ftype != formal.ftype:
-                    raise Refusal("type-mismatch", f"argument {formal.name} of '{s.name}' has another type", s.line)
-                parts.append(self.ex(a, None, s.line))
+            self.p.line = s.line
+            parts.append(self.p.actual(a, formal, s.name))
+            self._collect()
         return f"{function_cname(s.name)}({', '.join(parts)})"
 
     def if_lines(self, s: ir.If, branch_fns, else_fn, ind: int) -> list[str]:
@@ -401,24 +394,9 @@ class Emitter:
         return out
 
     def fast_order(self, band: list[ir.Do]) -> list[ir.Do]:
-        """The band's loops ordered fastest-varying first: the loop whose variable is the
-        leftmost (contiguous) subscript of the arrays it touches; with
-        ``options.iterate_left`` off, the Fortran nest order instead (outermost fastest)."""
-        if not self.options.iterate_left:
-            return list(band)
-        vars_ = [d.var for d in band]
-        score = {v: [] for v in vars_}
-        for s in ir.walk(band[-1].body):
-            from .access import own_exprs
-            exprs = list(own_exprs(s)) + ([s.target] if isinstance(s, ir.Assign) else [])
-            for e in exprs:
-                for x in ir.walk_expr(e):
-                    if isinstance(x, ir.ArrayRef) and len(x.subscripts) > 1:
-                        for pos, sub in enumerate(x.subscripts):
-                            for v in names_in(sub) & set(vars_):
-                                score[v].append(pos)
-        depth = {v: i for i, v in enumerate(vars_)}
-        return sorted(band, key=lambda d: (min(score[d.var]) if score[d.var] else 99, -depth[d.var]))
+        """The band's loops ordered fastest-varying first (:func:`blocks.fast_order`; the
+        harness orders a band the same way to size its boundary-crossing case)."""
+        return fast_order(band, self.options.iterate_left)
 
     def reduce(self, n: PKernel, ind: int) -> list[str]:
         pad = IND * ind

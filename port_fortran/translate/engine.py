@@ -15,13 +15,12 @@ from ..fortran import ir
 from ..records import Port, TranslateOptions, TranslationRefused
 from . import commons as C
 from . import render as R
-from .access import reads_deep, scalars_written
 from .cexpr import function_cname
 from .emit import Emitter, zero_init
 from .lower import lower_arrays
 from .plan import PKernel, Planner
 from .structure import restructure
-from .symbols import Refusal, SymbolTable, build_symbols, cxx_type
+from .symbols import Refusal, SymbolTable, build_symbols
 
 
 def _checks(kernel: ir.Kernel) -> list[ir.Diagnostic]:
@@ -119,51 +118,10 @@ def _call_line(k: ir.Kernel, name: str) -> int:
 
 def inline_function(fn: ir.Kernel, source: Optional[ir.SourceFile], options: TranslateOptions,
                     program=None) -> str:
-    """A routine the kernel calls (its file or, with a program, any file of the tree) as a
-    KOKKOS_INLINE_FUNCTION (scalar arguments, no arrays)."""
-    diags = [d for d in _checks(fn)]
-    if diags:
-        raise Refusal("impure-call", f"'{fn.name}' cannot be inlined: {diags[0].message}", diags[0].line)
-    if fn.commons:
-        raise Refusal("impure-call", f"'{fn.name}' cannot be inlined: it reaches COMMON /{fn.commons[0].name}/ "
-                      "(only the kernel itself may use COMMON)", fn.commons[0].line)
-    if program is not None:
-        source = program.source_of(fn) or source
-    tab = build_symbols(fn, source, program)
-    for a in fn.args:
-        if a.dims:
-            raise Refusal("impure-call", f"'{fn.name}' takes array argument '{a.name}'", a.line)
-    for v in fn.locals.values():
-        if v.dims:
-            raise Refusal("impure-call", f"'{fn.name}' has local array '{v.name}'", v.line)
-    body = restructure(fn.body)
-    em = Emitter(fn, tab, options)
-    res = fn.result.name if fn.kind == "function" and fn.result is not None else None
-    lines = em.body(body, 1, {"device": True, "loops": [], "result": res, "function": True})
-    params = []
-    for a in fn.args:
-        sym = tab[a.name]
-        if a.intent == "in" or a.value:
-            params.append(f"{'const ' if a.name not in scalars_written(body) else ''}{sym.ctype} {sym.c}")
-        else:
-            params.append(f"{sym.ctype}& {sym.c}")
-    decls = []
-    arg_names = {a.name for a in fn.args}
-    used = reads_deep(body) | scalars_written(body)
-    for name, sym in tab.symbols.items():
-        if name in arg_names or name not in used:
-            continue
-        if sym.role == "param":
-            decls.append(f"  const {sym.ctype} {sym.c} = {R.param_text(sym)};")
-        elif sym.role in ("local", "result", "temp"):
-            decls.append(f"  {sym.ctype} {sym.c} = {zero_init(sym.ftype)};")
-    ret = cxx_type(fn.result.ftype) if res else "void"
-    if res and res not in used:
-        decls.append(f"  {ret} {tab[res].c} = {zero_init(fn.result.ftype)};")
-    tail = [f"  return {tab[res].c};"] if res else []
-    head = f"// {fn.kind} {fn.name} (line {fn.line_start}), inlined into the kernels\n"
-    head += f"KOKKOS_INLINE_FUNCTION {ret} {function_cname(fn.name)}({', '.join(params)}) {{"
-    return "\n".join([head] + decls + lines + tail + ["}"])
+    """A routine the kernel calls as a KOKKOS_INLINE_FUNCTION (``devfunc.device_function``)."""
+    from .devfunc import device_function
+
+    return device_function(fn, source, options, program)
 
 
 def translate_kernel(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None,
@@ -234,6 +192,10 @@ def _parts(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Translat
             helpers.append(inline_function(fn, source, options, program))
         except Refusal as r:  # its lines are the callee's, in the callee's file
             r.diagnostic.file = r.diagnostic.file or fn.file
+            if fn.name in kernel.calls:
+                r.diagnostic.message += f" (called by {kernel.name} at line {_call_line(kernel, fn.name)})"
+            else:
+                r.diagnostic.message += f" (reached from {kernel.name} through its callees)"
             raise
     out_args = {fn.name: {i for i, a in enumerate(fn.args) if a.intent != "in"} for fn in callees}
 
@@ -267,7 +229,8 @@ def _parts(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Translat
     return KernelParts(
         kernel=kernel, tab=tab, blocks=blocks, used=used, helpers=helpers + em.structs,
         commons=[C.struct_decl(b) for b in blocks if b.used()],
-        views_signature=R.views_signature(kernel, tab, used), views_body=decls + lines,
+        views_signature=R.views_signature(kernel, tab, used),
+        views_body=_contiguity_checks(kernel, tab, body) + decls + lines,
         entry_signature='extern "C" ' + R.entry_signature(kernel, tab, decl=False),
         entry_body=R.entry_body(kernel, tab), patterns=patterns, notes=planner.notes,
         versions=list(planner.versions))
@@ -286,6 +249,25 @@ def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Tran
     }
     return Port(kernel=k, entry=f"{k}_kokkos", files=files, model="rules", patterns=parts.patterns,
                 notes=parts.notes, options=options, versions=parts.versions)
+
+
+def _contiguity_checks(kernel: ir.Kernel, tab: SymbolTable, body: list[ir.Stmt]) -> list[str]:
+    """Device functions address the caller's arrays as Fortran does (sequence association
+    from the element passed): the Views given to the views-level function must be
+    contiguous. The port's own are; a caller of the views-level function with padded
+    Views is stopped with the reason."""
+    from ..fortran.effects import direct_actuals
+
+    params = {a.name for a in kernel.args} | {m.name for m in C.used_members(kernel)}
+    passed: dict[str, str] = {}
+    for s in ir.walk(body):
+        for callee, args, q in direct_actuals(s):
+            a = args[q]
+            if a.name in params and tab.is_array(a.name):
+                passed.setdefault(a.name, callee)
+    return [f'  if (!{tab[n].c}.span_is_contiguous()) Kokkos::abort("{kernel.name}: the View {n} must be contiguous '
+            f'(LayoutLeft without padding): {callee} addresses it as a Fortran array");'
+            for n, callee in passed.items()]
 
 
 def _host_decls(kernel: ir.Kernel, tab: SymbolTable, used: set[str]) -> list[str]:

@@ -88,8 +88,8 @@ class Lowerer:
             return self.tab.is_array(e.name)
         if isinstance(e, ir.ArrayRef):
             return self.tab.is_array(e.name) and any(isinstance(s, ir.Slice) for s in e.subscripts)
-        if isinstance(e, ir.FuncCall) and e.name in REDUCE_OP:
-            return False
+        if isinstance(e, ir.FuncCall) and (e.name in REDUCE_OP or not e.intrinsic):
+            return False  # a user function returns a scalar (array results are refused); its array arguments are whole
         return any(self.is_array_valued(c) for c in ir.expr_children(e))
 
     def elemental(self, e: ir.Expr, loop_vars: list[str], los: list[ir.Expr], line: int) -> ir.Expr:
@@ -113,6 +113,12 @@ class Lowerer:
             return ir.ArrayRef(e.name, subs, ftype=sym.ftype)
         if isinstance(e, ir.FuncCall):
             if e.name in REDUCE_OP:
+                return e
+            if not e.intrinsic:
+                if any(isinstance(a, ir.ArrayRef) and any(isinstance(x, ir.Slice) for x in a.subscripts)
+                       for a in e.args):
+                    raise Refusal("unsupported-expression", f"function {e.name} applied to an array section in array "
+                                  "syntax", line)
                 return e
             if self.is_array_valued(e) and e.name not in ELEMENTAL:
                 raise Refusal("unsupported-intrinsic", f"array-valued {e.name} in array syntax", line)

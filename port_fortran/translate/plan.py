@@ -233,6 +233,8 @@ class Planner:
                 why += f"; independent when {expr_str(cond)}"
             if "call-in-loop" in codes:
                 why += "; calls only pure functions, inlined"
+            elif info.calls:
+                why += f"; calls {', '.join(info.calls)} as {'device functions' if len(info.calls) > 1 else 'a device function'}"
             if inductions:
                 why += "; induction variable" + ("s " if len(inductions) > 1 else " ") + \
                     ", ".join(i.var for i in inductions) + f" computed from {do.var}"

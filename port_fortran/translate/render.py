@@ -288,12 +288,14 @@ def module_decls(kernel: ir.Kernel, tab: SymbolTable) -> list[str]:
 
 
 def module_text(kernel: ir.Kernel, tab: SymbolTable) -> str:
+    """The Fortran interface module, every line within free form's 132 columns."""
+    from ..fortran_lines import wrap_free_source
     is_fn = kernel.kind == "function" and kernel.result is not None
-    return render(
+    return wrap_free_source(render(
         "module.f90.j2", k=kernel.name, is_function=is_fn,
         arglist=", ".join(a.name for a in kernel.args), decls=module_decls(kernel, tab),
         result_decl=fortran_c_kind(kernel.result.ftype) if is_fn else "",
-    )
+    ))
 
 
 def guard(k: str) -> str:

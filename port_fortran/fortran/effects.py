@@ -1,0 +1,440 @@
+"""What a call does: the interprocedural effects of a routine of the program, for the
+dependence analysis of loops that call it and for the translator's device functions.
+
+Built on the program model (``program.Program``: where each callee is, its IR, its
+intents refined over the tree, its impurities); nothing here is a second copy of those
+facts. For a callee, per dummy argument (:class:`DummyEffect`):
+
+* read and/or written (its intent), and for a scalar whether the call surely assigns it
+  before reading it (``intent(out)``: the call defines the actual);
+* the *span*: the first and last element it can touch, as offsets from the dummy's first
+  element in column-major (array element) order over its declared shape, in terms of the
+  callee's other arguments when symbolic (``dtemp(5)`` filled by ``do m = 1, 5`` -> 0..4;
+  ``a(n)`` swept by ``do i = 1, n`` -> 0..n-1). Through the callee's own calls,
+  transitively: a dummy passed on as an array element or a whole array touches what the
+  inner callee touches of it;
+
+and ``blockers``: why the callee cannot run as a device function called from a parallel
+loop -- I/O and other constructs the IR does not model, STOP, state kept between calls
+(SAVE), COMMON blocks and module variables, callees no file defines, intrinsic
+subroutines, recursion -- in it or in anything it calls, each naming the routine, the file
+and the line (``Program.impurities``).
+
+:meth:`Calls.actual_ref` then says what a call touches of the *caller's* array passed as
+an actual argument, by sequence association in column-major order: an element actual
+``u(1, i, j, k)`` passed to a dummy whose span is 0..4 is ``u(1:5, i, j, k)`` when the
+five elements provably stay in the first dimension; otherwise the span spills into the
+next dimensions and the access covers the whole leading dimensions and the rows of the
+first one it fits in, or at worst everything from the element to the end of the array
+(the most a legal call can touch). Exact or conservative, never a guess.
+
+Pure over the IR; :class:`Calls` memoises per callee.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from . import affine, ir
+from .facts import Facts
+
+I4 = ir.INTEGER
+
+
+@dataclass
+class DummyEffect:
+    """What a call does to one dummy argument (see the module docstring)."""
+
+    name: str
+    position: int
+    ftype: ir.FType
+    rank: int
+    read: bool
+    write: bool
+    assigned: bool = False  # scalar surely assigned before any read of it (intent out)
+    # (first, last) element offsets touched from the dummy's first element; last None when
+    # not bounded; span None when the callee never references the dummy
+    span: Optional[tuple[ir.Expr, Optional[ir.Expr]]] = None
+
+    @property
+    def touched(self) -> bool:
+        return self.span is not None
+
+
+@dataclass
+class Effects:
+    """The effects of one called name. ``callee`` is None when the name resolves to no
+    routine of the program (then ``blockers`` says why)."""
+
+    name: str
+    callee: Optional[ir.Kernel]
+    dummies: list[DummyEffect] = field(default_factory=list)
+    blockers: list[ir.Diagnostic] = field(default_factory=list)
+
+    @property
+    def translatable(self) -> bool:
+        """Runs as a device function: a routine of the program without side effects other
+        than through its arguments."""
+        return self.callee is not None and not self.blockers
+
+    @property
+    def where(self) -> str:
+        if self.callee is None:
+            return self.name
+        return f"{self.callee.file}:{self.callee.line_start}"
+
+    def why_not(self) -> str:
+        """Why it cannot run as a device function, naming the routine and the line."""
+        if not self.blockers:
+            return ""
+        b = self.blockers[0]
+        if self.callee is None:
+            return b.message
+        at = f"{b.file or self.callee.file}:{b.line}" if b.line else (b.file or self.callee.file)
+        return f"{self.name} ({self.where}) cannot run as a device function: {b.message} ({at}) [{b.code}]"
+
+    def dummy(self, position: int) -> Optional[DummyEffect]:
+        return self.dummies[position] if 0 <= position < len(self.dummies) else None
+
+    def written_positions(self) -> set[int]:
+        return {d.position for d in self.dummies if d.write}
+
+    def assigned_positions(self) -> set[int]:
+        """Scalar dummies the call surely assigns before reading (the actual is defined)."""
+        return {d.position for d in self.dummies if d.assigned}
+
+
+def _lit(v: int) -> ir.Expr:
+    return ir.Literal(int(v), str(int(v)), ftype=I4)
+
+
+def _params(k: ir.Kernel) -> dict:
+    return {n: v.parameter for n, v in k.locals.items() if v.parameter is not None}
+
+
+def variable(k: ir.Kernel, name: str) -> Optional[ir.Variable]:
+    """The declaration of a name of ``k`` (argument, local, COMMON or module variable)."""
+    for a in k.args:
+        if a.name == name:
+            return a
+    return k.locals.get(name) or k.module_vars.get(name)
+
+
+def direct_actuals(s: ir.Stmt):
+    """(called name, its actual arguments, position) for every actual argument of the
+    statement's calls (the CALL itself and user functions in its expressions) that is a
+    variable or an array element (what the callee may read or write in place)."""
+    if isinstance(s, ir.CallStmt):
+        for q, a in enumerate(s.args):
+            if isinstance(a, (ir.Name, ir.ArrayRef)):
+                yield s.name, s.args, q
+    for e in ir.stmt_exprs(s):
+        for x in ir.walk_expr(e):
+            if isinstance(x, ir.FuncCall) and not x.intrinsic:
+                for q, a in enumerate(x.args):
+                    if isinstance(a, (ir.Name, ir.ArrayRef)):
+                        yield x.name, x.args, q
+
+
+class Calls:
+    """The effects of the calls of a program's routines (memoised per callee).
+
+    ``program``: a ``program.Program`` (the whole tree, or one file: :meth:`of_file`)."""
+
+    def __init__(self, program):
+        self.program = program
+        self._memo: dict[tuple[str, str], Effects] = {}
+        self._active: set[tuple[str, str]] = set()
+
+    @classmethod
+    def of_file(cls, sf: ir.SourceFile) -> "Calls":
+        """Callees of the file's own routines only (the per-file analysis before the
+        program of the whole tree exists)."""
+        from .program import FileSettings, FileUnits, Program
+
+        prog = Program()
+        uses = sorted({u for k in sf.kernels for u in getattr(k, "uses", [])})
+        prog.add_file(sf.path, sf, FileSettings(), FileUnits(list(sf.modules), uses))
+        prog.link()
+        return cls(prog)
+
+    # ------------------------------------------------------------------ resolution
+    def resolve(self, caller: ir.Kernel, name: str) -> Optional[ir.Kernel]:
+        c = self.program.callee(caller, name)
+        if c is None or c.routine is None:
+            return None
+        k = self.program.kernel_of(c.routine)
+        return k if isinstance(k, ir.Kernel) else None
+
+    def _unresolved(self, caller: ir.Kernel, name: str) -> str:
+        from .program import Callee, unknown_where
+
+        c = self.program.callee(caller, name) or Callee(name, "external")
+        return unknown_where(c)
+
+    def _is_intrinsic(self, caller: ir.Kernel, name: str) -> bool:
+        c = self.program.callee(caller, name)
+        return c is not None and c.where == "intrinsic"
+
+    def callee_first(self, kernels: list[ir.Kernel]) -> list[ir.Kernel]:
+        """``kernels`` ordered so that every routine comes after the routines it calls
+        (recursion broken anywhere): the order in which to analyse their loops, so that a
+        callee's own loops are analysed before its effects are summarised."""
+        order: list[ir.Kernel] = []
+        state: dict[int, int] = {}
+        mine = {id(k) for k in kernels}
+
+        def visit(k: ir.Kernel) -> None:
+            if state.get(id(k)):
+                return
+            state[id(k)] = 1
+            for name in k.calls:
+                c = self.resolve(k, name)
+                if c is not None and id(c) in mine:
+                    visit(c)
+            order.append(k)
+
+        for k in kernels:
+            visit(k)
+        return order
+
+    # ------------------------------------------------------------------ effects
+    def effects(self, caller: ir.Kernel, name: str) -> Effects:
+        """What calling ``name`` from ``caller`` does (never raises: an analysis that
+        fails names itself as the blocker)."""
+        callee = self.resolve(caller, name)
+        if callee is None:
+            if name == "lsame":  # the translator's own character comparison
+                return Effects(name, None, [], [ir.Diagnostic("call-to-unknown", "'lsame' is not a routine of the "
+                                                              "program", 0)])
+            code = "intrinsic-call" if self._is_intrinsic(caller, name) else "call-to-unknown"
+            why = self._unresolved(caller, name)
+            if code == "intrinsic-call":
+                why += " with effects the analysis does not model"
+            return Effects(name, None, [], [ir.Diagnostic(code, why, 0, caller.file)])
+        key = (str(callee.file), callee.name)
+        hit = self._memo.get(key)
+        if hit is not None:
+            return hit if hit.name == name else Effects(name, hit.callee, hit.dummies, hit.blockers)
+        if key in self._active:
+            return Effects(name, callee, [], [ir.Diagnostic("recursion", f"calls itself (recursion through {name})",
+                                                            callee.line_start, callee.file)])
+        self._active.add(key)
+        try:
+            eff = self._summarize(name, callee)
+        except (ArithmeticError, KeyError, ValueError, TypeError, AttributeError, IndexError) as exc:
+            eff = Effects(name, callee, [], [ir.Diagnostic("analysis-error", f"its effects could not be analysed "
+                                                           f"({type(exc).__name__}: {exc})", callee.line_start,
+                                                           callee.file)])
+        finally:
+            self._active.discard(key)
+        self._memo[key] = eff
+        return eff
+
+    def _summarize(self, name: str, k: ir.Kernel) -> Effects:
+        blockers = list(self.program.impurities(k))
+        for s in ir.walk(k.body):
+            if isinstance(s, ir.CallStmt) and self._is_intrinsic(k, s.name):
+                blockers.append(ir.Diagnostic("intrinsic-call", f"calls the intrinsic subroutine {s.name} (no device "
+                                              "equivalent)", s.line, k.file))
+        for sub in dict.fromkeys(k.calls):
+            inner = self.effects(k, sub)
+            if inner.callee is not None and inner.blockers:
+                first = inner.blockers[0]
+                blockers.append(ir.Diagnostic(first.code, f"calls {sub} ({inner.where}), which {first.message}",
+                                              first.line, first.file or inner.callee.file))
+        blockers = _unique(blockers)
+        dummies = []
+        env = _params(k)
+        referenced = {x.name for s in ir.walk(k.body) for e in _all_exprs(s) for x in ir.walk_expr(e)
+                      if isinstance(x, (ir.Name, ir.ArrayRef))}
+        for q, a in enumerate(k.args):
+            d = DummyEffect(a.name, q, a.ftype, len(a.dims), a.intent in ("in", "inout"), a.intent in ("out", "inout"),
+                            assigned=not a.dims and a.intent == "out")
+            if a.name not in referenced:
+                d.read = d.write = d.assigned = False
+            elif not a.dims:
+                d.span = (_lit(0), _lit(0))
+            else:
+                d.span = self._span(k, a, env)
+            dummies.append(d)
+        return Effects(name, k, dummies, blockers)
+
+    def _span(self, k: ir.Kernel, a: ir.Argument, env: dict) -> tuple[ir.Expr, Optional[ir.Expr]]:
+        """(first, last) offsets from the dummy's first element, in ``k``'s arguments."""
+        from .argfacts import BoundsFinder
+
+        bounds = BoundsFinder(k, env, calls=self).bounds(a)
+        written = {x.name for x in k.args if not x.dims and x.intent != "in"}
+        lo: Optional[affine.Poly] = affine.const(0)
+        hi: Optional[affine.Poly] = affine.const(0)
+        stride: Optional[affine.Poly] = affine.const(1)
+        last = len(a.dims) - 1
+        for d, dim in enumerate(a.dims):
+            L = affine.poly_of(dim.lower, env) if dim.lower is not None else affine.const(1)
+            U = affine.poly_of(dim.upper, env) if dim.upper is not None else None
+            b = bounds[d] if d < len(bounds) else None
+            blo = affine.poly_of(b[0], env) if b is not None else None
+            bhi = affine.poly_of(b[1], env) if b is not None else None
+            if blo is None or bhi is None:  # not bounded by the subscripts: the declared extent
+                blo, bhi = L, U
+            if L is None or blo is None or stride is None:
+                return _lit(0), None
+            if lo is not None:
+                lo = affine.add(lo, affine.mul(affine.add(blo, L, -1), stride))
+            hi = None if (hi is None or bhi is None) else affine.add(hi, affine.mul(affine.add(bhi, L, -1), stride))
+            if d < last:
+                stride = None if U is None else affine.mul(stride, affine.add(affine.add(U, L, -1), affine.const(1)))
+        if lo is None or affine.names(lo) & written or any(n.startswith("@") for n in affine.names(lo)):
+            return _lit(0), None
+        if hi is not None and (affine.names(hi) & written or any(n.startswith("@") for n in affine.names(hi))):
+            hi = None
+        return affine.to_expr(lo), (affine.to_expr(hi) if hi is not None else None)
+
+    # ------------------------------------------------------------------ the caller's side
+    def actual_ref(self, caller: ir.Kernel, name: str, args: list[ir.Expr], position: int,
+                   facts: Optional[Facts] = None) -> Optional[ir.Expr]:
+        """What a call of ``name`` with ``args`` touches of the caller's variable passed at
+        ``position`` (a Name or an ArrayRef): the actual itself for a scalar, an ArrayRef
+        whose subscripts are points and ``Slice(lo, hi)`` ranges (``hi`` None: to the end
+        of the array), or the whole array (its Name). None when the callee never touches
+        the dummy. ``facts``: what holds where the call runs (bounds the spans)."""
+        actual = args[position]
+        v = variable(caller, actual.name)
+        if v is None or not v.dims:
+            return actual
+        eff = self.effects(caller, name)
+        d = eff.dummy(position) if eff.callee is not None else None
+        if eff.callee is not None and len(args) > len(eff.dummies):
+            d = None
+        if d is None:
+            return tail_ref(v, actual)  # unknown callee: anything from the element on
+        if not d.touched:
+            return None
+        if d.rank == 0:
+            return actual
+        if d.ftype.bytes != v.ftype.bytes:
+            return ir.Name(v.name, ftype=v.ftype)  # reinterpreted storage: the whole array
+        lo, hi = d.span
+        table = {}
+        for q, x in enumerate(eff.callee.args):
+            if not x.dims and q < len(args):
+                table[x.name] = args[q]
+        lo_c, hi_c = _in_caller(lo, table), (_in_caller(hi, table) if hi is not None else None)
+        if lo_c is None:
+            return ir.Name(v.name, ftype=v.ftype)
+        return place(v, actual, lo_c, hi_c, _params(caller), facts or Facts())
+
+
+def _all_exprs(s: ir.Stmt) -> list[ir.Expr]:
+    out = list(ir.stmt_exprs(s))
+    if isinstance(s, ir.Do):
+        out.append(ir.Name(s.var))
+    return out
+
+
+def _unique(diags: list[ir.Diagnostic]) -> list[ir.Diagnostic]:
+    out, seen = [], set()
+    for d in diags:
+        key = (d.code, d.message, d.line, d.file)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out
+
+
+def _in_caller(e: ir.Expr, table: dict[str, ir.Expr]) -> Optional[ir.Expr]:
+    """A span bound in the caller's names: the callee's dummies replaced by the actual
+    arguments; None when it depends on a dummy the call does not pass as a scalar."""
+    from .argfacts import replace_names
+
+    names = {x.name for x in ir.walk_expr(e) if isinstance(x, (ir.Name, ir.ArrayRef))}
+    if names - set(table):
+        return None
+    return replace_names(e, {n: table[n] for n in names})
+
+
+def tail_ref(v: ir.Variable, actual: ir.Expr) -> ir.Expr:
+    """Everything from the element on to the end of the array (what a call to a routine
+    the analysis cannot see may touch): the whole array for a whole-array actual."""
+    if isinstance(actual, ir.Name) or not isinstance(actual, ir.ArrayRef) or \
+            len(actual.subscripts) != len(v.dims) or any(isinstance(s, ir.Slice) for s in actual.subscripts):
+        return ir.Name(v.name, ftype=v.ftype)
+    subs: list[ir.Expr] = [ir.Slice(_lower(d), d.upper) for d in v.dims[:-1]]
+    subs.append(ir.Slice(actual.subscripts[-1], v.dims[-1].upper))
+    return ir.ArrayRef(v.name, subs, ftype=v.ftype)
+
+
+def _lower(d: ir.Dim) -> ir.Expr:
+    return d.lower if d.lower is not None else _lit(1)
+
+
+def _floor_div(x: affine.Poly, s: affine.Poly, facts: Facts) -> Optional[affine.Poly]:
+    """floor(x / s) as a constant when the facts pin it (0 <= x - c*s <= s - 1)."""
+    if affine.is_const(x) and affine.is_const(s):
+        return affine.const(affine.constant(x) // affine.constant(s)) if affine.constant(s) > 0 else None
+    cands = [0]
+    top = max((m for m in s if m != ()), key=len, default=None)
+    if top is not None and x.get(top) and x[top] % s[top] == 0:
+        c = x[top] // s[top]
+        cands = [c, c - 1, c + 1, 0]
+    for c in dict.fromkeys(cands):
+        r = affine.add(x, affine.mul(affine.const(c), s), -1)
+        if facts.nonneg(r) and facts.nonneg(affine.add(affine.add(s, affine.const(-1)), r, -1)):
+            return affine.const(c)
+    return None
+
+
+def place(v: ir.Variable, actual: ir.Expr, lo: ir.Expr, hi: Optional[ir.Expr], env: dict, facts: Facts) -> ir.Expr:
+    """The elements ``lo..hi`` (offsets in array element order) from the element ``actual``
+    of the caller's array ``v`` as one reference with ranges (see the module docstring)."""
+    whole = ir.Name(v.name, ftype=v.ftype)
+    n = len(v.dims)
+    if isinstance(actual, ir.Name):
+        subs = [_lower(d) for d in v.dims]
+    elif isinstance(actual, ir.ArrayRef) and len(actual.subscripts) == n \
+            and not any(isinstance(s, ir.Slice) for s in actual.subscripts):
+        subs = list(actual.subscripts)
+    else:
+        return whole  # an array section: copy-in/copy-out semantics, the whole array
+    P = lambda e: affine.poly_of(e, env) if e is not None else None  # noqa: E731
+    lo_p, hi_p = P(lo), P(hi)
+    Ls = [P(_lower(d)) for d in v.dims]
+    Us = [P(d.upper) for d in v.dims]
+    exts = [affine.add(affine.add(u, l, -1), affine.const(1)) if u is not None and l is not None else None
+            for l, u in zip(Ls, Us)]
+    if lo_p is None:
+        return whole
+    if not facts.nonneg(lo_p):
+        return whole
+    if hi_p is None:
+        return tail_ref(v, ir.ArrayRef(v.name, subs, ftype=v.ftype))
+    # the call touches something only if hi >= lo; the caller's array then has elements
+    f = facts.plus([lo_p, affine.add(hi_p, lo_p, -1)] + [affine.add(e, affine.const(-1)) for e in exts[:-1]
+                                                        if e is not None])
+    ss = [P(s) for s in subs]
+
+    def plus(k: int, off: affine.Poly) -> ir.Expr:
+        if ss[k] is not None:
+            return affine.to_expr(affine.add(ss[k], off))
+        return ir.BinOp("+", subs[k], affine.to_expr(off), ftype=I4)
+
+    first = lambda m: [ir.Slice(_lower(v.dims[j]), v.dims[j].upper) for j in range(m)]  # noqa: E731
+    if n == 1 or (ss[0] is not None and Us[0] is not None
+                  and f.nonneg(affine.add(affine.add(Us[0], ss[0], -1), hi_p, -1))):
+        return ir.ArrayRef(v.name, [ir.Slice(plus(0, lo_p), plus(0, hi_p))] + subs[1:], ftype=v.ftype)
+    stride = affine.const(1)
+    at_start = True
+    for m in range(1, n):
+        if exts[m - 1] is None:
+            break
+        stride = affine.mul(stride, exts[m - 1])
+        at_start = at_start and ss[m - 1] is not None and Ls[m - 1] is not None and ss[m - 1] == Ls[m - 1]
+        x = hi_p if at_start else affine.add(affine.add(stride, affine.const(-1)), hi_p)
+        q = _floor_div(x, stride, f)
+        if q is None:
+            continue
+        if m == n - 1 or (ss[m] is not None and Us[m] is not None
+                          and f.nonneg(affine.add(Us[m], affine.add(ss[m], q), -1))):
+            return ir.ArrayRef(v.name, first(m) + [ir.Slice(subs[m], plus(m, q))] + subs[m + 1:], ftype=v.ftype)
+    return tail_ref(v, ir.ArrayRef(v.name, subs, ftype=v.ftype))

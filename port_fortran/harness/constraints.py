@@ -1,0 +1,336 @@
+"""Orderings the kernel implies between its size arguments, and size sets that respect them
+(pure).
+
+Random size sets ignore how a routine relates its integer arguments: TeaLeaf's
+``tea_block_init(x_min, x_max, y_min, y_max, ...)`` got ``x_min=7 x_max=5``, every loop ran
+zero times and there was nothing to compare. The code says what it expects:
+
+- ``loop``: ``do i = lo, hi`` over a bound pair (``lo`` an argument too: ``x_min, x_max``;
+  step absent or a positive literal, ``hi, lo`` for a negative one) should run,
+  ``hi - lo >= 0`` (a loop from a constant, ``do i = 2, n``, may run zero times: ``n = 1`` is
+  a case worth testing);
+- ``extent``: a declared dimension ``lo:hi`` of an array argument is not empty;
+- ``subscript``: an array argument's unconditional reference stays in its declared bounds
+  over the loop ranges around it (``do k = 1, depth`` ... ``a(x_min - k)`` with ``a`` declared
+  from ``x_min - halo``: ``depth <= halo``);
+- ``divisor``: an integer argument the code divides by (``/ n``, ``mod(i, n)``) is >= 1.
+
+Each is a linear inequality ``poly >= 0`` over the integer scalar arguments (locals assigned
+once from them and PARAMETERs substituted); what is not linear is left out. :class:`Ordering`
+repairs a size set: a ``loop``/``extent`` constraint over a bound pair raises its upper side,
+reading the number the size set drew for that argument as the *extent* (``x_max = x_min + 5 - 1``
+for a drawn 5); a ``subscript`` constraint moves the index side to the nearest value in
+bounds; repeated until every constraint holds (bounded), else the size set is kept as drawn
+and a note says which constraint could not be met.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..fortran import affine as AF
+from ..fortran import ir
+
+MAX_PASSES = 20
+KIND_ORDER = ("loop", "extent", "subscript", "divisor")
+
+
+@dataclass
+class Constraint:
+    poly: dict  # linear Poly: () -> constant, (name,) -> coefficient; holds when value >= 0
+    kind: str
+    line: int
+    text: str  # for notes: 'x_max >= x_min (loop at line 12)'
+    index_side: frozenset = frozenset()  # subscript: the variables of the subscript (moved first)
+    pair: bool = False  # loop/extent whose lower side is an argument too: a bound pair (x_min:x_max)
+
+    def names(self) -> set[str]:
+        return AF.names(self.poly)
+
+    def value(self, env: dict[str, int]) -> int:
+        return sum(c * (env[k[0]] if k else 1) for k, c in self.poly.items())
+
+
+def _linear(p: Optional[dict]) -> bool:
+    return p is not None and all(len(k) <= 1 for k in p)
+
+
+def _text(p: dict) -> str:
+    """``p >= 0`` as 'upper >= lower' (positive terms left, negative right)."""
+    def side(terms):
+        parts = [(f"{abs(c)}*{k[0]}" if abs(c) != 1 else k[0]) if k else str(abs(c)) for k, c in terms]
+        return " + ".join(parts) or "0"
+    pos = sorted(((k, c) for k, c in p.items() if c > 0), key=lambda x: (not x[0], x[0]))
+    neg = sorted(((k, c) for k, c in p.items() if c < 0), key=lambda x: (not x[0], x[0]))
+    return f"{side(pos)} >= {side(neg)}"
+
+
+class _Collector:
+    def __init__(self, kernel: ir.Kernel):
+        self.kernel = kernel
+        self.ints = {a.name for a in kernel.args if a.rank == 0 and a.ftype.base == "integer"}
+        self.arrays = {a.name: a for a in kernel.args if a.rank}
+        self.params = {n: v.parameter for n, v in kernel.locals.items()
+                       if isinstance(v.parameter, int) and not isinstance(v.parameter, bool)}
+        self.defs: dict[str, dict] = {}
+        self.defs = self._single_defs()
+        self.out: list[Constraint] = []
+
+    def _single_defs(self) -> dict[str, dict]:
+        """Locals assigned exactly once, at the routine's top level, from a linear expression
+        of the arguments: substituted into bounds and subscripts."""
+        count: dict[str, int] = {}
+        for s in ir.walk(self.kernel.body):
+            if isinstance(s, ir.Assign) and isinstance(s.target, ir.Name):
+                count[s.target.name] = count.get(s.target.name, 0) + 1
+            elif isinstance(s, ir.Do):
+                count[s.var] = count.get(s.var, 0) + 1
+        out: dict[str, dict] = {}
+        for s in self.kernel.body:
+            if isinstance(s, ir.Assign) and isinstance(s.target, ir.Name) and count.get(s.target.name) == 1 \
+                    and s.target.name not in self.ints and s.target.name in self.kernel.locals:
+                p = self.poly(s.value)
+                if p is not None:
+                    out[s.target.name] = p
+        return out
+
+    def poly(self, e: Optional[ir.Expr], loop_vars: frozenset = frozenset()) -> Optional[dict]:
+        """Linear polynomial of ``e`` in integer scalar arguments (and ``loop_vars``)."""
+        if e is None:
+            return None
+        p = AF.poly_of(e, self.params)
+        if not _linear(p):
+            return None
+        for n in list(AF.names(p)):
+            if n in self.ints or n in loop_vars:
+                continue
+            if n in self.defs:
+                p = AF.substitute(p, n, self.defs[n])
+            else:
+                return None
+        return p if _linear(p) else None
+
+    def add(self, p: Optional[dict], kind: str, line: int, what: str, index_side=frozenset(),
+            pair: bool = False) -> None:
+        if p is None or not (AF.names(p) & self.ints):
+            return  # nothing a size set can move
+        if any(n not in self.ints for n in AF.names(p)):
+            return
+        text = f"{_text(p)} ({what} at line {line})"
+        if not any(c.poly == p and c.kind == kind for c in self.out):
+            self.out.append(Constraint(dict(p), kind, line, text, frozenset(index_side), pair))
+
+    def collect(self) -> list[Constraint]:
+        for a in self.arrays.values():
+            for d in a.dims:
+                if d.upper is None or d.assumed_shape:
+                    continue
+                lo = self.poly(d.lower) if d.lower is not None else AF.const(1)
+                hi = self.poly(d.upper)
+                if lo is not None and hi is not None:
+                    self.add(AF.add(hi, lo, -1), "extent", a.line, f"dimension of {a.name}",
+                             pair=bool(AF.names(lo) & self.ints))
+        self._walk(self.kernel.body, [], False)
+        for e in _exprs(self.kernel.body):
+            for x in ir.walk_expr(e):
+                div = None
+                if isinstance(x, ir.BinOp) and x.op == "/" and x.ftype is not None and x.ftype.base == "integer":
+                    div = x.right
+                elif isinstance(x, ir.FuncCall) and x.name in ("mod", "modulo") and len(x.args) == 2:
+                    div = x.args[1]
+                if isinstance(div, ir.Name) and div.name in self.ints:
+                    self.add(AF.add(AF.var(div.name), AF.const(-1)), "divisor", 0, f"divisor {div.name}")
+        self.out.sort(key=lambda c: KIND_ORDER.index(c.kind))
+        return self.out
+
+    def _walk(self, body: list[ir.Stmt], loops: list[tuple[str, dict, dict]], conditional: bool) -> None:
+        for s in body:
+            if isinstance(s, ir.Do):
+                step = 1
+                if s.step is not None:
+                    st = self.poly(s.step)
+                    step = AF.constant(st) if st is not None and AF.is_const(st) else 0
+                vars_ = frozenset(v for v, _, _ in loops)
+                lo, hi = self.poly(s.start, vars_), self.poly(s.end, vars_)
+                if step < 0:
+                    lo, hi = hi, lo
+                if not conditional and step != 0 and lo is not None and hi is not None \
+                        and AF.names(lo) & self.ints and not (AF.names(lo) | AF.names(hi)) & vars_:
+                    # a bound pair (do j = x_min, x_max): it should run; a loop from a constant
+                    # (do i = 2, n) may run zero times, as at n = 1, on purpose
+                    self.add(AF.add(hi, lo, -1), "loop", s.line, f"do {s.var}", pair=True)
+                self._refs(s, [ir.stmt_exprs(s)], loops, conditional)
+                inner = loops + [(s.var, lo, hi)] if step != 0 and lo is not None and hi is not None else loops
+                self._walk(s.body, inner, conditional)
+                continue
+            if isinstance(s, (ir.If, ir.SelectCase, ir.Where, ir.DoWhile)):
+                self._refs(s, [ir.stmt_exprs(s)], loops, conditional)
+                self._walk(ir.children(s), loops, True)
+                continue
+            self._refs(s, [ir.stmt_exprs(s)], loops, conditional)
+            kids = ir.children(s)
+            if kids:
+                self._walk(kids, loops, conditional)
+
+    def _refs(self, s: ir.Stmt, exprs, loops, conditional: bool) -> None:
+        if conditional:
+            return
+        vars_ = frozenset(v for v, _, _ in loops)
+        for group in exprs:
+            for e in group:
+                for x in ir.walk_expr(e):
+                    if not isinstance(x, ir.ArrayRef) or x.name not in self.arrays:
+                        continue
+                    a = self.arrays[x.name]
+                    if len(x.subscripts) != a.rank:
+                        continue
+                    for d, sub in zip(a.dims, x.subscripts):
+                        if isinstance(sub, ir.Slice):
+                            continue
+                        p = self.poly(sub, vars_)
+                        if p is None:
+                            continue
+                        smin, smax = _extreme(p, loops, -1), _extreme(p, loops, +1)
+                        lo = self.poly(d.lower) if d.lower is not None else AF.const(1)
+                        if smin is not None and lo is not None:
+                            self.add(AF.add(smin, lo, -1), "subscript", s.line, f"{x.name} lower bound",
+                                     AF.names(smin) & self.ints)
+                        if d.upper is not None and not d.assumed_shape:
+                            hi = self.poly(d.upper)
+                            if smax is not None and hi is not None:
+                                self.add(AF.add(hi, smax, -1), "subscript", s.line, f"{x.name} upper bound",
+                                         AF.names(smax) & self.ints)
+
+
+def _extreme(p: dict, loops: list[tuple[str, dict, dict]], sign: int) -> Optional[dict]:
+    """min (sign -1) or max (+1) of ``p`` over the loop ranges, innermost loop first."""
+    for v, lo, hi in reversed(loops):
+        c = p.get((v,), 0)
+        if not c:
+            continue
+        p = AF.substitute(p, v, hi if (c > 0) == (sign > 0) else lo)
+        if not _linear(p):
+            return None
+    if any(n in {v for v, _, _ in loops} for n in AF.names(p)):
+        return None
+    return p
+
+
+def _exprs(body: list[ir.Stmt]):
+    for s in ir.walk(body):
+        yield from ir.stmt_exprs(s)
+
+
+def constraints(kernel: ir.Kernel) -> list[Constraint]:
+    """Every ordering constraint the kernel implies (see the module docstring)."""
+    return _Collector(kernel).collect()
+
+
+@dataclass
+class Ordering:
+    """The constraints that only involve ``movable`` arguments (the size arguments a size
+    set holds; others are drawn later or fixed by the configuration)."""
+    constraints: list[Constraint]
+    movable: set[str]
+    notes: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, kernel: ir.Kernel, sizes, fixed=()) -> "Ordering":
+        sizes, fixed = set(sizes), set(fixed)
+        cons = [c for c in constraints(kernel) if c.names() <= sizes and c.names() - fixed]
+        return cls(cons, sizes - fixed)
+
+    def satisfy(self, sizes: dict[str, int]) -> dict[str, int]:
+        """``sizes`` moved to meet every constraint. The number a size set gives the upper
+        side of a bound pair is read as its extent (``x_min=7 x_max=5``: x_max = 11,
+        five iterations; ``x_min = x_max = s``: x_max = 2s - 1); when that does not settle,
+        plain feasibility (at least one iteration); when neither does, the set as drawn and
+        a note."""
+        if not self.constraints:
+            return dict(sizes)
+        for extent in (True, False):
+            for index_first in (True, False):  # out of bounds: move the subscript, else the bounds
+                got = self._solve(sizes, extent, index_first)
+                if got is not None:
+                    return got
+        bad = [c.text for c in self.constraints if c.value(sizes) < 0]
+        note = f"sizes {_show(sizes)} break {'; '.join(bad[:3])}, and no size set near it meets every constraint"
+        if note not in self.notes:
+            self.notes.append(note)
+        return dict(sizes)
+
+    def _solve(self, drawn: dict[str, int], extent: bool, index_first: bool = True) -> Optional[dict[str, int]]:
+        env = dict(drawn)
+        for _ in range(MAX_PASSES):
+            moved = False
+            for c in self.constraints:
+                v = c.value(env)
+                name, coef = _pick(c, self.movable, index_first)
+                want = 0
+                if extent and name is not None and c.pair and coef > 0:
+                    want = max(0, drawn[name] - 1) * coef
+                if v >= want:
+                    continue
+                if name is None:
+                    return None
+                step = -(-(want - v) // abs(coef))  # ceil
+                env[name] += step if coef > 0 else -step
+                moved = True
+            if not moved:
+                return env
+        return None
+
+
+def _pick(c: Constraint, movable: set[str], index_first: bool = True) -> tuple[Optional[str], int]:
+    """Which variable to move: a subscript's own variables first (``index_first``) or the
+    array's bounds first; otherwise the upper side (positive coefficient; a bound itself,
+    coefficient 1, before a width counted twice), then the lower side."""
+    terms = [(k[0], v) for k, v in c.poly.items() if k and k[0] in movable]
+    if not terms:
+        return None, 0
+    if c.kind == "subscript":
+        own = [t for t in terms if (t[0] in c.index_side) == index_first]
+        if own:
+            return own[0]
+    terms.sort(key=lambda t: (t[1] < 0, abs(t[1]), t[0]))
+    return terms[0]
+
+
+def _show(sizes: dict[str, int]) -> str:
+    return " ".join(f"{k}={v}" for k, v in sizes.items())
+
+
+_CACHE: dict[int, tuple[ir.Kernel, list[Constraint]]] = {}
+
+
+def cached_constraints(kernel: ir.Kernel) -> list[Constraint]:
+    """:func:`constraints`, computed once per kernel object (inputs are made per case)."""
+    hit = _CACHE.get(id(kernel))
+    if hit is not None and hit[0] is kernel:
+        return hit[1]
+    if len(_CACHE) > 64:
+        _CACHE.clear()
+    cons = constraints(kernel)
+    _CACHE[id(kernel)] = (kernel, cons)
+    return cons
+
+
+def scalar_bounds(kernel: ir.Kernel, name: str, known: dict[str, int]) -> tuple[Optional[int], Optional[int]]:
+    """The interval the constraints leave an integer scalar drawn at random (a subscript
+    offset, a halo depth that only appears in subscripts), given the values of the others:
+    (lowest, highest), None where unbounded."""
+    lo: Optional[int] = None
+    hi: Optional[int] = None
+    for c in cached_constraints(kernel):
+        coef = c.poly.get((name,), 0)
+        if not coef or not (c.names() - {name}) <= set(known):
+            continue
+        rest = sum(v * (known[k[0]] if k else 1) for k, v in c.poly.items() if k != (name,))
+        if coef > 0:  # coef * x + rest >= 0
+            b = -(rest // coef)  # ceil(-rest / coef)
+            lo = b if lo is None else max(lo, b)
+        else:
+            b = rest // -coef
+            hi = b if hi is None else min(hi, b)
+    return lo, hi
+

@@ -1,0 +1,257 @@
+"""Device functions for callees in loops (issue 13): the interprocedural effects of a
+callee (``fortran/effects.py``), the dependence verdicts of loops that call it, the
+translation of callees as KOKKOS_INLINE_FUNCTIONs, and the proof: ports of routines that
+call helpers per grid point (array-element actuals), in a reduction, and in another file
+of the tree reproduce gfortran's build of the originals on Serial and OpenMP.
+
+Test Fortran (``tests/data/devfunc``, written for these tests):
+
+  grid.f          EXACT fills DTEMP(5) (a local array inside); SETBV calls it with
+                  U(1,I,J,K) at every point of a K/J/I nest (one MDRange kernel)
+  fields.f        FIELDS calls ADD2S(A(1,E), B(1,E), ...) per element, PRESS(U(1,E), .., P)
+                  (a scalar out) and WEIGHT(P, W) in a sum and a max reduction
+  lib/physics.f   ADD2S, PRESS, WEIGHT -> HORNER (another file); SHOUT (I/O), SCALED (COMMON)
+  impure.f        loops calling SHOUT and SCALED: serial, the reason naming callee and line
+  deps.f          verdicts: disjoint and overlapping windows, columns, spills, slabs, a
+                  whole array, a callee passing its dummy on (MID3 -> FILLM), legacy Y(1)
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from port_fortran.fortran import affine, ir, parse_file
+from port_fortran.fortran.effects import Calls
+from port_fortran.fortran.program import build_program
+from port_fortran.fortran.render import expr_str
+from port_fortran.records import TranslationRefused
+from port_fortran.translate import translate_kernel, write_port
+
+DATA = Path(__file__).parent / "data" / "devfunc"
+LIB = DATA / "lib" / "physics.f"
+
+
+def loops(k: ir.Kernel) -> dict[int, ir.Do]:
+    return {d.line: d for d in k.loops()}
+
+
+def codes(d: ir.Do) -> list[str]:
+    return [r.code for r in d.info.reasons]
+
+
+def poly(e):
+    return affine.poly_of(e)
+
+
+@pytest.fixture(scope="module")
+def deps():
+    sf = parse_file(DATA / "deps.f", use_cache=False)
+    assert not sf.errors, sf.errors
+    return {k.name: k for k in sf.kernels}, sf
+
+
+# ------------------------------------------------------------------ effects
+
+
+def test_effects_of_a_grid_point_helper():
+    sf = parse_file(DATA / "grid.f", use_cache=False)
+    setbv = next(k for k in sf.kernels if k.name == "setbv")
+    eff = Calls.of_file(sf).effects(setbv, "exact")
+    assert eff.translatable and eff.callee.name == "exact"
+    xi, eta, zeta, dtemp = eff.dummies
+    assert (xi.read, xi.write, xi.rank) == (True, False, 0)
+    assert (dtemp.read, dtemp.write, dtemp.rank) == (False, True, 1)
+    assert [poly(x) for x in dtemp.span] == [affine.const(0), affine.const(4)]  # DTEMP(1:5)
+
+
+def test_effects_symbolic_and_transitive(deps):
+    ks, sf = deps
+    calls = Calls.of_file(sf)
+    fillm = calls.effects(ks["cols"], "fillm")
+    v, m, t = fillm.dummies
+    assert poly(v.span[0]) == affine.const(0) and poly(v.span[1]) == affine.add(affine.var("m"), affine.const(-1))
+    assert (v.write, m.write, t.read) == (True, False, True)
+    # MID3 passes X(3) on to FILLM(.., 3, ..): it touches X(3:5), offsets 2..4
+    x = calls.effects(ks["trans"], "mid3").dummies[0]
+    assert [poly(e) for e in x.span] == [affine.const(2), affine.const(4)] and x.write and not x.read
+
+
+def test_actual_arguments_as_ranges(deps):
+    ks, sf = deps
+    calls = Calls.of_file(sf)
+    cols = ks["cols"]
+    a_col = ir.ArrayRef("a", [ir.Literal(1, "1", ftype=ir.INTEGER), ir.Name("j", ftype=ir.INTEGER)])
+    n, k = ir.Name("n", ftype=ir.INTEGER), ir.Name("k", ftype=ir.INTEGER)
+    one = ir.Literal(1.0, "1.0d0", ftype=ir.REAL8)
+    assert expr_str(calls.actual_ref(cols, "fillm", [a_col, n, one], 0)) == "a(1:n, j)"  # fits the column
+    assert expr_str(calls.actual_ref(cols, "fillm", [a_col, k, one], 0)) == "a(1:n, j:m)"  # may spill: to the end
+    g = ir.ArrayRef("g", [ir.Literal(1, "1", ftype=ir.INTEGER)] * 2 + [k])
+    nxny = ir.BinOp("*", ir.Name("nx", ftype=ir.INTEGER), ir.Name("ny", ftype=ir.INTEGER), ftype=ir.INTEGER)
+    assert expr_str(calls.actual_ref(cols, "fillm", [g, nxny, one], 0)) == "g(1:nx, 1:ny, k:k)"  # one slab
+    # an unknown callee may touch anything from the element on
+    assert expr_str(calls.actual_ref(cols, "nowhere", [a_col], 0)) == "a(1:n, j:m)"
+
+
+# ------------------------------------------------------------------ dependence verdicts
+
+
+def test_dependence_verdicts_with_calls(deps):
+    ks, _ = deps
+    b = loops(ks["blocks"])
+    assert b[37].info.parallel  # FILL5(U(5*I-4)): disjoint blocks of five
+    assert codes(b[41]) == ["loop-carried-dependence"] and "v(i:i+4)" in b[41].info.reasons[0].message
+    c = loops(ks["cols"])
+    assert c[51].info.parallel  # FILLM(A(1,J), N): a column
+    assert codes(c[55]) == ["possible-dependence"]  # K entries may spill into the next columns
+    assert c[59].info.parallel  # FILLM(G(1,1,K), NX*NY): a slab
+    assert c[63].info.parallel  # R(J) = TOTAL(N, A(1,J)): a function reading a column
+    assert not c[67].info.parallel  # FILLM(A, N*M): every iteration writes the whole array
+    assert loops(ks["trans"])[76].info.parallel  # MID3(X(5*I-4)) touches X(5*I-2:5*I)
+    for d in list(b.values()) + list(c.values()):
+        assert "call-in-loop" not in codes(d)
+
+
+def test_access_bounds_through_calls(deps):
+    ks, _ = deps
+    x = ks["trans"].arg("x")  # assumed size, bounded by what MID3 touches
+    assert [poly(e) for e in x.access_bounds[0]] == [affine.const(3), affine.mul(affine.const(5), affine.var("n"))]
+    y = ks["leg"].arg("y")  # legacy Y(1) passed on to FILL5: assumed size, five elements
+    assert y.dims[0].upper is None
+    assert [poly(e) for e in y.access_bounds[0]] == [affine.const(1), affine.const(5)]
+
+
+def test_callees_in_another_file():
+    alone = parse_file(DATA / "fields.f", use_cache=False).kernels[0]
+    first = loops(alone)[11]
+    assert codes(first)[0] == "call-in-loop" and "add2s" in first.info.reasons[0].message \
+        and "external" in first.info.reasons[0].message
+    prog = build_program([DATA / "fields.f", LIB])
+    k = prog.kernel(DATA / "fields.f", "fields")
+    ls = loops(k)
+    assert ls[11].info.parallel  # ADD2S(A(1,E), B(1,E), GAMMA, NQ): A(1:NQ, E)
+    assert ls[14].info.parallel and ls[14].info.private == ["p"]  # PRESS assigns P before reading it
+    assert sorted((r.var, r.op) for r in ls[14].info.reductions) == [("pmax", "max"), ("s", "sum")]
+    assert [a.intent for a in k.args] == ["in", "in", "inout", "in", "in", "in", "in", "out", "inout", "inout"]
+
+
+def test_untranslatable_callees_keep_the_loop_serial():
+    prog = build_program([DATA / "impure.f", LIB])
+    write_line = next(i for i, t in enumerate(LIB.read_text().splitlines(), 1) if "WRITE" in t)
+    logit = prog.kernel(DATA / "impure.f", "logit")
+    (d,) = logit.loops()
+    r = d.info.reasons[0]
+    assert r.code == "call-in-loop" and not d.info.parallel
+    assert "shout" in r.message and f"physics.f:{write_line}" in r.message and r.line == 10
+    usefac = prog.kernel(DATA / "impure.f", "usefac")
+    (d,) = usefac.loops()
+    r = d.info.reasons[0]
+    assert r.code == "call-in-loop" and "scaled" in r.message and "COMMON /cfac/" in r.message
+    # the full port needs the callee on the device: refused, naming it and its line
+    k, sf = prog.load(DATA / "impure.f", "logit")
+    with pytest.raises(TranslationRefused) as exc:
+        translate_kernel(k, sf, program=prog)
+    diag = exc.value.diagnostics[0]
+    assert diag.code == "impure-call" and "shout" in diag.message and "called by logit at line 10" in diag.message
+    assert diag.file.endswith("physics.f") and diag.line == write_line
+
+
+# ------------------------------------------------------------------ translation
+
+
+def test_setbv_is_one_mdrange_kernel_calling_a_device_function():
+    prog = build_program([DATA / "grid.f"])
+    k, sf = prog.load(DATA / "grid.f", "setbv")
+    port = translate_kernel(k, sf, program=prog)
+    assert port.patterns == ["mdrange"]
+    assert any("exact" in n and "KOKKOS_INLINE_FUNCTION" in n for n in port.notes)
+    code = port.files["setbv.kokkos.cpp"]
+    assert "exact_fn(xi, eta, zeta, &u(0, i - 1, j - 1, k - 1))" in code  # the element's address
+    assert "pf::FArray<double, 1> dtemp(pf_ptr_dtemp)" in code
+    assert "double pf_store_ce[3]" in code  # EXACT's local array on the thread's stack
+    assert "struct FArray" in port.files["pf_kokkos_compat.hpp"]
+    assert "u.span_is_contiguous()" in code and "v.span_is_contiguous()" in code  # checked before addressing
+
+
+# ------------------------------------------------------------------ proof
+
+PORTS = [("grid.f", "setbv", []), ("fields.f", "fields", [LIB])]
+
+
+def harness(tmp_path, file, name, others):
+    """(port, Harness) of one kernel ported with the program of its file and ``others``
+    (also used by test_gpu_cuda)."""
+    from port_fortran.harness import Harness
+
+    prog = build_program([DATA / file] + others)
+    k, sf = prog.load(DATA / file, name)
+    port = translate_kernel(k, sf, program=prog)
+    write_port(port, tmp_path / name)
+    return port, Harness(k, sf, tmp_path / name, program=prog)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("file,name,others", PORTS, ids=[p[1] for p in PORTS])
+def test_port_with_device_functions_matches_original(tmp_path, file, name, others):
+    port, h = harness(tmp_path, file, name, others)
+    for backend in ("serial", "openmp"):
+        b = h.build(backend)
+        assert b.ok, f"{name} [{backend}] build failed:\n{b.condensed}"
+        v = h.verify(backend)
+        assert v.passed, f"{name} [{backend}] ({', '.join(port.patterns)}): {v.reason}"
+        assert v.cases and all(c.outputs for c in v.cases)
+
+
+def test_recursion_and_sections_are_not_guessed(tmp_path):
+    src = tmp_path / "rec.f90"
+    src.write_text("""\
+recursive function fact(n) result(r)
+  integer, intent(in) :: n
+  integer :: r
+  if (n <= 1) then
+    r = 1
+  else
+    r = n*fact(n - 1)
+  end if
+end function fact
+
+subroutine colsum(n, m, a, s)
+  integer, intent(in) :: n, m
+  double precision, intent(in) :: a(n, m)
+  double precision, intent(out) :: s(m)
+  integer :: j
+  double precision :: total
+  do j = 1, m
+    s(j) = total(n, a(1:n, j))
+  end do
+end subroutine colsum
+
+double precision function total(n, x)
+  integer, intent(in) :: n
+  double precision, intent(in) :: x(n)
+  total = sum(x)
+end function total
+
+subroutine usef(n, x)
+  integer, intent(in) :: n
+  integer, intent(out) :: x(n)
+  integer :: i, fact
+  do i = 1, n
+    x(i) = fact(i)
+  end do
+end subroutine usef
+""")
+    sf = parse_file(src, use_cache=False)
+    assert not sf.errors, sf.errors
+    ks = {k.name: k for k in sf.kernels}
+    (d,) = ks["usef"].loops()
+    assert codes(d) == ["call-in-loop"] and "recursion" in d.info.reasons[0].message
+    with pytest.raises(TranslationRefused):
+        translate_kernel(ks["usef"], sf)
+    # a section actual is passed by copy-in/copy-out: the analysis keeps the whole array,
+    # read only here, so the loop is parallel; the rules do not make the copy and say so
+    (d,) = ks["colsum"].loops()
+    assert d.info.parallel
+    with pytest.raises(TranslationRefused) as exc:
+        translate_kernel(ks["colsum"], sf)
+    assert exc.value.diagnostics[0].code == "array-section"

@@ -1,0 +1,226 @@
+"""Inputs the original accepts (issue 12, class 4).
+
+* ordering constraints from loops, declarations and subscripts (``x_min <= x_max``, a halo
+  ``depth <= halo``, a divisor >= 1) and size sets that meet them, correctness and timing;
+* zero-size outputs compare equal whatever their bounds (gfortran writes (1:0), the port
+  keeps (7:6));
+* the original runs first; inputs on which it returns inf/NaN are drawn again with
+  narrower ranges; a routine whose original never gives finite outputs gets the reason
+  code ``original-not-finite`` (the port is not at fault);
+* the anti-cheat property of running the original first: when the port runs, no file of
+  the original's output exists anywhere under the port directory.
+
+The harness runs here with gfortran only: the "port" executable is the reference driver
+itself (or a script around it), so no Kokkos build is needed.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from port_fortran.fortran import parse_file
+from port_fortran.harness.compare import compare
+from port_fortran.harness.constraints import constraints
+from port_fortran.harness.inputs import Case, Record, layout
+from port_fortran.harness.redraw import NOT_FINITE, not_finite
+from port_fortran.harness.spec import Tolerance, infer
+from port_fortran.records import BuildResult
+
+GFORTRAN = shutil.which("gfortran")
+
+HALO = """\
+subroutine halo_copy(x_min, x_max, y_min, y_max, halo, depth, field, out)
+  implicit none
+  integer, intent(in) :: x_min, x_max, y_min, y_max, halo, depth
+  real(8), intent(in) :: field(x_min-halo:x_max+halo, y_min-halo:y_max+halo)
+  real(8), intent(out) :: out(x_min:x_max, y_min:y_max)
+  integer :: j, k
+  do k = y_min, y_max
+    do j = x_min, x_max
+      out(j, k) = field(j, k) + field(x_min - depth, k)
+    end do
+  end do
+end subroutine halo_copy
+"""
+
+BLOCKS = """\
+subroutine blocks(n, nb, a, s)
+  implicit none
+  integer, intent(in) :: n, nb
+  real(8), intent(in) :: a(n)
+  real(8), intent(out) :: s(n)
+  integer :: i
+  do i = 1, n
+    s(i) = a(i) * mod(i, nb)
+  end do
+end subroutine blocks
+"""
+
+BLOWUP = """\
+subroutine blowup(n, x, y)
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(in) :: x(n)
+  real(8), intent(out) :: y(n)
+  integer :: i
+  do i = 1, n
+    y(i) = exp(800d0 * x(i))   ! overflows for x > 0.887
+  end do
+end subroutine blowup
+"""
+
+ALWAYS_INF = """\
+subroutine always_inf(n, x, y)
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(in) :: x(n)
+  real(8), intent(out) :: y(n)
+  integer :: i
+  do i = 1, n
+    y(i) = (abs(x(i)) + 1d0) * huge(1d0) * 2d0
+  end do
+end subroutine always_inf
+"""
+
+
+def _kernel(tmp_path: Path, text: str, name: str):
+    p = tmp_path / f"{name}.f90"
+    p.write_text(text)
+    sf = parse_file(str(p), use_cache=False)
+    return next(k for k in sf.kernels if k.name == name), sf
+
+
+def _meets(sizes: dict, k) -> bool:
+    return all(c.value(sizes) >= 0 for c in constraints(k))
+
+
+# ------------------------------------------------------------------ constraints
+
+
+def test_constraints_from_loops_dims_and_subscripts(tmp_path):
+    k, _ = _kernel(tmp_path, HALO, "halo_copy")
+    got = {(c.kind, c.text.split(" (")[0]) for c in constraints(k)}
+    assert ("loop", "x_max >= x_min") in got and ("loop", "y_max >= y_min") in got
+    assert ("extent", "x_max >= x_min") in got  # out(x_min:x_max, ...)
+    assert ("subscript", "halo >= depth") in got  # field(x_min - depth, k) within x_min - halo
+
+
+def test_inferred_size_sets_respect_the_orderings(tmp_path):
+    k, _ = _kernel(tmp_path, HALO, "halo_copy")
+    spec = infer(k)
+    assert spec.args["depth"].role == "scalar"  # only a subscript offset: drawn per case
+    for s in spec.correctness + [spec.timing]:
+        assert s["x_max"] >= s["x_min"] and s["y_max"] >= s["y_min"], s
+        for seed in range(20):  # the drawn depth stays within the halo
+            lay = layout(k, spec, s, rng=np.random.default_rng(seed))
+            assert 1 <= lay.scalars["depth"] <= max(1, s["halo"]), (s, lay.scalars)
+            assert _meets({**s, "depth": lay.scalars["depth"]}, k)
+    big = spec.correctness[-1]
+    assert big["x_max"] - big["x_min"] + 1 > 1 and big["y_max"] - big["y_min"] + 1 > 1  # loops really run
+    t = spec.timing
+    assert t["x_max"] - t["x_min"] + 1 >= 64  # timing: an extent, not an origin equal to the end
+    lay = layout(k, spec, spec.correctness[1])
+    assert all(n > 0 for n in lay.arrays["out"].shape)
+
+
+def test_divisor_is_at_least_one(tmp_path):
+    k, _ = _kernel(tmp_path, BLOCKS, "blocks")
+    assert any(c.kind == "divisor" and "nb >= 1" in c.text for c in constraints(k))
+    spec = infer(k, hints={"nb": {"range": [-3, 3]}})  # a range with zero in it
+    assert spec.args["nb"].role == "scalar" and spec.args["nb"].range == [-3, 3]
+    drawn = {layout(k, spec, spec.correctness[1], rng=np.random.default_rng(seed)).scalars["nb"] for seed in range(40)}
+    assert drawn == {1, 2, 3}  # random still, never zero nor negative
+
+
+# ------------------------------------------------------------------ comparison
+
+
+def test_zero_size_outputs_are_equal_whatever_their_bounds():
+    tol = Tolerance(rel=1e-12)
+    ref = Record("cp", 4, (1, 1), np.zeros((0, 0), order="F"))
+    port = Record("cp", 4, (7, 11), np.zeros((0, 0), order="F"))
+    assert compare(ref, port, tol).passed
+    other = Record("cp", 4, (7, 11), np.zeros((1, 0), order="F"))
+    assert compare(ref, other, tol).passed  # (7:7, 11:10): empty too
+    full = Record("cp", 4, (1, 1), np.zeros((1, 1), order="F"))
+    assert not compare(full, port, tol).passed  # one element against none
+
+
+def test_not_finite_tells_poison_from_overflow():
+    x = Record("x", 4, (1,), np.array([0.5, 1.0]))
+    poisoned = Record("y", 4, (1,), np.array([np.nan, np.nan]))
+    assert not_finite([x, poisoned], [x, Record("y", 4, (1,), np.array([np.nan, 2.0]))]) == []  # left alone
+    assert not_finite([x, poisoned], [x, Record("y", 4, (1,), np.array([np.inf, 2.0]))]) == ["y"]
+    assert not_finite([x, poisoned], [Record("x", 4, (1,), np.array([np.nan, 1.0])), poisoned]) == ["x"]
+
+
+# ------------------------------------------------------------------ the original first
+
+needs_gfortran = pytest.mark.skipif(GFORTRAN is None, reason="gfortran not installed")
+
+
+def _harness(tmp_path: Path, text: str, name: str, port_exe=None):
+    """A harness whose 'port' is the reference driver (or ``port_exe(ref)``): no Kokkos."""
+    from port_fortran.harness.core import Harness
+    k, sf = _kernel(tmp_path, text, name)
+    h = Harness(k, sf, tmp_path / "port")
+    ref = h.build_reference()
+    port = port_exe(ref) if port_exe else ref
+    h._builds["serial"] = BuildResult("serial", True, artifacts={"ref_driver": str(ref), "pf_driver": str(port)})
+    return h
+
+
+@needs_gfortran
+@pytest.mark.integration
+def test_overflow_is_drawn_again_with_narrower_ranges(tmp_path):
+    h = _harness(tmp_path, BLOWUP, "blowup")
+    v = h.verify("serial", seeds=[11])
+    assert v.passed, v.reason
+    big = [c for c in v.cases if c.sizes["n"] == max(s["n"] for s in h.spec.correctness)][0]
+    assert "drawn again" in big.label and "inf/NaN in y" in big.label
+    assert big.seed != 11 + 7919 * v.cases.index(big)  # the inputs compared are the redrawn ones
+    assert all(o.passed for o in big.outputs)
+
+
+@needs_gfortran
+@pytest.mark.integration
+def test_original_never_finite_gets_its_reason_code(tmp_path):
+    h = _harness(tmp_path, ALWAYS_INF, "always_inf")
+    v = h.verify("serial", seeds=[3])
+    assert not v.passed and v.code == NOT_FINITE
+    assert all(c.code == NOT_FINITE for c in v.cases)
+    assert "every input tried" in v.reason and "the port is not at fault" in v.reason
+    assert "[0.95, 1.05]" in v.reason  # the narrowest ranges were tried too
+
+
+SPY = """#!/bin/sh
+# a 'port' that looks for the original's output before doing the work honestly
+find "{root}" \\( -name 'ref.bin' -o -name '.original-*' \\) -print >> "{log}"
+exec "{ref}" "$@"
+"""
+
+
+@needs_gfortran
+@pytest.mark.integration
+def test_port_never_finds_the_originals_output(tmp_path):
+    """The original runs first, in a private directory that is removed before the port
+    starts: a port searching the whole port directory for it finds nothing."""
+    log = tmp_path / "spy.log"
+
+    def spy(ref: Path) -> Path:
+        p = tmp_path / "spy_port.sh"
+        p.write_text(SPY.format(root=tmp_path / "port", log=log, ref=ref))
+        p.chmod(p.stat().st_mode | stat.S_IXUSR)
+        return p
+
+    h = _harness(tmp_path, BLOWUP, "blowup", port_exe=spy)
+    v = h.verify("serial", seeds=[5])
+    assert v.passed, v.reason
+    assert log.exists() and log.read_text() == ""  # the spy ran every case and found nothing
+    cases = tmp_path / "port" / "build" / "serial" / "cases"
+    assert sorted(os.listdir(cases)) == ["in.bin"]  # nothing of either run is left beside the inputs
