@@ -317,6 +317,10 @@ def test_expression_typing_matches_fortran():
     assert p.expr(ir.FuncCall("max", [d, r, ir.Literal(1.0, "1.0d0")], intrinsic=True)) == \
         "pf::max<double>(d, pf::max<double>(r, 1.0))"
     assert p.expr(ir.FuncCall("nint", [d], intrinsic=True)) == "pf::nint(d)"
+    assert p.expr(ir.FuncCall("anint", [d], intrinsic=True)) == "pf::anint(d)"
+    assert p.expr(ir.FuncCall("dint", [d], intrinsic=True)) == "pf::aint(d)"
+    assert p.expr(ir.FuncCall("anint", [r, ir.Literal(8, "8")], intrinsic=True)) == \
+        "static_cast<double>(pf::anint(r))"
     assert p.expr(ir.FuncCall("dble", [i], intrinsic=True)) == "static_cast<double>(i)"
     assert p.expr(ir.BinOp("and", ir.UnaryOp("not", ir.BinOp("<", i, j)), ir.BinOp(">=", d, r))) == \
         "!(i < j) && d >= r"

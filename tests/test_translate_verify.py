@@ -5,7 +5,7 @@ OpenMP backends. Features are grouped into few kernels to keep the builds few:
   basics.f90  stats    several reductions (sum, max, prod) with the values before the loop, **2;
                        a recurrence kept serial in a single-iteration kernel
               strided  induction variables (BLAS strides, negative strides from the far end)
-              mixed    intrinsics: abs, mod, modulo, sign, min(3 args), nint, sqrt, real(,8), ** int
+              mixed    intrinsics: abs, mod, modulo, sign, min(3 args), nint, anint, aint, sqrt, real(,8), ** int
                        exponents (k**2, 2.0d0**(-k)), non-1 lower bounds, a private scalar
   arrays.f90  arrsyn   array syntax, WHERE/ELSEWHERE, sum/maxval/dot_product, MDRange
               smooth   a host time loop launching MDRange kernels, halo lower bounds

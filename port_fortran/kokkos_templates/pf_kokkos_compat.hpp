@@ -8,7 +8,7 @@
 //     not, and finalizes it at exit;
 //   * math usable in device code (Kokkos 3.x keeps it in Kokkos::Experimental, 4.x+ in
 //     Kokkos::), plus the Fortran intrinsics C++ lacks: integer powers, SIGN, MOD, MODULO,
-//     NINT, MIN/MAX;
+//     NINT, AINT, ANINT, MIN/MAX;
 //   * the range policies with Fortran's inclusive upper bounds (an empty range when hi < lo);
 //   * pf::FArray, the array dummies of device functions (callees of a kernel);
 //   * PF_VOLATILE_JOIN for reducers (Kokkos 3.x also calls a volatile join);
@@ -314,6 +314,17 @@ KOKKOS_INLINE_FUNCTION int nint(T x) {
   if (f >= T(0.5)) t += T(1);
   if (f <= T(-0.5)) t -= T(1);
   return static_cast<int>(t);
+}
+// AINT / ANINT: truncation and the nearest whole number (halves away from zero), as reals
+template <class T>
+KOKKOS_INLINE_FUNCTION T aint(T x) { return PF_MATH_NS::trunc(x); }
+template <class T>
+KOKKOS_INLINE_FUNCTION T anint(T x) {
+  T t = PF_MATH_NS::trunc(x);
+  T f = x - t;
+  if (f >= T(0.5)) t += T(1);
+  if (f <= T(-0.5)) t -= T(1);
+  return t;
 }
 // FLOOR / CEILING return integers in Fortran
 template <class T>

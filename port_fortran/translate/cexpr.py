@@ -30,7 +30,7 @@ SPECIFIC = {  # specific names -> generic
     "amax1": "max", "amin1": "min", "max0": "max", "min0": "min", "dsign": "sign", "isign": "sign",
     "dmod": "mod", "amod": "mod", "idnint": "nint", "dconjg": "conjg", "dimag": "aimag",
     "csqrt": "sqrt", "cdsqrt": "sqrt", "zsqrt": "sqrt", "cexp": "exp", "idint": "int",
-    "ifix": "int", "sngl": "real", "dreal": "dble",
+    "ifix": "int", "sngl": "real", "dreal": "dble", "dint": "aint", "dnint": "anint",
 }
 ARRAY_REDUCTIONS = {"sum", "maxval", "minval", "dot_product", "product"}
 COMPLEX_OK = {"sqrt", "exp", "abs", "conjg", "aimag", "real", "dble", "cmplx", "dcmplx"}
@@ -326,7 +326,7 @@ class ExprPrinter:
         if not e.intrinsic and e.name != "lsame":
             return self._user_call(e)
         shown = e.args
-        if name in ("int", "nint", "floor", "ceiling", "real", "huge", "tiny", "epsilon"):
+        if name in ("int", "nint", "floor", "ceiling", "real", "huge", "tiny", "epsilon", "aint", "anint"):
             shown = e.args[:1]  # the kind argument is not printed
         elif name in ("cmplx",):
             shown = e.args[:2]
@@ -386,6 +386,13 @@ class ExprPrinter:
                 return f"static_cast<{cxx_type(rt)}>({t})", ATOM, rt
             inner = f"{fn}({t})"
             return (inner if kind == 4 else f"static_cast<{cxx_type(rt)}>({inner})"), ATOM, rt
+        if name in ("aint", "anint"):  # truncation / nearest whole number, as a real
+            t, p, ty = args[0]
+            if ty.base != "real":
+                self.refuse("unsupported-intrinsic", f"{e.name} of {ty}")
+            rt = ir.FType("real", self._kind_arg(e, 1) or ty.kind)
+            inner = f"pf::{name}({t})"
+            return (inner if rt == ty else f"static_cast<{cxx_type(rt)}>({inner})"), ATOM, rt
         if name in ("real", "dble", "float"):
             t, p, ty = args[0]
             if name == "real":

@@ -23,7 +23,8 @@ from .symbols import Refusal, SymbolTable
 ELEMENTAL = {"abs", "sqrt", "exp", "log", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
              "atan2", "sinh", "cosh", "tanh", "min", "max", "mod", "modulo", "sign", "int", "nint",
              "real", "dble", "float", "cmplx", "conjg", "aimag", "floor", "ceiling", "dabs", "dsqrt",
-             "dexp", "dlog", "dsin", "dcos", "dmax1", "dmin1", "amax1", "amin1", "dsign", "iabs"}
+             "dexp", "dlog", "dsin", "dcos", "dmax1", "dmin1", "amax1", "amin1", "dsign", "iabs",
+             "aint", "anint", "dint", "dnint"}
 REDUCE_OP = {"sum": "sum", "product": "prod", "maxval": "max", "minval": "min", "dot_product": "sum"}
 
 ONE = ir.Literal(1, "1", ftype=ir.INTEGER)

@@ -47,7 +47,8 @@ subroutine mixed(n, x, y, k)
   real(8) :: t
   do i = 0, n - 1
     t = abs(x(i)) + real(mod(i, 7), 8) / 2 + sign(1.5d0, x(i)) * 0.1
-    y(i) = sqrt(t) + min(x(i), 0.5d0, t) + modulo(i - 3, 5) + nint(x(i) * 3.0d0) + k**2 + 2.0d0**(-k)
+    y(i) = sqrt(t) + min(x(i), 0.5d0, t) + modulo(i - 3, 5) + nint(x(i) * 3.0d0) + k**2 + 2.0d0**(-k) &
+         + anint(x(i) * 2.5d0) + aint(x(i) * 1.5d0)
   end do
 end subroutine mixed
 

@@ -1,0 +1,249 @@
+"""`port-fortran app` without builds: compile records from compiler command lines, the
+compiler wrapper's link line and shims, the coherence calls the modern tree gets where host
+code touches arrays a port may keep on the device, the application's spec file, and the
+report's application section (schema, md, html)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from port_fortran.app import compile_db as CD
+from port_fortran.app import wrapper as W
+from port_fortran.errors import UserError
+
+APPS = Path(__file__).resolve().parent.parent / "fortran_kernels" / "apps"
+
+
+# ------------------------------------------------------------------ compile records
+
+
+def test_a_compile_command_gives_sources_flags_defines_and_includes(tmp_path):
+    c = CD.parse_command(str(tmp_path), ["gfortran", "-O2", "-cpp", "-DN=4", "-DFLAG", "-I", "inc", "-Jmods",
+                                         "-fopenmp", "-ffixed-line-length-132", "-c", "src/a.F90", "-o", "obj/a.o"])
+    assert c.sources == [str(tmp_path / "src" / "a.F90")]
+    assert c.defines == {"N": "4", "FLAG": "1"}
+    assert c.include_dirs == [str(tmp_path / "inc"), str(tmp_path / "mods")]  # -J: gfortran reads modules there
+    assert "-cpp" in c.fflags and "-ffixed-line-length-132" in c.fflags and "-O2" not in c.fflags
+    assert c.openmp and c.compile_only and not c.links
+    assert c.output == str(tmp_path / "obj" / "a.o")
+
+
+def test_a_link_command_and_a_query():
+    link = CD.parse_command("/w", ["gfortran", "-o", "heat", "heat.o", "lib/libx.a", "-L/opt/x", "-lm"])
+    assert link.links and not link.compile_only
+    assert link.inputs == ["/w/heat.o", "/w/lib/libx.a"] and link.libraries == ["m"]
+    q = CD.parse_command("/w", ["gfortran", "--version"])
+    assert q.query and not q.links
+    undef = CD.parse_command("/w", ["gfortran", "-DA=1", "-UA", "-c", "x.f"])
+    assert undef.defines == {}
+
+
+def test_relevant_drops_cmake_probes_and_foreign_commands_and_last_compile_wins(tmp_path):
+    root = str(tmp_path / "app")
+    cmds = [
+        CD.parse_command(root + "/build/CMakeFiles/CMakeScratch/TryCompile-x", ["gfortran", "-c", "testF.f90"]),
+        CD.parse_command("/elsewhere", ["gfortran", "-c", "/elsewhere/lib.f90"]),
+        CD.parse_command(root, ["gfortran", "-O0", "-c", "a.f90"]),
+        CD.parse_command(root, ["gfortran", "-c", "b.f"]),
+        CD.parse_command(root, ["gfortran", "-fdefault-real-8", "-DX=2", "-c", "a.f90"]),  # a recompile
+    ]
+    rel = CD.relevant(cmds, root)
+    assert [c.sources for c in rel] == [[root + "/a.f90"], [root + "/b.f"], [root + "/a.f90"]]
+    recs = CD.sources_of(rel, root)
+    assert list(recs) == [root + "/a.f90", root + "/b.f"]  # first position kept
+    assert recs[root + "/a.f90"].fflags == ["-fdefault-real-8"] and recs[root + "/a.f90"].defines == {"X": "2"}
+    cc = CD.compile_commands_json(rel, root)
+    assert [e["file"] for e in cc] == [root + "/a.f90", root + "/b.f", root + "/a.f90"]
+    assert all(e["directory"] == root and e["arguments"][0] == "gfortran" for e in cc)
+
+
+def test_a_damaged_log_names_file_and_line(tmp_path):
+    log = tmp_path / "c.jsonl"
+    log.write_text(json.dumps({"cwd": "/w", "argv": ["gfortran", "-c", "a.f"]}) + "\n{not json\n")
+    with pytest.raises(UserError, match=r"c\.jsonl:2: not a record"):
+        CD.read_log(log)
+
+
+# ------------------------------------------------------------------ the wrapper
+
+
+def test_link_arguments_keep_what_a_cxx_linker_needs():
+    keep, sources = W.link_arguments(["-O2", "a.o", "lib.a", "-o", "prog", "-L/x", "-lfoo", "main.f90",
+                                      "-Wl,-rpath,/y", "-I", "inc", "-DX=1", "-fopenmp", "libz.so.1"])
+    assert keep == ["a.o", "lib.a", "-o", "prog", "-L/x", "-lfoo", "-Wl,-rpath,/y", "-fopenmp", "libz.so.1"]
+    assert sources == ["main.f90"]
+
+
+def test_modern_commands_compile_as_fortran_and_link_with_the_ports(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    cfg = {"backends": {"serial": {"compile": ["-I/lib/mod"], "driver": ["g++", "-O3"],
+                                   "libraries": ["/lib/libports.a", "-lkokkoscore", "-lgfortran"]}}}
+    c = W.modern_commands(["-O2", "-c", "a.f90"], cfg, "serial", "/usr/bin/gfortran", str(tmp_path))
+    assert c == [["/usr/bin/gfortran", "-O2", "-c", "a.f90", "-I/lib/mod"]]
+    link = W.modern_commands(["-O2", "-o", "heat", "heat.o", "main.f"], cfg, "serial", "/usr/bin/gfortran",
+                             str(tmp_path))
+    assert link[0][:2] == ["/usr/bin/gfortran", "-O2"] and "-c" in link[0] and "main.f" in link[0]
+    obj = link[0][link[0].index("-o") + 1]
+    assert link[1] == ["g++", "-O3", obj, "-o", "heat", "heat.o", "/lib/libports.a", "-lkokkoscore", "-lgfortran"]
+    with pytest.raises(SystemExit):  # no ports for that backend: said, not linked without them
+        W.modern_commands(["-o", "x", "x.o"], cfg, "cuda", "/usr/bin/gfortran", str(tmp_path))
+
+
+def test_shims_record_a_build_that_names_its_compiler(tmp_path):
+    """A makefile's `F77 = gfortran` reaches the shim first on PATH; the shim records the
+    command and runs the real gfortran (found on PATH without the shims)."""
+    from port_fortran.build_runner.toolchain import gfortran_path
+
+    if not gfortran_path():
+        pytest.skip("gfortran not installed")
+    script = W.write_wrapper(tmp_path / "bin", tmp_path / "shims", {"fc": gfortran_path(), "fc_name": "gfortran",
+                                                                   "backends": {}, "default_backend": "serial"})
+    log = tmp_path / "log.jsonl"
+    env = W.build_env(script, tmp_path / "shims", mode="record", record=log)
+    assert env["PATH"].split(os.pathsep)[0] == str((tmp_path / "shims").resolve()) and env["FC"] == str(script)
+    src = tmp_path / "p.f"
+    src.write_text("      PROGRAM P\n      PRINT *, 'HI'\n      END\n")
+    r = subprocess.run(["gfortran", "-O1", "-o", "p", "p.f"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert subprocess.run([str(tmp_path / "p")], capture_output=True, text=True).stdout.strip() == "HI"
+    rec = CD.read_log(log)
+    assert len(rec) == 1 and rec[0].sources == [str(src)] and rec[0].links and rec[0].arguments[0] == "gfortran"
+
+
+# ------------------------------------------------------------------ coherence
+
+
+def _heat77_program():
+    from port_fortran.fortran.program import build_program
+
+    files = sorted(str(p) for p in (APPS / "heat77").glob("*.f"))
+    return build_program([], files=files), files
+
+
+def _modern(ported_names: set, residency: bool = True):
+    """The modern text of heat77's files with ``ported_names`` as full ports (what
+    ``App.modern_files`` does, without the ports' own edits)."""
+    from port_fortran.app import coherence, modern
+    from port_fortran.fortran.program import norm
+
+    program, files = _heat77_program()
+    texts = {norm(f): Path(f).read_text().split("\n") for f in files}
+    forms = {norm(f): program.file(f).form for f in files}
+    mains = [u for f in files for u in program.file(f).program_units]
+    ported = {(norm(r.file), r.name): ("full", set()) for r in program.all_routines() if r.name in ported_names}
+    pl = coherence.plan(program, mains, ported, texts, forms)
+    out = {}
+    for key, edits in pl.edits.items():
+        fe = modern.FileEdits(Path(key).name, forms[key], edits, [], pl.calls.get(key, 0))
+        out[Path(key).name] = modern.modern_text("\n".join(texts[key]), fe, Path(key).name).upper()
+    return pl, out
+
+
+def _routine(text: str, name: str) -> str:
+    start = text.index(f"SUBROUTINE {name}")
+    end = text.index("\n      END", start)
+    return text[start:end]
+
+
+def test_coherence_registers_commons_of_device_routines_and_syncs_host_code():
+    """SWEEP ported: it and HEAT (its caller) are device routines and register the COMMON
+    arrays U, UN at entry; DUMP (kept) reads U through COMMON: it syncs U to the host
+    first; INIT writes U and UN: it marks them written by the host; in HEAT the host loop
+    of lines 39-41 reads U (a sync before it), and the calls of device routines get none."""
+    pl, out = _modern({"sweep"})
+    assert pl.off is None
+    assert {d.split(" ")[0] for d in pl.device_routines} == {"sweep", "heat"}
+    assert "CALL PF_RESIDENT(U)" in _routine(out["sweep.f"], "SWEEP")
+    dump = _routine(out["io.f"], "DUMP")
+    assert "CALL PF_HOST_READ(U)" in dump and "PF_HOST_WRITE" not in dump
+    init = _routine(out["init.f"], "INIT")
+    assert "CALL PF_HOST_WRITE(U)" in init and "CALL PF_HOST_WRITE(UN)" in init
+    heat = out["heat.f"]
+    before_loop = heat[:heat.index("DO 110 J = 1, NY")]
+    assert before_loop.rstrip().endswith("CALL PF_HOST_READ(U)")
+    call_sweep = heat.index("CALL SWEEP")
+    assert "PF_HOST" not in heat[heat.rindex("\n", 0, call_sweep - 1):call_sweep]  # no sync right before a port
+    assert pl.count() == sum(t.count("CALL PF_") for t in out.values())
+
+
+def test_no_ported_routine_means_no_coherence_calls():
+    pl, out = _modern(set())
+    assert pl.off is None and pl.count() == 0 and out == {} and pl.device_routines == []
+
+
+# ------------------------------------------------------------------ the spec file
+
+
+def test_app_spec_fills_what_the_command_line_left_out(tmp_path):
+    from argparse import Namespace
+
+    from port_fortran.app.commands import apply_spec
+
+    (tmp_path / "port-fortran-app.yaml").write_text("build: make\nrun: ./a\ncheck: OK\nignore: [TIME]\n")
+    args = Namespace(build=None, run="./b", check=None, ignore=[], output=[], rtol=None)
+    apply_spec(args, tmp_path)
+    assert (args.build, args.run, args.check, args.ignore, args.rtol) == ("make", "./b", "OK", ["TIME"], 1e-9)
+    (tmp_path / "port-fortran-app.yaml").write_text("build: make\nrunn: ./a\n")
+    with pytest.raises(UserError, match=r"port-fortran-app.yaml: key 'runn': unknown"):
+        apply_spec(Namespace(build=None, run=None, check=None, ignore=[], output=[], rtol=None), tmp_path)
+
+
+def test_an_application_tree_is_left_out_of_a_tree_given_above_it():
+    from port_fortran.fortran.parse import discover
+
+    found = discover([APPS.parent])
+    assert found and not any(APPS in p.parents for p in found)
+    assert any("heat77" in str(p) for p in discover([APPS / "heat77"]))
+
+
+# ------------------------------------------------------------------ report
+
+
+def _application(matched: bool) -> dict:
+    diff = None if matched else {"line": 7, "expected": " FINAL HEAT 1.65E-01", "got": " FINAL HEAT 1.70E-01",
+                                 "stream": "stdout"}
+    return {
+        "root": "/apps/heat77", "build": "make", "run": "./heat", "check": "SELF-CHECK PASSED", "ignore": ["TIME"],
+        "matched": matched, "modern_tree": "/o/modern" if matched else "/o/modern.unverified", "original":
+            {"serial": {"seconds": 0.5, "returncode": 0, "threads": 1}},
+        "backends": [{"backend": "serial", "built": True, "ran": True, "matched": matched,
+                      "reason": "" if matched else "line 7: FINAL HEAT 1.70E-01 where the original printed 1.65E-01",
+                      "first_difference": diff, "original_seconds": 0.5, "modern_seconds": 0.25, "speedup": 2.0}],
+        "ported": [{"name": "sweep", "file": "sweep.f", "line": 3, "mode": "full", "proof": "harness"}],
+        "kept": [{"name": "dump", "file": "io.f", "line": 2, "code": "io-in-kernel", "reason": "OPEN statement"}],
+        "left_out": [] if matched else [{"name": "bndry", "file": "bndry.f", "line": 3, "why": "output differs"}],
+        "residency": {"on": True, "off_reason": "", "calls": 19},
+    }
+
+
+@pytest.mark.parametrize("matched", [True, False])
+def test_report_has_the_application_section(tmp_path, matched):
+    from port_fortran.reports.db import RunDB
+    from port_fortran.reports.render import load_schema, render_reports
+
+    db = RunDB.in_dir(tmp_path)
+    rid = db.start_run(command="port-fortran app heat77")
+    db.set_application(rid, _application(matched))
+    paths = render_reports(db, rid, tmp_path)
+    doc = json.loads(paths["json"].read_text())
+    jsonschema.validate(doc, load_schema())
+    assert doc["application"]["matched"] is matched
+    md = paths["md"].read_text()
+    section = md[md.index("## Application"):md.index("## Kernels")]
+    row = next(line for line in section.splitlines() if line.startswith("| serial "))
+    assert "| 500.00 ms | 250.00 ms | 2.00× |" in row  # original, modern, speed-up
+    html = paths["html"].read_text()
+    assert 'id="application"' in html
+    if matched:
+        assert "**matched**" in section and "| - |" in row
+    else:
+        assert "did NOT match" in section and "FINAL HEAT 1.70E-01" in row
+        assert "Left out by `--keep-going`" in section and "bndry" in section
+        assert 'id="application-left-out"' in html
+    db.close()
