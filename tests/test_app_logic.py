@@ -86,6 +86,8 @@ def test_modern_commands_compile_as_fortran_and_link_with_the_ports(tmp_path, mo
                                    "libraries": ["/lib/libports.a", "-lkokkoscore", "-lgfortran"]}}}
     c = W.modern_commands(["-O2", "-c", "a.f90"], cfg, "serial", "/usr/bin/gfortran", str(tmp_path))
     assert c == [["/usr/bin/gfortran", "-O2", "-c", "a.f90", "-I/lib/mod"]]
+    strict = W.modern_commands(["-std=f2018", "-c", "a.f90"], cfg, "serial", "gfortran", str(tmp_path))
+    assert strict == [["gfortran", "-std=gnu", "-c", "a.f90", "-I/lib/mod"]]  # LOGICAL in BIND(C) interfaces
     link = W.modern_commands(["-O2", "-o", "heat", "heat.o", "main.f"], cfg, "serial", "/usr/bin/gfortran",
                              str(tmp_path))
     assert link[0][:2] == ["/usr/bin/gfortran", "-O2"] and "-c" in link[0] and "main.f" in link[0]

@@ -298,12 +298,20 @@ class App:
         from ..translate import write_port
         from ..translate.hybrid import hybrid_port
 
+        import re
+        from collections import Counter
+
         placed, kept = [], []
+        same = Counter(m.name for m in mains)
         for m in mains:
             rel = self.rel(m.file)
             sf = program.file(m.file)
+            # programs of one build sharing a name (ParRes: every program is MAIN) get ports named
+            # after their files too: their libraries and modules meet in one link line
+            name = m.name if same[m.name] == 1 else f"{m.name}_{re.sub(r'[^a-z0-9_]', '_', Path(m.file).stem.lower())}"
             try:
-                port = hybrid_port(m, sf, None, text=Path(m.file).read_text(errors="replace"), program=program)
+                port = hybrid_port(m, sf, None, text=Path(m.file).read_text(errors="replace"), program=program,
+                                   name=name)
             except TranslationRefused as exc:
                 d = exc.diagnostics[0]
                 kept.append(Kept(m.name, rel, m.line_start, d.code, f"main program: {d.message}"))

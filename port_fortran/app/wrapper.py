@@ -101,6 +101,15 @@ def link_arguments(args: list[str]) -> tuple[list[str], list[str]]:
     return keep, sources
 
 
+def relaxed_std(args: list[str]) -> list[str]:
+    """``args`` with a strict ``-std=f95/f2003/f2008/f2018`` replaced by ``-std=gnu``: the
+    ports' interface modules pass LOGICAL arguments of default kind to BIND(C) entries (as
+    the C++ side's ``int``), which gfortran calls a GNU extension and a strict standard
+    rejects in every file that USEs them. The standard flag only adds diagnostics; what the
+    code means is unchanged."""
+    return ["-std=gnu" if a.startswith("-std=f") else a for a in args]
+
+
 def modern_commands(args: list[str], cfg: dict, backend: str, fc: str, tmp: str) -> list[list[str]]:
     """The commands that do what ``fc args`` asks in the modern build: compiles as the
     Fortran compiler does, with the ports' interface modules on the include path; a link
@@ -117,6 +126,7 @@ def modern_commands(args: list[str], cfg: dict, backend: str, fc: str, tmp: str)
         raise SystemExit(2)
     cmd = parse_command(os.getcwd(), ["fc", *args])
     compile_flags = list(b.get("compile", []))
+    args = relaxed_std(args)
     if cmd.query or not cmd.links:
         return [[fc, *args, *compile_flags]]
     keep, sources = link_arguments(args)
@@ -237,4 +247,4 @@ def build_env(script: Path, shim_dir: Path, *, mode: str, record: Optional[Path]
     return env
 
 
-__all__ = ["main", "write_wrapper", "build_env", "modern_commands", "link_arguments", "SHIM_NAMES"]
+__all__ = ["main", "write_wrapper", "build_env", "modern_commands", "link_arguments", "relaxed_std", "SHIM_NAMES"]

@@ -444,10 +444,13 @@ def end_label_kept(kernel: ir.Kernel, do: ir.Do) -> bool:
 
 
 def hybrid_port(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Optional[TranslateOptions] = None,
-                *, text: str, why: Optional[list[str]] = None, program=None) -> Port:
+                *, text: str, why: Optional[list[str]] = None, program=None, name: Optional[str] = None) -> Port:
     """The hybrid port of ``kernel`` (``text``: the whole original file; ``program``: the
-    program model, whose callees of any file the nests may inline). Raises
-    TranslationRefused (code ``no-parallel-nest``) when no loop nest can run as a kernel."""
+    program model, whose callees of any file the nests may inline; ``name``: what the port's
+    library, module and kernels are named after, default the routine's name -- two main
+    programs of one application both called MAIN need two). Raises TranslationRefused
+    (code ``no-parallel-nest``) when no loop nest can run as a kernel."""
+    base = (name or kernel.name).lower()
     options = options or TranslateOptions()
     form = source.form if source is not None else ("fixed" if Path(kernel.file).suffix.lower() in (".f", ".for", ".f77")
                                                    else "free")
@@ -461,7 +464,7 @@ def hybrid_port(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Opt
     routine = (kernel.line_start, kernel.line_end)
     outlined: list[tuple[ir.Do, KernelParts, list[str], tuple[int, int], bool]] = []
     for do in nests:
-        name = f"{kernel.name}_l{do.line}"
+        name = f"{base}_l{do.line}"
         try:
             span = T.nest_span(lines, do.line, do.end_line or do.line, form, routine)
             end_continue = end_label_kept(kernel, do)
@@ -489,7 +492,7 @@ def hybrid_port(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Opt
             line, kernel.file)] + [ir.Diagnostic(k.code, k.message, k.line, kernel.file) for k in kept])
     kept += kept_statements(kernel, [o[0] for o in outlined])
     kept.sort(key=lambda k: k.line)
-    k = kernel.name
+    k = base
     upper = T.upper_style(lines, kernel.line_start, form)
     edits, infos = [], []
     for do, parts, actuals, (first, last), end_continue in outlined:
@@ -520,7 +523,7 @@ def hybrid_port(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Opt
     info = HybridInfo(source=name, original=str(kernel.file), routine=k, form=form, nests=count, outlined=infos,
                       kept=kept, why=list(why or []), edits=[e.to_dict() for e in edits],
                       include_dirs_first=[str(Path(kernel.file).resolve().parent)])
-    files = _files(kernel, [o[1] for o in outlined], info)
+    files = _files(kernel, [o[1] for o in outlined], info, k)
     files[name] = "\n".join(new_lines)
     files["hybrid.json"] = json.dumps(info.to_dict(), indent=1) + "\n"
     patterns = []
@@ -570,8 +573,7 @@ def _statement_text(u: ir.Unsupported) -> str:
         "io-in-kernel",) else f"{text[:70]}{'...' if len(text) > 70 else ''}"
 
 
-def _files(kernel: ir.Kernel, parts: list[KernelParts], info: HybridInfo) -> dict[str, str]:
-    k = kernel.name
+def _files(kernel: ir.Kernel, parts: list[KernelParts], info: HybridInfo, k: str) -> dict[str, str]:
     file = Path(kernel.file).name if kernel.file else "?"
     kernels = []
     for p in parts:
