@@ -83,6 +83,9 @@ demo: system venv kokkos
 	@rc=0; $(BIN)/port-fortran fortran_kernels/ --backends serial,openmp --out $(DEMO_OUT) -j 2 || rc=$$?; \
 	if [ $$rc = 1 ]; then echo "demo: some kernels were not ported or not verified; see $(DEMO_OUT)/report.md"; \
 	elif [ $$rc != 0 ]; then exit $$rc; fi
+	@# a whole application: heat77 (F77, Makefile, COMMON) modernised and proven by its own output
+	$(BIN)/port-fortran app fortran_kernels/apps/heat77 --backends serial,openmp --out $(DEMO_OUT)/app-heat77 -j 2 --quiet \
+	  || { echo "demo: the modern heat77 did not match the original; see $(DEMO_OUT)/app-heat77/report.md"; exit 1; }
 
 test: system venv kokkos $(WHEELHOUSE)/.complete
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
