@@ -652,7 +652,8 @@ class App:
                  f"{res['calls']} coherence call(s) in the modern tree")
         if final.exists():
             self.say(f"modern tree: {final}{'' if data['matched'] else ' (NOT verified: it does not match)'}")
-            self.say(f"build it with your command and the wrapper, e.g.: PORT_FORTRAN_BACKEND=openmp "
+            backend = next((b for b in ("openmp", "cuda", "hip", "serial") if b in self.backends), "serial")
+            self.say(f"build it with your command and the wrapper, e.g.: PORT_FORTRAN_BACKEND={backend} "
                      f"FC={data['wrapper']} {self.args.build}  (docs/app.md)")
 
     # ------------------------------------------------------------------ state for --reuse-ports
