@@ -249,3 +249,27 @@ def test_report_has_the_application_section(tmp_path, matched):
         assert "Left out by `--keep-going`" in section and "bndry" in section
         assert 'id="application-left-out"' in html
     db.close()
+
+
+# ------------------------------------------------------------------ the residency registry
+
+
+@pytest.mark.integration
+def test_residency_registry_with_a_mock_device_memory(tmp_path):
+    """pf_runtime.hpp's registry (no Kokkos) against a device memory kept in separate host
+    buffers that counts every copy (tests/data/app/registry_test.cpp): copies in only what
+    the host changed, back only what a port wrote, nothing for a resident array reused."""
+    import shutil as sh
+
+    cxx = sh.which("g++") or sh.which("c++")
+    if cxx is None:
+        pytest.skip("no C++ compiler")
+    src = Path(__file__).parent / "data" / "app" / "registry_test.cpp"
+    templates = Path(__file__).resolve().parent.parent / "port_fortran" / "kokkos_templates"
+    exe = tmp_path / "registry_test"
+    b = subprocess.run([cxx, "-std=c++17", "-O1", f"-I{templates}", str(src), "-o", str(exe)], capture_output=True,
+                       text=True)
+    assert b.returncode == 0, b.stderr[-2000:]
+    r = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "FAIL" not in r.stdout, r.stdout
+    assert "passed: 0 failure(s)" in r.stdout

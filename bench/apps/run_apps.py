@@ -22,10 +22,12 @@ Applications:
   ``port-fortran-app.yaml``; ``--size large`` runs its ``large_run`` (the timing case);
 * public codes of the real-code corpus (``bench/realcode/src/<code>``, materialised by
   ``python bench/realcode/get.py``; never committed): ParRes (the stencil and transpose
-  programs of its FORTRAN/ Makefile, self-check "Solution validates") and STREAM (stream.f
-  and its Makefile, self-check "Solution Validates"). Each is copied to ``OUT/src/<app>``
-  first; what its build needs and the corpus does not hold is written there by this script
-  (ParRes: ``common/make.defs`` naming gfortran; STREAM: a ``mysecond.c`` timer written here).
+  programs of its FORTRAN/ Makefile, self-check "Solution validates"), STREAM (stream.f
+  and its Makefile, self-check "Solution Validates") and SNAP (its Makefile's serial OpenMP
+  build, "Success! Done in a SNAP!", its output file compared). Each is copied to
+  ``OUT/src/<app>`` first; what its build needs and the corpus does not hold is written there
+  by this script (ParRes: ``common/make.defs`` naming gfortran; STREAM: a ``mysecond.c``
+  timer; SNAP: its input files).
 
 The table goes to ``--results`` (default ``bench/apps/results_<date>.md``) with the exact
 command, the host, and the load average while it ran.
@@ -79,6 +81,52 @@ def _stream(dest: Path) -> None:
         (dest / "mysecond.c").write_text(MYSECOND_C)
 
 
+SNAP_INPUT = """\
+! SNAP input written by bench/apps/run_apps.py (one rank; {what})
+ &invar
+  nthreads=1
+  nnested=1
+  npey=1
+  npez=1
+  ndimen=3
+  nx={n}
+  lx={l}
+  ny={n}
+  ly={l}
+  nz={n}
+  lz={l}
+  ichunk={chunk}
+  nmom=2
+  nang={nang}
+  ng={ng}
+  mat_opt=1
+  src_opt=1
+  timedep=0
+  it_det=0
+  tf=1.0
+  nsteps=1
+  iitm=5
+  oitm=20
+  epsi=1.E-4
+  fluxp=0
+  scatp=0
+  fixup=1
+  soloutp=1
+  kplane=0
+  popout=0
+  swp_typ=0
+  multiswp=0
+  angcpy=1
+ /
+"""
+
+
+def _snap(dest: Path) -> None:
+    (dest / "snap.in").write_text(SNAP_INPUT.format(what="the test case", n=6, l=0.6, chunk=3, nang=6, ng=4))
+    (dest / "snap-large.in").write_text(SNAP_INPUT.format(what="the timing case", n=16, l=1.6, chunk=4, nang=10,
+                                                           ng=8))
+
+
 # public applications: where the code is, what its build needs, how it is built, run and checked
 PUBLIC = {
     "parres": {
@@ -97,6 +145,15 @@ PUBLIC = {
         "ignore": [r"^(Copy|Scale|Add|Triad):", "granularity", "Number of Threads", "per active thread",
                    r"^ *\*+ *WARNING", "ticks", "clock"],
     },
+}
+PUBLIC["snap"] = {
+    "code": "snap", "prepare": _snap,
+    "build": "make -C src MPI=no FORTRAN=gfortran",  # its Makefile's serial + OpenMP build
+    "run": {"small": "./src/gsnap snap.in snap.out", "large": "./src/gsnap snap-large.in snap.out"},
+    "check": "Success! Done in a SNAP!", "outputs": ["snap.out"],
+    "ignore": ["Ran on", r"^ {4,}(Parallel Setup|Input|Setup|Solve|Parameter Setup|Outer Source|Inner Iterations|"
+               r"Inner Source|Transport Sweeps|Inner Misc Ops|Solution Misc Ops|Output) +[0-9]",
+               "Total Execution", "Grind"],
 }
 SAMPLE_APPS = ("heat77", "md", "wave90")
 
@@ -133,6 +190,8 @@ def app_command(name: str, out: Path, args) -> tuple[list[str], Path]:
            "--check", app["check"]]
     for ig in app["ignore"]:
         cmd += ["--ignore", ig]
+    for o in app.get("outputs", []):
+        cmd += ["--output", o]
     return cmd, root
 
 
