@@ -273,3 +273,23 @@ def test_residency_registry_with_a_mock_device_memory(tmp_path):
     r = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "FAIL" not in r.stdout, r.stdout
     assert "passed: 0 failure(s)" in r.stdout
+
+
+def test_reachable_follows_generic_interfaces_to_every_specific(tmp_path):
+    """SNAP calls its MPI wrappers through generic names (`bcast`): every specific procedure
+    is reached; a routine no program calls is not."""
+    from port_fortran.app.commands import App
+    from port_fortran.fortran.program import build_program
+
+    (tmp_path / "m.f90").write_text(
+        "module m\n  implicit none\n  interface scale\n    module procedure scale_1d, scale_2d\n  end interface\n"
+        "contains\n  subroutine scale_1d(a, n)\n    integer, intent(in) :: n\n    real(8), intent(inout) :: a(n)\n"
+        "    a = 2 * a\n  end subroutine\n  subroutine scale_2d(a, n)\n    integer, intent(in) :: n\n"
+        "    real(8), intent(inout) :: a(n, n)\n    a = 2 * a\n  end subroutine\nend module m\n")
+    (tmp_path / "p.f90").write_text(
+        "program p\n  use m\n  implicit none\n  real(8) :: x(4)\n  x = 1\n  call scale(x, 4)\n  print *, x\n"
+        "end program p\nsubroutine lonely(y)\n  real(8) :: y\n  y = 0\nend subroutine lonely\n")
+    prog = build_program([], files=[str(tmp_path / "m.f90"), str(tmp_path / "p.f90")])
+    mains = [u for f in prog.order for u in prog.file(f).program_units]
+    names = {n for _, n in App.reachable(None, prog, mains)}
+    assert {"scale_1d", "scale_2d"} <= names and "lonely" not in names

@@ -201,9 +201,10 @@ class App:
         return _build(defaults, where="port-fortran app", base=cfg)
 
     def reachable(self, program, mains: list) -> Optional[set]:
-        """(file, name) of every routine a main program reaches through calls (also function
-        references inside statements the IR keeps as text, such as I/O lists); None when no
-        main program was compiled (then every routine counts)."""
+        """(file, name) of every routine a main program reaches through calls: also calls
+        and function references inside statements the IR keeps as text (I/O lists, blocks
+        the front end did not model), and every specific procedure of a generic interface
+        called; None when no main program was compiled (then every routine counts)."""
         import re
 
         from ..fortran import ir
@@ -211,7 +212,7 @@ class App:
 
         if not mains:
             return None
-        functions = {r.name for rs in program.routines.values() for r in rs if r.kind == "function"}
+        known = set(program.routines)
         seen: set = set()
         todo = list(mains)
         while todo:
@@ -219,18 +220,20 @@ class App:
             names = list(k.calls)
             for s in ir.walk(k.body):
                 if isinstance(s, ir.Unsupported):
-                    names += [n for n in re.findall(r"[a-z_]\w*", s.text.lower()) if n in functions]
-            routine = program.routine(k.file, k.name) if k.kind != "program" else None
+                    names += [n for n in re.findall(r"[a-z_]\w*", s.text.lower()) if n in known]
             for n in dict.fromkeys(names):
-                c = program.callee(routine, n) if routine is not None else None
-                target = c.routine if c is not None else None
-                if target is None:
+                c = program.resolve_from(k, n)
+                targets = [c.routine] if c is not None and c.routine is not None else []
+                if c is not None and c.where == "generic":
+                    targets = list(c.alternatives)
+                if not targets:
                     defs = [d for d in program.routines.get(n, []) if d.module is None] or program.routines.get(n, [])
-                    target = defs[0] if defs else None
-                if target is None or (target.file, target.name) in seen:
-                    continue
-                seen.add((target.file, target.name))
-                todo.append(program.kernel_of(target))
+                    targets = defs[:1]
+                for target in targets:
+                    if (target.file, target.name) in seen:
+                        continue
+                    seen.add((target.file, target.name))
+                    todo.append(program.kernel_of(target))
         return {(norm(f), n) for f, n in seen}
 
     def port(self, db, run_id: str, records: dict, config) -> tuple[list, list, Any, list]:

@@ -304,6 +304,16 @@ class Program:
             return getattr(self.files[f], "module_entities", {}).get(module, {})
         return {}
 
+    def resolve_from(self, k: ir.Kernel, name: str) -> Callee:
+        """Where ``name`` called by the program unit ``k`` is defined: as :meth:`callee`
+        for a routine of the tree, resolved now for one that is not (a main program)."""
+        got = self.callee(k, name)
+        if got is not None:
+            return got
+        r = Routine(k.name, getattr(k, "kind", "program"), norm(k.file), k.line_start, k.line_end,
+                    getattr(k, "module", None), list(getattr(k, "calls", [])), list(getattr(k, "uses", [])))
+        return self._resolve(r, name)
+
     def _resolve(self, r: Routine, name: str) -> Callee:
         defs = self.routines.get(name, [])
         mods = self.visible_modules(r)
