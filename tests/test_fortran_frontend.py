@@ -636,3 +636,40 @@ end subroutine
     k = one(sf, "wts")
     assert k.locals["w"].parameter == [0.25, 0.5, 0.25] and k.locals["z"].parameter == [1.5, 1.5]
     assert [(u.construct, u.line) for u in k.unsupported] == [("save-variable", 6)]
+
+
+DATA_TABLES = """\
+      SUBROUTINE FACT (N, IFAC)
+      DIMENSION IFAC(*), NTRYH(4), A(2,3)
+      DATA NTRYH(1),NTRYH(2),NTRYH(3),NTRYH(4) /4,2,3,5/
+      DATA ((A(I,J),I=1,2),J=1,3) /1.,2.,3.,4.,5.,6./
+      DO 10 K = 1, 4
+         IFAC(K) = NTRYH(K) * N + INT(A(2, K - (K/4)*3))
+   10 CONTINUE
+      RETURN
+      END
+      SUBROUTINE HALF (X)
+      DIMENSION B(3)
+      DATA B(1), B(3) /1., 3./
+      X = B(1)
+      END
+      SUBROUTINE STRIDE (X)
+      DIMENSION B(4)
+      DATA (B(I), I = 1, 3, 2), B(2), B(4) /1., 3., 2., 4./
+      X = B(4)
+      END
+"""
+
+
+def test_data_of_elements_and_implied_do_makes_constant_tables(tmp_path):
+    """The F77 idiom ``DATA NTRYH(1),NTRYH(2),... /.../`` (fftpack's factor tables) and
+    implied DO lists: a table set element by element is a constant in array element
+    order; one left partly undefined is refused, naming how many elements were set."""
+    sf = parse(tmp_path, DATA_TABLES, name="fact.f")
+    ks = {k.name: k for k in sf.kernels}
+    assert ks["fact"].locals["ntryh"].parameter == [4, 2, 3, 5]
+    assert ks["fact"].locals["a"].parameter == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    assert not ks["fact"].unsupported
+    assert ks["stride"].locals["b"].parameter == [1.0, 2.0, 3.0, 4.0]
+    (u,) = ks["half"].unsupported
+    assert u.line == 12 and "DATA sets 2 of the 3 elements of b" in u.reason

@@ -37,4 +37,6 @@ def test_real64_stencil_with_long_weights_verifies(tmp_path):
     v = h.verify("serial")
     assert v.passed, v.reason or [c.error for c in v.cases]
     out = [o for c in v.cases for o in c.outputs if o.name == "out"]
-    assert out and max(o.max_rel_err for o in out) < 1e-12  # double precision end to end
+    # double precision end to end (real(4) data would give ~1e-7); pointwise relative errors
+    # reach ~1e-11 where an output of the boundary-crossing case is near zero
+    assert out and max(o.max_rel_err for o in out) < 1e-9
