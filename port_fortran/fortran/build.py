@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 from fparser.two import Fortran2003 as F
 
-from . import ir
+from . import ftypes, ir
 from .ir import FType
 from .reader import SourceText
 from .decls import DeclBuilder
@@ -311,7 +311,7 @@ class FileBuilder:
             t = s.ftype or scope.type_of(an)
             if t is None:
                 k.diagnostics.append(ir.Diagnostic("untyped", f"argument {an} has no type (IMPLICIT NONE)", start))
-                t = FType("real", 4)
+                t = ftypes.default_real()
             if s.external or (an in sb.calls and not s.dims):
                 k.unsupported.append(ir.Unsupported("unsupported-construct", f"procedure argument {an} is not modelled",
                                                     str(head), line=start))
@@ -325,7 +325,7 @@ class FileBuilder:
         if kind == "function":
             rs = scope.syms.get(result_name) or Sym(result_name)
             rt = rs.ftype or scope.type_of(result_name)
-            k.result = ir.Variable(result_name, rt or FType("real", 4), list(rs.dims or []), line=start)
+            k.result = ir.Variable(result_name, rt or ftypes.default_real(), list(rs.dims or []), line=start)
         # locals, module variables
         dim_names = []
         for sym in scope.syms.values():
@@ -358,7 +358,7 @@ class FileBuilder:
                     continue
                 k.locals[nm] = ir.Variable(nm, t, line=start)
                 continue
-            t = s.ftype or scope.type_of(nm) or FType("real", 4)
+            t = s.ftype or scope.type_of(nm) or ftypes.default_real()
             v = ir.Variable(nm, t, list(s.dims or []), parameter=s.parameter if s.is_parameter else None,
                             allocatable=s.allocatable, save=s.save, common=s.common, module=s.module, line=s.line)
             if nm in scope.syms:

@@ -49,13 +49,13 @@ class DeclBuilder:
         base_s, sel = ts.items
         base_s = str(base_s).upper()
         if base_s == "DOUBLE PRECISION":
-            return ir.REAL8
+            return ftypes.double_real()
         if base_s == "DOUBLE COMPLEX":
-            return ir.COMPLEX8
+            return ftypes.double_complex()
         base = base_s.lower()
         if base == "character":
             return FType("character", 1, self.char_len(sel) if sel is not None else 1)
-        kind = 4
+        kind = ftypes.current_kinds()[0] if base in ("real", "complex") else 4
         if sel is not None:
             items = sel.items
             star = str(items[0]) == "*"

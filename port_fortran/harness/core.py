@@ -135,7 +135,7 @@ class Harness:
         if self._program is None:
             from ..fortran.program import build_program
             self._program = build_program([self.source_path], include_dirs=self.include_dirs, defines=self.defines,
-                                          files=[self.source_path])
+                                          fflags=self.fflags, files=[self.source_path])
         return self._program
 
     @property
