@@ -673,3 +673,34 @@ def test_data_of_elements_and_implied_do_makes_constant_tables(tmp_path):
     assert ks["stride"].locals["b"].parameter == [1.0, 2.0, 3.0, 4.0]
     (u,) = ks["half"].unsupported
     assert u.line == 12 and "DATA sets 2 of the 3 elements of b" in u.reason
+
+
+def test_compiler_includes_are_found_and_unused_type_definitions_refuse_nothing(tmp_path):
+    """``include 'omp_lib.h'`` is found where gfortran finds it (its own include directory,
+    after -I); the derived types that header defines are not used, so refuse nothing; a
+    variable of a derived type still is refused with its line (SNAP's plib.F90)."""
+    sf = parse(tmp_path, """
+        subroutine twice(n, a)
+          implicit none
+          include 'omp_lib.h'
+          integer, intent(in) :: n
+          real(8), intent(inout) :: a(n)
+          integer :: i
+          do i = 1, n
+            a(i) = 2*a(i)
+          end do
+        end subroutine
+        subroutine typed(x)
+          type pair
+            real :: a, b
+          end type
+          type(pair) :: p
+          real :: x
+          p%a = x
+          x = p%a
+        end subroutine
+        """)
+    assert not sf.errors, sf.errors
+    ks = {k.name: k for k in sf.kernels}
+    assert not ks["twice"].unsupported and ks["twice"].loops()[0].info.parallel
+    assert any(u.construct == "derived-type" and u.line == 15 for u in ks["typed"].unsupported)

@@ -464,13 +464,12 @@ class DeclBuilder:
         self.unsup(n, "pointer", "POINTER variables are not modelled")
 
     def s_Derived_Type_Def(self, n):
-        name = None
+        """A type definition alone does nothing at run time (``omp_lib.h`` defines some):
+        every use of the type -- a declaration, a constructor, a component -- is refused
+        where it is (``derived-type``)."""
         for c in children(n):
             if type(c).__name__ == "Derived_Type_Stmt":
-                name = lname(c.items[1])
-        if name:
-            self.scope.derived_types.add(name)
-        self.unsup(n, "derived-type", f"derived type definition {name} is not modelled")
+                self.scope.derived_types.add(lname(c.items[1]))
 
     def s_Data_Stmt(self, n):
         """DATA with constant values, kept for the kernel to decide (a table never assigned
