@@ -704,3 +704,42 @@ def test_compiler_includes_are_found_and_unused_type_definitions_refuse_nothing(
     ks = {k.name: k for k in sf.kernels}
     assert not ks["twice"].unsupported and ks["twice"].loops()[0].info.parallel
     assert any(u.construct == "derived-type" and u.line == 15 for u in ks["typed"].unsupported)
+
+
+def test_private_module_procedures_are_marked_and_not_driven(tmp_path):
+    """A module procedure PRIVATE to its module (SNAP's mms_trigint): nothing outside the
+    module, the reference driver included, can call it; the harness says so instead of
+    failing to compile its driver."""
+    from port_fortran.harness.drivers import unsupported_reason
+
+    sf = parse(tmp_path, """
+        module m
+          implicit none
+          private
+          public :: outer
+          private :: helper2
+        contains
+          subroutine outer(x)
+            real(8), intent(inout) :: x
+            call inner(x)
+          end subroutine
+          subroutine inner(x)
+            real(8), intent(inout) :: x
+            x = 2*x
+          end subroutine
+          subroutine helper2(x)
+            real(8), intent(inout) :: x
+            x = 3*x
+          end subroutine
+        end module
+        module p
+        contains
+          subroutine open(x)
+            real(8), intent(inout) :: x
+            x = x + 1
+          end subroutine
+        end module
+        """)
+    ks = {k.name: k for k in sf.kernels}
+    assert {n: k.private for n, k in ks.items()} == {"outer": False, "inner": True, "helper2": True, "open": False}
+    assert "PRIVATE in module m" in unsupported_reason(ks["inner"]) and unsupported_reason(ks["outer"]) == ""

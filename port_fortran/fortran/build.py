@@ -57,6 +57,7 @@ class FileBuilder:
         self.modules = ModuleScopes(modules, module_notes)
         self._module_lines: dict[str, int] = {}
         self._module_uses: dict[str, list[str]] = {}
+        self._module_access: dict[str, tuple[str, dict[str, str]]] = {}  # module -> (default, named)
         self.user_functions: set[str] = set()
         self.out = ir.SourceFile(path=src.path, form=src.form, includes=list(src.includes),
                                  preprocessed=src.preprocessed)
@@ -117,6 +118,7 @@ class FileBuilder:
                 db = DeclBuilder(scope, self.src, self.modules, self.user_functions)
                 db.visit(c)
                 self._module_uses[name] = list(db.uses)
+                self._module_access[name] = (db.access_default, dict(db.access))
                 for targets, _values, _node in db.data_sets:  # module state initialised by DATA
                     for t in targets:
                         scope.local(t if isinstance(t, str) else t[0]).save = True
@@ -133,7 +135,9 @@ class FileBuilder:
             if type(c).__name__ == "Module_Subprogram_Part":
                 for p in children(c):
                     if type(p).__name__ in ("Subroutine_Subprogram", "Function_Subprogram"):
-                        self.kernel(p, Scope(scope, module=None), name)
+                        k = self.kernel(p, Scope(scope, module=None), name)
+                        default, named = self._module_access.get(name, ("public", {}))
+                        k.private = named.get(k.name, default) == "private"
 
     def program(self, u):
         """A main program is not a kernel: its IR goes to ``program_units`` (hybrid ports

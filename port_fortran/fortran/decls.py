@@ -33,6 +33,9 @@ class DeclBuilder:
         # DATA: (targets, values, node); a target is a name or (name, constant subscripts)
         self.data_sets: list[tuple[list, list, Any]] = []
         self.stmt_functions: list = []  # Stmt_Function_Stmt nodes, decided after the spec part
+        # a module's accessibility: the default (a bare PRIVATE / PUBLIC) and named entities
+        self.access_default = "public"
+        self.access: dict[str, str] = {}
         self.equivalences: list[list[str]] = []  # EQUIVALENCE classes (names), merged
 
     def eb(self) -> ExprBuilder:
@@ -421,7 +424,13 @@ class DeclBuilder:
         pass
 
     def s_Access_Stmt(self, n):
-        pass
+        spec, ids = n.items
+        if ids is None:
+            self.access_default = str(spec).lower()
+            return
+        for x in list_items(ids):
+            if type(x).__name__ == "Name":
+                self.access[lname(x)] = str(spec).lower()
 
     def s_Common_Stmt(self, n):
         line = stmt_line(n, self.src)
