@@ -743,3 +743,18 @@ def test_private_module_procedures_are_marked_and_not_driven(tmp_path):
     ks = {k.name: k for k in sf.kernels}
     assert {n: k.private for n, k in ks.items()} == {"outer": False, "inner": True, "helper2": True, "open": False}
     assert "PRIVATE in module m" in unsupported_reason(ks["inner"]) and unsupported_reason(ks["outer"]) == ""
+
+
+def test_a_coarray_declaration_is_named_not_a_bare_syntax_error(tmp_path):
+    """ParRes' *-coarray programs: the parser has no coarrays, so the file cannot be read;
+    the error says so (code 'coarray', the line, the declaration), instead of 'syntax error'."""
+    sf = parse(tmp_path, """
+        program p
+          implicit none
+          integer :: n[*]
+          real(8), allocatable :: a(:,:)[:]
+          n = this_image()
+        end program
+        """)
+    (e,) = sf.errors
+    assert e.code == "coarray" and e.line == 3 and "n[*]" in e.message

@@ -130,4 +130,5 @@ def test_sample_daxpy_with_a_zero_stride_gives_the_original_result_on_the_gpu(tm
     h.reload_spec()
     v = h.verify("cuda")
     assert v.passed, v.reason
-    assert [(c.sizes["n"], c.sizes["incy"]) for c in v.cases] == [(2_000_000, 0)]
+    # the spec's set (the boundary-crossing case of the proof rides along)
+    assert [(c.sizes["n"], c.sizes["incy"]) for c in v.cases if c.kind != "cross-tiles"] == [(2_000_000, 0)]

@@ -224,3 +224,47 @@ def test_port_never_finds_the_originals_output(tmp_path):
     assert log.exists() and log.read_text() == ""  # the spy ran every case and found nothing
     cases = tmp_path / "port" / "build" / "serial" / "cases"
     assert sorted(os.listdir(cases)) == ["in.bin"]  # nothing of either run is left beside the inputs
+
+
+STOPS = """\
+      SUBROUTINE HALT (N, X)
+      DIMENSION X(N)
+      IF (X(1) .GT. -2.0) STOP
+      DO 10 I = 1, N
+         X(I) = 2.0*X(I)
+   10 CONTINUE
+      END
+"""
+
+SIZED = """\
+      SUBROUTINE GEOM (NEL, G)
+      PARAMETER (LDIM=3, LX1=4)
+      REAL G(2*LDIM, LX1*LX1, NEL)
+      DO 10 IE = 1, NEL
+      DO 10 J = 1, LX1*LX1
+      DO 10 K = 1, 2*LDIM
+         G(K, J, IE) = G(K, J, IE) + 1.0
+   10 CONTINUE
+      END
+"""
+
+
+@needs_gfortran
+@pytest.mark.integration
+def test_an_original_that_ends_the_program_is_its_own_failure(tmp_path):
+    """A STOP in the routine: the driver never gets to write the outputs. Each case draws
+    again (another branch may return) and, when none returns, the verdict is the
+    original's (original-failed, naming STOP), not an unreadable output of the port's run
+    (Livermore's and Nekbone's routines that STOP on bad arguments)."""
+    from port_fortran.harness.redraw import ORIGINAL_FAILED
+    h = _harness(tmp_path, STOPS, "halt")
+    v = h.verify("serial", seeds=[2])
+    assert not v.passed and v.code == ORIGINAL_FAILED, v.reason
+    assert "ended the program instead of returning (a STOP or EXIT" in v.reason
+
+
+def test_declared_extents_in_named_constants_are_evaluated(tmp_path):
+    k, _ = _kernel(tmp_path, SIZED, "geom")
+    spec = infer(k)
+    lay = layout(k, spec, {"nel": 5}, rng=None)
+    assert lay.arrays["g"].ubound == (6, 16, 5)

@@ -173,6 +173,10 @@ def _fparse(src: SourceText):
     return tree, None
 
 
+# a declared codimension: `integer :: n[*]`, `real, allocatable :: a(:,:)[:]`
+_CODIMENSION_RE = re.compile(r"::.*\b\w+\s*(\([^()]*\))?\s*\[[^\]]*\]")
+
+
 def _syntax_diag(src: SourceText, msg: str) -> ir.Diagnostic:
     # readfortran's own format: "    3:  foo: <== No construct following construct-name."
     m = re.search(r"^\s*(\d+):(.*?)<==\s*(.*)$", msg, re.MULTILINE)
@@ -198,6 +202,9 @@ def _syntax_diag(src: SourceText, msg: str) -> ir.Diagnostic:
             detail = ln.strip()
             break
     message = f"syntax error: {text}" + (f" ({detail})" if detail and detail not in text else "")
+    if _CODIMENSION_RE.search(_strip_comment(text)):
+        return ir.Diagnostic("coarray", f"coarray Fortran (a codimension in `{_strip_comment(text).strip()}`) is "
+                             "not supported: the parser reads Fortran 2008 without coarrays", org.line, org.file)
     if src.preprocessed:
         # an identifier left as written by the preprocessor is often a macro the build
         # defines (-D_NX=400): say so

@@ -369,6 +369,8 @@ class Program:
 
     def load(self, path, name: str) -> tuple[ir.Kernel, ir.SourceFile]:
         """A copy of the kernel (stages may change it) and its file's IR."""
+        from .parse import ensure_recursion_limit
+        ensure_recursion_limit()  # deep expression trees (long sums) copy recursively
         return copy.deepcopy(self.kernel(path, name)), self.file(path)
 
     def routine(self, path, name: str) -> Optional[Routine]:
@@ -617,6 +619,8 @@ _LOAD_LOCK = threading.Lock()
 
 def load_program(path) -> Program:
     """The program saved at ``path`` (loaded once per process, again if the file changed)."""
+    from .parse import ensure_recursion_limit
+    ensure_recursion_limit()  # the pickle holds the IR's deep expression trees
     key = norm(path)
     mtime = os.path.getmtime(key)
     with _LOAD_LOCK:

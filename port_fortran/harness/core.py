@@ -401,6 +401,13 @@ class Harness:
                 return cr
             write_records(fin, recs)
             rres, ref_out, unreadable = self._run_original(ref_exe, fin, names, work, limits)
+            if unreadable == _ENDED_PROGRAM:  # other inputs may take another branch
+                out = " | ".join((rres.stdout or rres.stderr or "").strip().splitlines()[-2:])
+                tried.append(f"{how}: the original ended the program instead of returning (a STOP or EXIT in it "
+                             f"or in a routine it calls){': ' + out if out else ''}")
+                crashed.append(True)
+                ref_out = None
+                continue
             if unreadable:
                 cr.error = f"unreadable output of the original: {unreadable}"
                 return cr
@@ -465,6 +472,8 @@ class Harness:
             res = self._run(ref_exe, ["run", str(fin), str(fref)], priv, "serial", limits=limits)
             if not res.ok:
                 return res, None, ""
+            if not fref.exists():  # the driver writes its outputs after the call: the call never returned
+                return res, None, _ENDED_PROGRAM
             try:
                 return res, read_records(fref, names), ""
             except (ValueError, OSError) as exc:
@@ -617,6 +626,10 @@ def verdict_from_dict(d: dict) -> Verdict:
                                 kind=c.get("kind", ""), code=c.get("code", "")))
     return Verdict(d["backend"], bool(d["passed"]), cases=cases, reason=d.get("reason", ""),
                    cross_tiles=d.get("cross_tiles"), notes=list(d.get("notes") or []), code=d.get("code", ""))
+
+
+# what _run_original says when the original exited normally without writing its outputs
+_ENDED_PROGRAM = "ended-program"
 
 
 def _hit_limit(res) -> bool:

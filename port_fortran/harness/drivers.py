@@ -25,6 +25,13 @@ def unsupported_reason(kernel: ir.Kernel) -> str:
     if getattr(kernel, "host", None):
         return (f"{kernel.name} is an internal procedure of {kernel.host}: the reference driver cannot call it "
                 "from outside its host (it must be outlined first, which the hybrid mode does)")
+    if kernel.commons:
+        from ..translate.commons import blocks
+        from ..translate.symbols import Refusal
+        try:
+            blocks(kernel)
+        except Refusal as r:  # the harness lays COMMON blocks out as C structs too
+            return f"line {r.diagnostic.line}: {r.diagnostic.message}"
     if getattr(kernel, "private", False):
         return (f"{kernel.name} is PRIVATE in module {kernel.module}: no code outside the module can call it, "
                 "the reference driver included (make it PUBLIC to port it)")

@@ -234,7 +234,11 @@ def scalar_env(kernel: ir.Kernel, spec: Spec, sizes: dict[str, int], choices: Op
             env[n] = int(sizes[n])
         elif a.role in ("flag", "stride"):
             env[n] = choices[n]
-    ints = {n: v for n, v in env.items() if isinstance(v, int)}
+    # the routine's integer named constants (PARAMETERs of its own, of an INCLUDEd file or of
+    # a module): declared extents are written in them (Nekbone's 'lx1*ly1*lz1*lelt')
+    ints = {n: v.parameter for n, v in {**kernel.module_vars, **kernel.locals}.items()
+            if isinstance(v.parameter, int) and not isinstance(v.parameter, bool)}
+    ints.update({n: v for n, v in env.items() if isinstance(v, int)})
     for n, a in spec.args.items():
         if a.role == "leading-dim":
             ints[n] = env[n] = max(1, eval_expr(a.rows, ints, f"args.{n}.rows") + a.pad)
