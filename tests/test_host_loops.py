@@ -132,3 +132,12 @@ def test_host_loops_vectorise_where_kokkos_serial_did_not(tmp_path):
     compat = (tmp_path / "dgemv" / "pf_kokkos_compat.hpp").read_text().splitlines()
     loop_line = next(i + 1 for i, ln in enumerate(compat) if "for (int i = static_cast<int>(b); i < ie; ++i)" in ln)
     assert re.search(rf"pf_kokkos_compat\.hpp:{loop_line}:\d+: optimized: loop vectorized", res.stderr), res.stderr[-3000:]
+
+
+def test_kokkos_policies_option_gives_kokkos_own_policies_everywhere():
+    """The optimizer's 'kokkos-policies' variant (TranslateOptions.host_loops=False)."""
+    opts = TranslateOptions(host_loops=False, tile=(64, 4, 1))
+    cpp = _cpp(_port("stencil3d.F90", "jacobi3d", opts), "jacobi3d")
+    assert "Kokkos::parallel_for(\"jacobi3d:L27\", pf::mdrange<3>({1, 1, 1}, {nx, ny, nz}, {64, 4, 1})" in cpp
+    red = _cpp(_port("vecops.F90", "vdist", TranslateOptions(host_loops=False)), "vdist")
+    assert "Kokkos::parallel_reduce(\"vdist:L36\", pf::range(1, n)" in red and "pf::parallel_reduce" not in red
