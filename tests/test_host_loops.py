@@ -61,8 +61,13 @@ def test_reductions_go_through_the_compat_reduce_with_a_local_accumulator():
     # the functor accumulates into `acc`, a local of the chunk; Kokkos' reference (`out`)
     # only receives each chunk's join
     assert re.search(r"\bV acc;", host) and "reducer.init(acc);" in host
-    assert "f(i, acc)" in host and "reducer.join(out, acc);" in host
-    assert "f(i, out)" not in host
+    assert "host_reduce_loop<Reducer>(b, e, acc, f);" in host and "reducer.join(out, acc);" in host
+    assert "f(i, out)" not in host and ", out, f)" not in host
+    loop = _function(compat_header(), "KOKKOS_FORCEINLINE_FUNCTION void host_reduce_loop(")
+    assert "f(i, acc)" in loop
+    # MAX / MIN: a private extremum per SIMD lane; SUM / PROD keep the loop's order
+    assert "#pragma omp simd reduction(max : a)" in loop and "#pragma omp simd reduction(min : a)" in loop
+    assert "simd_extremum<Kokkos::Max<T, S>>" in compat_header() and "simd_extremum<Kokkos::Sum" not in compat_header()
 
 
 def test_nest_reductions_and_loc_reductions_use_the_compat_reduce_too():
@@ -122,16 +127,23 @@ def test_host_loops_vectorise_where_kokkos_serial_did_not(tmp_path):
     inst = find_install("serial")
     if inst is None:
         pytest.skip("no Kokkos install with serial")
-    port = _port("blas2.f", "dgemv")
-    write_port(port, tmp_path / "dgemv")
-    src = tmp_path / "dgemv" / "dgemv.kokkos.cpp"
-    cmd = [os.environ.get("CXX", "g++"), "-std=c++17", "-O3", "-fno-math-errno", "-fopenmp", "-fopt-info-vec-optimized",
-           "-DPF_BACKEND_SERIAL", "-isystem", f"{inst.prefix}/include", "-c", str(src), "-o", str(tmp_path / "d.o")]
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    assert res.returncode == 0, res.stderr[-3000:]
-    compat = (tmp_path / "dgemv" / "pf_kokkos_compat.hpp").read_text().splitlines()
-    loop_line = next(i + 1 for i, ln in enumerate(compat) if "for (int i = static_cast<int>(b); i < ie; ++i)" in ln)
-    assert re.search(rf"pf_kokkos_compat\.hpp:{loop_line}:\d+: optimized: loop vectorized", res.stderr), res.stderr[-3000:]
+    compat = compat_header().splitlines()
+
+    def vectorised_lines(file, name):
+        write_port(_port(file, name), tmp_path / name)
+        src = tmp_path / name / f"{name}.kokkos.cpp"
+        cmd = [os.environ.get("CXX", "g++"), "-std=c++17", "-O3", "-fno-math-errno", "-fopenmp-simd",
+               "-fopt-info-vec-optimized", "-DPF_BACKEND_SERIAL", "-isystem", f"{inst.prefix}/include",
+               "-fopenmp", "-c", str(src), "-o", str(tmp_path / f"{name}.o")]
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        assert res.returncode == 0, res.stderr[-3000:]
+        return {int(m) for m in re.findall(r"pf_kokkos_compat\.hpp:(\d+):\d+: optimized: loop vectorized", res.stderr)}
+
+    int_loop = next(i + 1 for i, ln in enumerate(compat) if "for (int i = static_cast<int>(b); i < ie; ++i)" in ln)
+    assert int_loop in vectorised_lines("blas2.f", "dgemv")
+    # damax: MAX(AMAX, ABS(X(I))) vectorises as a max reduction (gfortran: vmaxpd)
+    pragma = next(i + 1 for i, ln in enumerate(compat) if "#pragma omp simd reduction(max : a)" in ln)
+    assert {pragma, pragma + 1} & vectorised_lines("omp_legacy.f", "damax")  # g++ names the pragma's line
 
 
 def test_kokkos_policies_option_gives_kokkos_own_policies_everywhere():

@@ -22,6 +22,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace pf {
@@ -176,6 +177,49 @@ KOKKOS_FORCEINLINE_FUNCTION void host_loop(long b, long e, const Body& body) {
 }
 #endif
 
+// A MAX or MIN reduction (Kokkos::Max / Kokkos::Min of an arithmetic type): each SIMD lane
+// keeps its own extremum (OpenMP simd reduction), as gfortran's MAX_EXPR reduction does
+// (vmaxpd); the conditional pf::max is otherwise a loop-carried dependence the vectoriser
+// does not reassociate (damax ran one element per vmaxsd latency). Order does not change a
+// maximum. SUM and PROD keep the loop's order (the Fortran serial order). Needs -fopenmp or
+// -fopenmp-simd (the ports' CMakeLists add it on host backends); without, a plain loop.
+template <class R>
+struct simd_extremum {
+  static constexpr int value = 0;
+};
+template <class T, class S>
+struct simd_extremum<Kokkos::Max<T, S>> {
+  static constexpr int value = std::is_arithmetic<T>::value ? 1 : 0;
+};
+template <class T, class S>
+struct simd_extremum<Kokkos::Min<T, S>> {
+  static constexpr int value = std::is_arithmetic<T>::value ? 2 : 0;
+};
+
+// acc = reduction over b <= i < e of f(i, acc), op picked by the reducer
+template <class Reducer, class V, class F>
+KOKKOS_FORCEINLINE_FUNCTION void host_reduce_loop(long b, long e, V& acc, const F& f) {
+  constexpr int op = simd_extremum<Reducer>::value;
+  if constexpr (op == 0) {
+    host_loop(b, e, [&](auto i) { f(i, acc); });
+  } else {
+    if (b < -2147483647L || e > 2147483647L) {
+      host_loop(b, e, [&](auto i) { f(i, acc); });
+      return;
+    }
+    V a = acc;
+    const int ib = static_cast<int>(b), ie = static_cast<int>(e);
+    if constexpr (op == 1) {
+#pragma omp simd reduction(max : a)
+      for (int i = ib; i < ie; ++i) f(i, a);
+    } else {
+#pragma omp simd reduction(min : a)
+      for (int i = ib; i < ie; ++i) f(i, a);
+    }
+    acc = a;
+  }
+}
+
 // Kokkos Serial runs a kernel on the calling thread anyway: run the loop here, without the
 // launch (functor copies with their View reference counts, profiling hooks), unless a Kokkos
 // tool is loaded (then the kernels go through Kokkos, so the tool sees them). Measured: dgemv
@@ -216,7 +260,7 @@ inline void parallel_reduce(const char* label, const Kokkos::RangePolicy<ExecSpa
   if (host_inline()) {
     V acc;
     reducer.init(acc);
-    host_loop(lo, lo + n, [&](auto i) { f(i, acc); });
+    host_reduce_loop<Reducer>(lo, lo + n, acc, f);
     reducer.reference() = acc;
     return;
   }
@@ -227,7 +271,7 @@ inline void parallel_reduce(const char* label, const Kokkos::RangePolicy<ExecSpa
         V acc;
         reducer.init(acc);
         const long b = lo + n * c / parts, e = lo + n * (c + 1) / parts;
-        host_loop(b, e, [&](auto i) { f(i, acc); });
+        host_reduce_loop<Reducer>(b, e, acc, f);
         reducer.join(out, acc);
       },
       reducer);
