@@ -175,7 +175,6 @@ KOKKOS_FORCEINLINE_FUNCTION void host_loop(long b, long e, const Body& body) {
     for (long i = b; i < e; ++i) body(i);
   }
 }
-#endif
 
 // A MAX or MIN reduction (Kokkos::Max / Kokkos::Min of an arithmetic type): each SIMD lane
 // keeps its own extremum (OpenMP simd reduction), as gfortran's MAX_EXPR reduction does
@@ -219,6 +218,7 @@ KOKKOS_FORCEINLINE_FUNCTION void host_reduce_loop(long b, long e, V& acc, const 
     acc = a;
   }
 }
+#endif
 
 // Kokkos Serial runs a kernel on the calling thread anyway: run the loop here, without the
 // launch (functor copies with their View reference counts, profiling hooks), unless a Kokkos
