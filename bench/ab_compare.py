@@ -45,7 +45,7 @@ def run_side(root: Path, src: str, kernel: str, out: Path, args, log) -> dict:
     """One kokkos_vs_fortran.py invocation of ``root`` on one kernel; its timings by variant."""
     cmd = [sys.executable, str(root / "bench" / "kokkos_vs_fortran.py"), src, "--kernel", kernel,
            "--threads", str(args.threads), "--repeats", str(args.repeats), "--out", str(out),
-           "--results", str(out / "results")]
+           "--results", str(out / "results" / kernel)]
     for inc in args.include:
         cmd += ["-I", inc]
     env = {**os.environ, "PYTHONPATH": str(root)}
