@@ -153,3 +153,11 @@ def test_kokkos_policies_option_gives_kokkos_own_policies_everywhere():
     assert "Kokkos::parallel_for(\"jacobi3d:L27\", pf::mdrange<3>({1, 1, 1}, {nx, ny, nz}, {64, 4, 1})" in cpp
     red = _cpp(_port("vecops.F90", "vdist", TranslateOptions(host_loops=False)), "vdist")
     assert "Kokkos::parallel_reduce(\"vdist:L36\", pf::range(1, n)" in red and "pf::parallel_reduce" not in red
+
+
+def test_scattered_updates_are_plain_on_kokkos_serial_only():
+    cpp = _cpp(_port("histogram.f", "histi"), "histi")
+    assert re.search(r"pf::atomic_add\(&ihist\(idx\(i - 1\) - 1\), 1\);", cpp) and "Kokkos::atomic_add" not in cpp
+    body = _function(compat_header(), "KOKKOS_INLINE_FUNCTION void atomic_add(")
+    serial = body[body.index("#if defined(PF_BACKEND_SERIAL)"):body.index("#else")]
+    assert "*p += v;" in serial and "Kokkos::atomic_add(p, static_cast<T>(v));" in body[body.index("#else"):]

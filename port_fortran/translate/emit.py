@@ -185,7 +185,7 @@ class Emitter:
             val = self.ex(e, sym.ftype, s.line)
             if op == "-":
                 val = f"-({val})"
-            return f"Kokkos::atomic_add(&{lhs}, {val});"
+            return f"pf::atomic_add(&{lhs}, {val});"
         return f"{lhs} = {self.ex(s.value, sym.ftype, s.line)};"
 
     def call(self, s: ir.CallStmt) -> str:
