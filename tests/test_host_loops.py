@@ -61,7 +61,8 @@ def test_reductions_go_through_the_compat_reduce_with_a_local_accumulator():
     # the functor accumulates into `acc`, a local of the chunk; Kokkos' reference (`out`)
     # only receives each chunk's join
     assert re.search(r"\bV acc;", host) and "reducer.init(acc);" in host
-    assert "host_reduce_loop<Reducer>(b, e, acc, f);" in host and "reducer.join(out, acc);" in host
+    assert "host_reduce_loop<Reducer>(b, e, acc, fl);" in host and "reducer.join(out, acc);" in host
+    assert "const F fl(f);" in host  # the functor copied onto the chunk's stack
     assert "f(i, out)" not in host and ", out, f)" not in host
     loop = _function(compat_header(), "KOKKOS_FORCEINLINE_FUNCTION void host_reduce_loop(")
     assert "f(i, acc)" in loop
