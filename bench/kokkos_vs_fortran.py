@@ -82,7 +82,18 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(Path(tempfile.gettempdir()) / "port-fortran-bench"),
                     help="where the ports are written (reused: builds are incremental)")
     ap.add_argument("--results", default=str(ROOT / "bench" / "results"))
+    ap.add_argument("--kokkos-root", default=None,
+                    help="prefix of a host Kokkos install (Serial and OpenMP, no device backend) to build the ports "
+                         "with; default: Kokkos_ROOT, CMAKE_PREFIX_PATH, then port-fortran's cache")
     args = ap.parse_args(argv)
+    if args.kokkos_root:
+        os.environ["Kokkos_ROOT"] = args.kokkos_root  # find_install looks there first
+        for b in ("serial", "openmp"):
+            inst = find_install(b)
+            if inst is None or os.path.realpath(inst.prefix) != os.path.realpath(args.kokkos_root):
+                ap.error(f"--kokkos-root {args.kokkos_root}: not a Kokkos install with the {b} backend and no device "
+                         f"backend (found: {inst.describe() if inst else 'none'}); build one with "
+                         f"`port-fortran kokkos install --backends serial,openmp --prefix PREFIX`")
     command = "python bench/kokkos_vs_fortran.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
     backends = ["serial", "openmp"]
     started = time.time()

@@ -23,6 +23,10 @@ class TranslateOptions:
     tile: Optional[tuple[int, ...]] = None  # MDRange tile sizes
     iterate_left: bool = True  # Fortran index fastest (LayoutLeft coalescing)
     team_reductions: bool = False  # TeamPolicy for inner reductions
+    # pf::parallel_for / parallel_reduce (compat header): plain, vectorisable loops on the host
+    # backends, Kokkos' policies on devices; False: Kokkos' policies everywhere (the host
+    # MDRange then honours the tile sizes)
+    host_loops: bool = True
     variant: str = "default"  # a name for reports
 
 

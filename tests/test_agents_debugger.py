@@ -36,8 +36,11 @@ def test_last_round_goes_straight_to_all_serial_and_nothing_left_after_it():
 
 
 def test_optimizer_variants_apply_only_where_they_matter():
-    assert optimizer.variants(kernel(nested=False), None, 5) == [("team-reductions", optimizer.variants(
-        kernel(), None, 5)[0][1])]
+    flat = optimizer.variants(kernel(nested=False), None, 5)
+    assert [n for n, _ in flat] == ["team-reductions", "kokkos-policies"]
+    assert flat[0][1].team_reductions and not flat[1][1].host_loops
+    # device backends only: the host loops do not exist there
+    assert [n for n, _ in optimizer.variants(kernel(nested=False), None, 5, ["cuda"])] == ["team-reductions"]
     names = [n for n, _ in optimizer.variants(kernel(nested=True), None, 10)]
     assert names[:2] == ["tile-32x8", "tile-64x4"] and "iterate-right" in names and "no-mdrange" in names
     assert len(optimizer.variants(kernel(nested=True), None, 2)) == 2
@@ -52,3 +55,15 @@ def test_compile_error_line_maps_to_the_fortran_loop():
     assert debugger.fortran_loop_line(cpp, 1) is None
     names = [n for n, _ in debugger.candidates(kernel(), None, {"stage": "compile", "fortran_line": 12})]
     assert names[0] == "serial-L12"
+
+
+def test_on_host_backends_kokkos_policies_come_first_and_tiles_use_them():
+    """The compat header's host loops ignore tile sizes: with only host backends a tile
+    variant is Kokkos' MDRange with that tile, and Kokkos' own policies are tried first."""
+    v = optimizer.variants(kernel(nested=True), None, 10, ["serial", "openmp"])
+    assert v[0][0] == "kokkos-policies" and not v[0][1].host_loops
+    tiles = [o for n, o in v if n.startswith("tile-")]
+    assert tiles and all(not o.host_loops for o in tiles)
+    # with a device backend the tiles matter there, the host loops stay
+    v = optimizer.variants(kernel(nested=True), None, 10, ["serial", "cuda"])
+    assert all(o.host_loops for n, o in v if n.startswith("tile-")) and v[-1][0] == "kokkos-policies"

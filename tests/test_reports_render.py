@@ -224,3 +224,27 @@ def test_versioned_loops_show_their_condition(tmp_path):
     row = next(line for line in paths["md"].read_text().splitlines() if line.startswith("| daxpy "))
     assert "versioned; line 24: do i parallel if incy /= 0" in row and row.count(" | ") == 7
     db.close()
+
+
+def test_optimizer_variants_are_listed_with_the_measured_reason(tmp_path):
+    """The report says which optimizer variant was kept and why each other one was not."""
+    db = RunDB.in_dir(tmp_path)
+    rid = db.start_run()
+    db.upsert_kernel(rid, "stencil3d.F90:jacobi3d", "stencil3d.F90", "jacobi3d", 18, 33)
+    db.set_kernel(rid, "stencil3d.F90:jacobi3d", status="verified", model="rules", patterns=["mdrange"])
+    db.add_attempt(rid, "stencil3d.F90:jacobi3d", "optimize", True, "baseline: 5 timings")
+    db.add_attempt(rid, "stencil3d.F90:jacobi3d", "optimize", False,
+                   "variant kokkos-policies: kokkos-serial slower 4.716e-03s -> 1.046e-02s")
+    db.add_attempt(rid, "stencil3d.F90:jacobi3d", "optimize", True,
+                   "variant tile-64x4x1: kokkos-openmp 2.000e-03s -> 1.500e-03s")
+    paths = render_reports(db, rid, tmp_path)
+    doc = json.loads(paths["json"].read_text())
+    jsonschema.validate(doc, load_schema())
+    assert doc["kernels"][0]["optimizer"] == [
+        {"variant": "kokkos-policies", "kept": False, "detail": "kokkos-serial slower 4.716e-03s -> 1.046e-02s"},
+        {"variant": "tile-64x4x1", "kept": True, "detail": "kokkos-openmp 2.000e-03s -> 1.500e-03s"}]
+    md = paths["md"].read_text()
+    assert "## Optimizer variants" in md
+    assert any(ln.startswith("| jacobi3d | tile-64x4x1 | kept |") for ln in md.splitlines())
+    assert "kokkos-policies" in paths["html"].read_text()
+    db.close()

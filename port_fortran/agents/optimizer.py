@@ -2,7 +2,9 @@
 
 Variants (bounded by ``optimizer_variants``), only where they can matter for the kernel:
 MDRange tile sizes and iteration order for tightly nested parallel loops, MDRange on/off,
-team-policy reductions for inner reductions. A variant is kept only if it is verified on
+team-policy reductions for inner reductions, and on host backends Kokkos' own policies in
+place of the compat header's plain host loops (``kokkos-policies``; the host loops ignore
+tile sizes, so where every backend is a host one the tile variants use Kokkos' policies). A variant is kept only if it is verified on
 every requested backend AND faster than the baseline by more than the measured spread
 (records.Timing.spread_s) on at least one backend, and not slower beyond the spread on any.
 """
@@ -17,8 +19,16 @@ from ..translate.blocks import TILES, TILES3, tiles_for  # noqa: F401  (the tile
 
 
 
-def variants(kernel: ir.Kernel, base: Optional[TranslateOptions], limit: int) -> list[tuple[str, TranslateOptions]]:
+HOST_BACKENDS = ("serial", "openmp")
+
+
+def variants(kernel: ir.Kernel, base: Optional[TranslateOptions], limit: int,
+             backends: Optional[list[str]] = None) -> list[tuple[str, TranslateOptions]]:
+    """The variants to try, most promising first. ``backends``: the backends the port is
+    timed on (None: unknown, as if some were devices)."""
     base = base or TranslateOptions()
+    some_host = backends is None or any(b in HOST_BACKENDS for b in backends)
+    host_only = backends is not None and all(b in HOST_BACKENDS for b in backends)
     loops = kernel.loops()
     nested = any(d.info.parallel and d.info.tightly_nested_parallel >= 2 for d in loops)
     rank = max((d.info.tightly_nested_parallel for d in loops if d.info.parallel), default=1)
@@ -27,10 +37,15 @@ def variants(kernel: ir.Kernel, base: Optional[TranslateOptions], limit: int) ->
     out: list[tuple[str, TranslateOptions]] = []
 
     def add(name, **ch):
+        if host_only and base.host_loops and ("tile" in ch or "iterate_left" in ch):
+            ch["host_loops"] = False  # the host loops ignore tiles and always run the contiguous index innermost
         o = dataclasses.replace(base, **ch, variant=name)
         if o != base:
             out.append((name, o))
 
+    parallel = any(d.info.parallel for d in loops)
+    if host_only and parallel and base.host_loops:
+        add("kokkos-policies", host_loops=False)
     if nested:
         if base.mdrange:
             for t in tiles[:2]:
@@ -43,6 +58,8 @@ def variants(kernel: ir.Kernel, base: Optional[TranslateOptions], limit: int) ->
     if nested and base.mdrange:
         for t in tiles[2:]:
             add(f"tile-{'x'.join(map(str, t))}", tile=t)
+    if some_host and not host_only and parallel and base.host_loops:
+        add("kokkos-policies", host_loops=False)
     return out[: max(limit, 0)]
 
 

@@ -17,7 +17,10 @@ PROMPT_DIR = Path(__file__).parent / "prompts"
 KOKKOS_VERSIONS = "3.4 to 5.x"
 COMPAT_API = ("namespace pf: ExecSpace, MemSpace; View<T> (LayoutLeft in MemSpace), HostView<T> (unmanaged "
               "LayoutLeft host view to wrap a caller's array); range(lo, hi) (RangePolicy with Fortran's inclusive "
-              "bounds); mdrange({lo...}, {hi...}); extent(lo, hi); ensure_initialized()")
+              "bounds); mdrange({lo...}, {hi...}) (MDRangePolicy); nest<R>({lo...}, {hi...}) (a tight nest, dimension 0 "
+              "fastest); parallel_for(label, range(...) | nest<R>(...), lambda) and parallel_reduce(label, range(...) | "
+              "nest<R>(...), lambda, reducer) (Kokkos' on device backends, vectorisable plain loops on the host); "
+              "extent(lo, hi); ensure_initialized()")
 _SPLIT = "=== user ==="
 
 _env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(PROMPT_DIR)), undefined=jinja2.StrictUndefined,

@@ -10,6 +10,8 @@
 //     Kokkos::), plus the Fortran intrinsics C++ lacks: integer powers, SIGN, MOD, MODULO,
 //     NINT, AINT, ANINT, MIN/MAX;
 //   * the range policies with Fortran's inclusive upper bounds (an empty range when hi < lo);
+//   * pf::parallel_for / pf::parallel_reduce / pf::single_for / pf::DevScalar: Kokkos' own on
+//     device backends, plain loops the compiler vectorises on the host backends ("host loops");
 //   * pf::FArray, the array dummies of device functions (callees of a kernel);
 //   * PF_VOLATILE_JOIN for reducers (Kokkos 3.x also calls a volatile join);
 //   * to_device / from_device: the entries' array arguments in pf::MemSpace, resident between
@@ -21,6 +23,9 @@
 #include <Kokkos_Complex.hpp>
 
 #include <cstdlib>
+#include <string>
+#include <type_traits>
+#include <utility>
 
 #include "pf_runtime.hpp"
 
@@ -188,6 +193,335 @@ inline Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<R, It, It>> mdrange(const l
   }
   return Policy(lower, upper, tiles);
 }
+
+// A tight loop nest over inclusive Fortran bounds, dimension 0 fastest, optional tile sizes:
+// pf::parallel_for / pf::parallel_reduce run it as the MDRangePolicy pf::mdrange gives on
+// device backends (policy()) and as plain nested loops on the host backends ("host loops"
+// below). The bounds are kept here rather than read back from a policy, whose members are
+// not a public interface in every Kokkos version.
+template <int R>
+struct Nest {
+  long lo[R], hi[R], tile[R];  // inclusive Fortran bounds
+  bool tiled = false;
+  Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<R, Kokkos::Iterate::Left, Kokkos::Iterate::Left>> policy() const {
+    return tiled ? mdrange<R>(lo, hi, tile) : mdrange<R>(lo, hi);
+  }
+};
+template <int R>
+inline Nest<R> nest(const long (&lo)[R], const long (&hi)[R]) {
+  Nest<R> m;
+  for (int d = 0; d < R; ++d) {
+    m.lo[d] = lo[d];
+    m.hi[d] = hi[d];
+    m.tile[d] = 0;
+  }
+  return m;
+}
+template <int R>
+inline Nest<R> nest(const long (&lo)[R], const long (&hi)[R], const long (&tile)[R]) {
+  Nest<R> m = nest<R>(lo, hi);
+  for (int d = 0; d < R; ++d) m.tile[d] = tile[d];
+  m.tiled = true;
+  return m;
+}
+
+// ---------------------------------------------------------------- host loops
+// On the host backends (PF_BACKEND_SERIAL, PF_BACKEND_OPENMP) the kernels run as the loops a
+// Fortran compiler sees, so g++ can do what gfortran does (measured: bench/results/cpu_*_perf.md):
+//   * a reduction accumulates into a local of each chunk of iterations, not into the
+//     reference Kokkos hands the functor: that reference lives in memory the compiler must
+//     assume the arrays may alias, so every iteration loaded and stored it (5-10x slower
+//     than gfortran on dot products and norms);
+//   * an MDRange is nested plain loops, the fastest index innermost (a contiguous, vectorisable
+//     loop), parallel over the outer indices; Kokkos' host MDRange walks tiles through index
+//     arithmetic the compiler does not vectorise (jacobi3d 2.4x slower than gfortran);
+//   * a single-iteration kernel (serial statements between kernels) runs on the calling
+//     thread, its scalars read and written in place (no View allocated per call, no fork).
+// Device backends get the Kokkos policies unchanged. A chunk's iterations run in order, so
+// Kokkos Serial sums in the Fortran loop's order.
+#if defined(PF_BACKEND_SERIAL) || defined(PF_BACKEND_OPENMP)
+#define PF_HOST_LOOPS 1
+#endif
+
+// Chunks a host reduction over n iterations is cut into: one on a single thread (the loop's
+// own order), else a few per thread so a static schedule balances uneven iterations.
+inline long host_parts(long n) {
+  const long t = static_cast<long>(ExecSpace().concurrency());
+  const long parts = t <= 1 ? 1 : 4 * t;
+  return n <= 0 ? 0 : (n < parts ? n : parts);
+}
+
+#ifdef PF_HOST_LOOPS
+// The innermost host loop: over an int index when the range fits (the kernels' Fortran
+// default-integer indices are int: a long loop index narrowed to int at every call is not
+// an affine subscript for the vectoriser), else over a long one.
+template <class Body>
+KOKKOS_FORCEINLINE_FUNCTION void host_loop(long b, long e, const Body& body) {
+  if (b >= -2147483647L && e <= 2147483647L) {
+    const int ie = static_cast<int>(e);
+    for (int i = static_cast<int>(b); i < ie; ++i) body(i);
+  } else {
+    for (long i = b; i < e; ++i) body(i);
+  }
+}
+
+// A MAX or MIN reduction (Kokkos::Max / Kokkos::Min of an arithmetic type): each SIMD lane
+// keeps its own extremum (OpenMP simd reduction), as gfortran's MAX_EXPR reduction does
+// (vmaxpd); the conditional pf::max is otherwise a loop-carried dependence the vectoriser
+// does not reassociate (damax ran one element per vmaxsd latency). Order does not change a
+// maximum. SUM and PROD keep the loop's order (the Fortran serial order). Needs -fopenmp or
+// -fopenmp-simd (the ports' CMakeLists add it on host backends); without, a plain loop.
+template <class R>
+struct simd_extremum {
+  static constexpr int value = 0;
+};
+template <class T, class S>
+struct simd_extremum<Kokkos::Max<T, S>> {
+  static constexpr int value = std::is_arithmetic<T>::value ? 1 : 0;
+};
+template <class T, class S>
+struct simd_extremum<Kokkos::Min<T, S>> {
+  static constexpr int value = std::is_arithmetic<T>::value ? 2 : 0;
+};
+
+// acc = reduction over b <= i < e of f(i, acc), op picked by the reducer
+template <class Reducer, class V, class F>
+KOKKOS_FORCEINLINE_FUNCTION void host_reduce_loop(long b, long e, V& acc, const F& f) {
+  constexpr int op = simd_extremum<Reducer>::value;
+  if constexpr (op == 0) {
+    host_loop(b, e, [&](auto i) { f(i, acc); });
+  } else {
+    if (b < -2147483647L || e > 2147483647L) {
+      host_loop(b, e, [&](auto i) { f(i, acc); });
+      return;
+    }
+    V a = acc;
+    const int ib = static_cast<int>(b), ie = static_cast<int>(e);
+    if constexpr (op == 1) {
+#pragma omp simd reduction(max : a)
+      for (int i = ib; i < ie; ++i) f(i, a);
+    } else {
+#pragma omp simd reduction(min : a)
+      for (int i = ib; i < ie; ++i) f(i, a);
+    }
+    acc = a;
+  }
+}
+#endif
+
+// host_copy: inside a Kokkos dispatch the functor lives in Kokkos' memory, and the lambda's
+// View data pointers are loaded through it at every iteration where the loop stores anything
+// the compiler cannot separate from it (the OpenMP simd lane copies of a MAX reduction:
+// damax gathered x through vgatherqpd, 5.7x the original on one OpenMP thread). A copy of
+// the functor on the chunk's stack lets the compiler keep them in registers; one copy per
+// chunk, not per iteration.
+
+// Kokkos Serial runs a kernel on the calling thread anyway: run the loop here, without the
+// launch (functor copies with their View reference counts, profiling hooks), unless a Kokkos
+// tool is loaded (then the kernels go through Kokkos, so the tool sees them). Measured: dgemv
+// 'N' launches two kernels per column and spent as long in launches as in its loops.
+inline bool host_inline() {
+#if defined(PF_BACKEND_SERIAL)
+  return !Kokkos::Tools::profileLibraryLoaded();
+#else
+  return false;
+#endif
+}
+
+template <class F>
+inline void parallel_for(const char* label, const Kokkos::RangePolicy<ExecSpace>& p, const F& f) {
+#ifdef PF_HOST_LOOPS
+  if (host_inline()) {
+    host_loop(static_cast<long>(p.begin()), static_cast<long>(p.end()), f);
+    return;
+  }
+  // Kokkos' host loop hands the functor a 64-bit index that the lambda's int narrows: the
+  // subscripts are then not affine and the loop does not vectorise (dgemv's column update)
+  const long lo = static_cast<long>(p.begin()), n = static_cast<long>(p.end()) - lo;
+  const long parts = host_parts(n);
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace>(0, parts), [=](const long c) {
+    const F fl(f);  // see host_copy
+    host_loop(lo + n * c / parts, lo + n * (c + 1) / parts, fl);
+  });
+#else
+  Kokkos::parallel_for(label, p, f);
+#endif
+}
+
+template <class F, class Reducer>
+inline void parallel_reduce(const char* label, const Kokkos::RangePolicy<ExecSpace>& p, const F& f,
+                            const Reducer& reducer) {
+#ifdef PF_HOST_LOOPS
+  using V = typename Reducer::value_type;
+  const long lo = static_cast<long>(p.begin()), n = static_cast<long>(p.end()) - lo;
+  if (host_inline()) {
+    V acc;
+    reducer.init(acc);
+    host_reduce_loop<Reducer>(lo, lo + n, acc, f);
+    reducer.reference() = acc;
+    return;
+  }
+  const long parts = host_parts(n);
+  Kokkos::parallel_reduce(
+      label, Kokkos::RangePolicy<ExecSpace>(0, parts),
+      [=](const long c, V& out) {
+        V acc;
+        reducer.init(acc);
+        const long b = lo + n * c / parts, e = lo + n * (c + 1) / parts;
+        const F fl(f);  // see host_copy
+        host_reduce_loop<Reducer>(b, e, acc, fl);
+        reducer.join(out, acc);
+      },
+      reducer);
+#else
+  Kokkos::parallel_reduce(label, p, f, reducer);
+#endif
+}
+
+#ifdef PF_HOST_LOOPS
+// Host MDRange loops: the outer indices (all but dimension 0) flattened into one parallel
+// range, dimension 0 the innermost plain loop.
+template <int R>
+struct HostNest {
+  long lo[R], n[R];
+  long outer = 1;  // iterations of dimensions 1..R-1
+  explicit HostNest(const Nest<R>& m) {
+    for (int d = 0; d < R; ++d) {
+      lo[d] = m.lo[d];
+      n[d] = m.hi[d] >= m.lo[d] ? m.hi[d] - m.lo[d] + 1 : 0;
+      if (d > 0) outer *= n[d];
+    }
+    if (n[0] == 0) outer = 0;
+  }
+  // the indices of dimensions 1..R-1 of outer iteration c (dimension 1 fastest)
+  void indices(long c, long (&idx)[R]) const {
+    for (int d = 1; d < R; ++d) {
+      idx[d] = lo[d] + c % n[d];
+      c /= n[d];
+    }
+  }
+};
+
+template <class F, class I, class Idx, std::size_t... D>
+KOKKOS_FORCEINLINE_FUNCTION void host_call(const F& f, I i, const Idx& idx, std::index_sequence<D...>) {
+  f(i, idx[D + 1]...);
+}
+template <class F, class I, class V, class Idx, std::size_t... D>
+KOKKOS_FORCEINLINE_FUNCTION void host_call_red(const F& f, I i, const Idx& idx, V& acc, std::index_sequence<D...>) {
+  f(i, idx[D + 1]..., acc);
+}
+#endif
+
+template <int R, class F>
+inline void parallel_for(const char* label, const Nest<R>& m, const F& f) {
+#ifdef PF_HOST_LOOPS
+  const HostNest<R> h(m);
+  const long lo0 = h.lo[0], hi0 = h.lo[0] + h.n[0];
+  if (host_inline()) {
+    long idx[R];
+    for (long c = 0; c < h.outer; ++c) {
+      h.indices(c, idx);
+      host_loop(lo0, hi0, [&](auto i) { host_call(f, i, idx, std::make_index_sequence<R - 1>()); });
+    }
+    return;
+  }
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace>(0, h.outer), [=](const long c) {
+    const F fl(f);  // see host_copy
+    long idx[R];
+    h.indices(c, idx);
+    host_loop(lo0, hi0, [&](auto i) { host_call(fl, i, idx, std::make_index_sequence<R - 1>()); });
+  });
+#else
+  Kokkos::parallel_for(label, m.policy(), f);
+#endif
+}
+
+template <int R, class F, class Reducer>
+inline void parallel_reduce(const char* label, const Nest<R>& m, const F& f, const Reducer& reducer) {
+#ifdef PF_HOST_LOOPS
+  using V = typename Reducer::value_type;
+  const HostNest<R> h(m);
+  const long lo0 = h.lo[0], hi0 = h.lo[0] + h.n[0], n = h.outer;
+  if (host_inline()) {
+    V acc;
+    reducer.init(acc);
+    long idx[R];
+    for (long c = 0; c < n; ++c) {
+      h.indices(c, idx);
+      host_loop(lo0, hi0, [&](auto i) { host_call_red(f, i, idx, acc, std::make_index_sequence<R - 1>()); });
+    }
+    reducer.reference() = acc;
+    return;
+  }
+  const long parts = host_parts(n);
+  Kokkos::parallel_reduce(
+      label, Kokkos::RangePolicy<ExecSpace>(0, parts),
+      [=](const long p, V& out) {
+        V acc;
+        reducer.init(acc);
+        const F fl(f);  // see host_copy
+        long idx[R];
+        for (long c = n * p / parts, e = n * (p + 1) / parts; c < e; ++c) {
+          h.indices(c, idx);
+          host_loop(lo0, hi0, [&](auto i) { host_call_red(fl, i, idx, acc, std::make_index_sequence<R - 1>()); });
+        }
+        reducer.join(out, acc);
+      },
+      reducer);
+#else
+  Kokkos::parallel_reduce(label, m.policy(), f, reducer);
+#endif
+}
+
+// The scattered updates of an 'atomic' kernel (x(k) = x(k) + v with k not a loop index).
+// Kokkos Serial runs the whole kernel on one thread: a plain update (an atomic read-modify-
+// write cost histi 3x the original's time there); every other backend: Kokkos::atomic_add.
+template <class T, class U>
+KOKKOS_INLINE_FUNCTION void atomic_add(T* p, const U& v) {
+#if defined(PF_BACKEND_SERIAL)
+  *p += v;
+#else
+  Kokkos::atomic_add(p, static_cast<T>(v));
+#endif
+}
+
+// A single-iteration kernel: serial statements kept in the memory space. On the host
+// backends it runs on the calling thread after the kernels before it finished.
+// (Through Kokkos when a Kokkos tool is loaded, so profiles list it as before.)
+template <class F>
+inline void single_for(const char* label, const F& f) {
+#ifdef PF_HOST_LOOPS
+  if (Kokkos::Tools::profileLibraryLoaded()) {  // a Kokkos tool sees it as a kernel
+    Kokkos::parallel_for(label, single(), f);
+    return;
+  }
+  ExecSpace().fence();
+  f(0);
+#else
+  Kokkos::parallel_for(label, single(), f);
+#endif
+}
+
+// A scalar the statements of a single-iteration kernel read or write: on the host backends
+// the host variable itself (through its address), elsewhere a View in MemSpace copied to and
+// from the host variable around the kernel.
+template <class T>
+struct DevScalar {
+#ifdef PF_HOST_LOOPS
+  T* p;
+  DevScalar(const char*, T& host) : p(&host) {}
+  KOKKOS_INLINE_FUNCTION T& operator()() const { return *p; }
+  void to_device() const {}
+  void to_host() const {}
+#else
+  Kokkos::View<T, MemSpace> v;
+  T* host;
+  DevScalar(const char* label, T& h) : v(std::string(label)), host(&h) {}
+  KOKKOS_INLINE_FUNCTION T& operator()() const { return v(); }
+  void to_device() const { Kokkos::deep_copy(v, *host); }
+  void to_host() const { Kokkos::deep_copy(*host, v); }
+#endif
+};
 
 // Exclusive end of the inclusive Fortran range lo..hi, never below lo (nested team ranges).
 KOKKOS_INLINE_FUNCTION int upto(int lo, int hi) { return hi >= lo ? hi + 1 : lo; }

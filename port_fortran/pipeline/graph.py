@@ -394,7 +394,7 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
             n_var = cfg.optimizer_variants if cfg.optimize and timings else 0
             if model == "rules":
                 o["plan"] = [n for n, _ in opt_agent.variants(ctx.kernel, options_from_dict(state.get("options")),
-                                                              n_var)]
+                                                              n_var, backends)]
             else:  # the LLM that wrote the port is asked for faster versions
                 o["plan"] = [f"llm-{i + 1}" for i in range(n_var)]
             route = "optimize" if o["plan"] else "finalize"
@@ -410,7 +410,8 @@ def make_nodes(ctx: KernelContext) -> dict[str, Callable[[KernelState], dict]]:
         vdir = ctx.port_dir / "variants" / name
         t0 = time.monotonic()
         if model == "rules":
-            cand = dict(opt_agent.variants(ctx.kernel, options_from_dict(state.get("options")), 1000)).get(name)
+            cand = dict(opt_agent.variants(ctx.kernel, options_from_dict(state.get("options")), 1000,
+                                           backends)).get(name)
             try:
                 keep, why, vtimings = _try_variant(ctx, cand, vdir, backends, o.get("baseline_timings") or [])
             except Exception as exc:  # a broken variant never costs the verified port

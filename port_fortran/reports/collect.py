@@ -233,6 +233,18 @@ def attempts_by_stage(rows: list[dict]) -> dict[str, dict]:
     return dict(sorted(out.items(), key=lambda kv: _stage_order(kv[0])))
 
 
+def optimizer_variants(rows: list[dict]) -> list[dict]:
+    """The optimizer's variants of one kernel, in the order tried: name, kept, and the
+    measured reason (the pipeline records ``variant <name>: <why>``)."""
+    out = []
+    for r in rows:
+        detail = str(r.get("detail") or "")
+        if r.get("stage") == "optimize" and detail.startswith("variant "):
+            name, _, why = detail[len("variant "):].partition(": ")
+            out.append({"variant": name, "kept": bool(r["ok"]), "detail": why})
+    return out
+
+
 def _stage_order(stage: str) -> tuple[int, str]:
     return (STAGES.index(stage) if stage in STAGES else len(STAGES), stage)
 
@@ -315,6 +327,7 @@ def collect_report(db: RunDB, run_id: str) -> dict:
             "timings": timing_entries([r for r in timings.get(kid, []) if is_proven(r)]),
             "unproven_timings": sum(1 for r in timings.get(kid, []) if not is_proven(r)),
             "attempts": attempts_by_stage(attempts.get(kid, [])),
+            "optimizer": optimizer_variants(attempts.get(kid, [])),
             "llm": llm_summary(calls.get(kid, [])),
             "cmake": k.get("cmake") or "",
             "python": kernel_python(k["name"], in_module.get(kid), python_attempts.get(kid, [])),

@@ -185,7 +185,7 @@ class Emitter:
             val = self.ex(e, sym.ftype, s.line)
             if op == "-":
                 val = f"-({val})"
-            return f"Kokkos::atomic_add(&{lhs}, {val});"
+            return f"pf::atomic_add(&{lhs}, {val});"
         return f"{lhs} = {self.ex(s.value, sym.ftype, s.line)};"
 
     def call(self, s: ir.CallStmt) -> str:
@@ -363,7 +363,7 @@ class Emitter:
             tile = ""
             if self.options.tile and len(self.options.tile) == rank:
                 tile = ", {" + ", ".join(str(int(x)) for x in self.options.tile) + "}"
-            policy = f"pf::mdrange<{rank}>({{{', '.join(los)}}}, {{{', '.join(his)}}}{tile})"
+            policy = f"{self.nest_fn}<{rank}>({{{', '.join(los)}}}, {{{', '.join(his)}}}{tile})"
             first: list[str] = []
             inner_body = band[-1].body
         else:
@@ -381,17 +381,27 @@ class Emitter:
         if n.inductions:  # a block for the induction variables' starting values
             out.append(pad + "{")
             out += self.induction_setup(n, ind + 1)
-            out.append(pad + IND + f"Kokkos::parallel_for({self.kernel_name(n)}, {policy}, KOKKOS_LAMBDA({', '.join(args)}) {{")
+            out.append(pad + IND + f"{self.ns}::parallel_for({self.kernel_name(n)}, {policy}, KOKKOS_LAMBDA({', '.join(args)}) {{")
             out += [IND + x for x in lines]
             out.append(pad + IND + "});")
             out += self.induction_final(n, ind + 1)
             out.append(pad + "}")
         else:
-            out.append(pad + f"Kokkos::parallel_for({self.kernel_name(n)}, {policy}, KOKKOS_LAMBDA({', '.join(args)}) {{")
+            out.append(pad + f"{self.ns}::parallel_for({self.kernel_name(n)}, {policy}, KOKKOS_LAMBDA({', '.join(args)}) {{")
             out += lines
             out.append(pad + "});")
         out += self.loopvar_final(n, ind)
         return out
+
+    @property
+    def ns(self) -> str:
+        """Where parallel_for / parallel_reduce come from: the compat header's (plain loops on
+        the host backends) unless the options ask for Kokkos' policies everywhere."""
+        return "pf" if self.options.host_loops else "Kokkos"
+
+    @property
+    def nest_fn(self) -> str:
+        return "pf::nest" if self.options.host_loops else "pf::mdrange"
 
     def fast_order(self, band: list[ir.Do]) -> list[ir.Do]:
         """The band's loops ordered fastest-varying first (:func:`blocks.fast_order`; the
@@ -417,7 +427,7 @@ class Emitter:
             tile = ""
             if self.options.tile and len(self.options.tile) == len(order):
                 tile = ", {" + ", ".join(str(int(x)) for x in self.options.tile) + "}"
-            policy = f"pf::mdrange<{len(order)}>({{{', '.join(los)}}}, {{{', '.join(his)}}}{tile})"
+            policy = f"{self.nest_fn}<{len(order)}>({{{', '.join(los)}}}, {{{', '.join(his)}}}{tile})"
             arg = ", ".join(f"const {cxx_type(self.tab[d.var].ftype)} {cname(d.var)}" for d in order)
             first = []
             body = n.band[-1].body
@@ -449,7 +459,7 @@ class Emitter:
             part = f"pf_red_{sym.name}"
             kind = {"sum": "Sum", "prod": "Prod", "min": "Min", "max": "Max"}[r.op]
             out.append(pad + IND + f"{sym.ctype} {part} = {zero_init(sym.ftype)};")
-            out.append(pad + IND + f"Kokkos::parallel_reduce({self.kernel_name(n)}, {policy}, "
+            out.append(pad + IND + f"{self.ns}::parallel_reduce({self.kernel_name(n)}, {policy}, "
                        f"KOKKOS_LAMBDA({', '.join(red_args)}) {{")
             out += lines
             out.append(pad + IND + f"}}, Kokkos::{kind}<{sym.ctype}>({part}));")
@@ -457,7 +467,7 @@ class Emitter:
         else:
             struct = f"reducer_L{do.line}"
             out.append(pad + IND + f"{struct}::value_type pf_red;")
-            out.append(pad + IND + f"Kokkos::parallel_reduce({self.kernel_name(n)}, {policy}, "
+            out.append(pad + IND + f"{self.ns}::parallel_reduce({self.kernel_name(n)}, {policy}, "
                        f"KOKKOS_LAMBDA({', '.join(red_args)}) {{")
             out += lines
             out.append(pad + IND + f"}}, {struct}(pf_red));")
@@ -561,7 +571,7 @@ class Emitter:
         out = [pad + f"// line {do.line}: do {do.var} -> parallel_reduce ({loc.op}loc of {loc.value_var} with {loc.index_var})",
                pad + "{",
                pad + IND + f"{struct}::value_type pf_red;",
-               pad + IND + f"Kokkos::parallel_reduce({self.kernel_name(n)}, {policy}, "
+               pad + IND + f"{self.ns}::parallel_reduce({self.kernel_name(n)}, {policy}, "
                f"KOKKOS_LAMBDA({arg}, {struct}::value_type& pf_acc) {{"]
         out += lines
         out.append(pad + IND + f"}}, {struct}(pf_red));")
@@ -650,15 +660,14 @@ class Emitter:
         out.append(pad + "{")
         for w in views:
             sym = self.tab[w]
-            out.append(pad + IND + f'Kokkos::View<{sym.ctype}, pf::MemSpace> pf_dev_{w}("{w}");')
-        for w in n.copy_in:
             self.use(w)
-            out.append(pad + IND + f"Kokkos::deep_copy(pf_dev_{w}, {self.tab[w].c});")
-        out.append(pad + IND + f"Kokkos::parallel_for({self.kernel_name(n)}, pf::single(), KOKKOS_LAMBDA(const int) {{")
+            out.append(pad + IND + f'pf::DevScalar<{sym.ctype}> pf_dev_{w}("{w}", {sym.c});')
+        for w in n.copy_in:
+            out.append(pad + IND + f"pf_dev_{w}.to_device();")
+        out.append(pad + IND + f"pf::single_for({self.kernel_name(n)}, KOKKOS_LAMBDA(const int) {{")
         out += lines
         out.append(pad + IND + "});")
         for w in n.copy_out:
-            self.use(w)
-            out.append(pad + IND + f"Kokkos::deep_copy({self.tab[w].c}, pf_dev_{w});")
+            out.append(pad + IND + f"pf_dev_{w}.to_host();")
         out.append(pad + "}")
         return out

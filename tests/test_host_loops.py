@@ -1,0 +1,164 @@
+"""Host backends run the kernels as the loops a Fortran compiler sees (issue #15).
+
+The generated kernels go through ``pf::parallel_for`` / ``pf::parallel_reduce`` /
+``pf::single_for`` of the compat header, which on PF_BACKEND_SERIAL / PF_BACKEND_OPENMP
+(``PF_HOST_LOOPS``) accumulate a reduction into a local of each chunk (not into the
+reference Kokkos hands the functor, which the compiler must assume aliases the arrays),
+loop over an int index (affine subscripts), run tight nests as plain loops with the
+fastest index innermost, and run single-iteration kernels in place without a View per
+call. Device backends get Kokkos' own policies. These tests assert on the generated
+structure; one integration test asks g++ whether the loops vectorise (no timing)."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from port_fortran.fortran import parse_file
+from port_fortran.records import TranslateOptions
+from port_fortran.translate import translate_kernel, write_port
+from port_fortran.translate.render import compat_header
+
+SAMPLES = Path(__file__).parent.parent / "fortran_kernels"
+
+
+def _port(file: str, name: str, options=None):
+    sf = parse_file(str(SAMPLES / file), include_dirs=(str(SAMPLES / "include"),))
+    k = next(k for k in sf.kernels if k.name == name)
+    return translate_kernel(k, sf, options)
+
+
+def _cpp(port, name):
+    return port.files[f"{name}.kokkos.cpp"]
+
+
+def _function(text: str, signature: str) -> str:
+    """The body of the first function whose text starts with ``signature`` (brace matched)."""
+    start = text.index(signature)
+    i = text.index("{", start)
+    depth = 0
+    for j in range(i, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[j], 0)
+        if depth == 0:
+            return text[start:j + 1]
+    raise AssertionError(f"unbalanced braces after {signature!r}")
+
+
+def _host_branch(body: str) -> str:
+    """The ``#ifdef PF_HOST_LOOPS`` branch of a compat function (up to its #else)."""
+    return body[body.index("#ifdef PF_HOST_LOOPS"):body.index("#else")]
+
+
+def test_reductions_go_through_the_compat_reduce_with_a_local_accumulator():
+    cpp = _cpp(_port("vecops.F90", "vdist"), "vdist")
+    assert "pf::parallel_reduce(\"vdist:L36\", pf::range(1, n)" in cpp
+    assert "Kokkos::parallel_reduce" not in cpp
+    host = _host_branch(_function(compat_header(), "inline void parallel_reduce(const char* label, "
+                                                   "const Kokkos::RangePolicy<ExecSpace>& p"))
+    # the functor accumulates into `acc`, a local of the chunk; Kokkos' reference (`out`)
+    # only receives each chunk's join
+    assert re.search(r"\bV acc;", host) and "reducer.init(acc);" in host
+    assert "host_reduce_loop<Reducer>(b, e, acc, fl);" in host and "reducer.join(out, acc);" in host
+    assert "const F fl(f);" in host  # the functor copied onto the chunk's stack
+    assert "f(i, out)" not in host and ", out, f)" not in host
+    loop = _function(compat_header(), "KOKKOS_FORCEINLINE_FUNCTION void host_reduce_loop(")
+    assert "f(i, acc)" in loop
+    # MAX / MIN: a private extremum per SIMD lane; SUM / PROD keep the loop's order
+    assert "#pragma omp simd reduction(max : a)" in loop and "#pragma omp simd reduction(min : a)" in loop
+    assert "simd_extremum<Kokkos::Max<T, S>>" in compat_header() and "simd_extremum<Kokkos::Sum" not in compat_header()
+
+
+def test_nest_reductions_and_loc_reductions_use_the_compat_reduce_too():
+    # resid2d: a reduction over a 2-D nest; idmaxl: a maxloc reducer
+    resid = _cpp(_port("stencil2d.f90", "resid2d"), "resid2d")
+    assert re.search(r"pf::parallel_reduce\(\"resid2d:L\d+\", pf::nest<2>\(", resid)
+    idmax = _cpp(_port("reduce.f", "idmaxl"), "idmaxl")
+    assert "pf::parallel_reduce(" in idmax and "Kokkos::parallel_reduce" not in idmax
+    host = _host_branch(_function(compat_header(), "inline void parallel_reduce(const char* label, "
+                                                   "const Nest<R>& m"))
+    assert "host_call_red(f, i, idx, acc," in host and "reducer.join(out, acc);" in host
+
+
+def test_tight_nests_are_nests_fastest_index_first_and_keep_the_optimizers_tiles():
+    cpp = _cpp(_port("stencil3d.F90", "jacobi3d"), "jacobi3d")
+    assert "pf::parallel_for(\"jacobi3d:L27\", pf::nest<3>({1, 1, 1}, {nx, ny, nz}), " \
+           "KOKKOS_LAMBDA(const int i, const int j, const int k)" in cpp
+    tiled = _cpp(_port("stencil3d.F90", "jacobi3d", TranslateOptions(tile=(64, 4, 1))), "jacobi3d")
+    assert "pf::nest<3>({1, 1, 1}, {nx, ny, nz}, {64, 4, 1})" in tiled
+    # on the host the innermost plain loop is dimension 0 (the contiguous index)
+    host = _host_branch(_function(compat_header(), "inline void parallel_for(const char* label, const Nest<R>& m"))
+    assert "host_loop(lo0, hi0" in host and "h.indices(c, idx);" in host
+
+
+def test_serial_statements_between_kernels_allocate_nothing_per_call_on_the_host():
+    # dgemv 'N': temp = alpha * x(j) once per column, between two kernels
+    cpp = _cpp(_port("blas2.f", "dgemv"), "dgemv")
+    assert "pf::DevScalar<double> pf_dev_temp(\"temp\", temp);" in cpp
+    assert "pf::single_for(\"dgemv:L33\", KOKKOS_LAMBDA(const int) {" in cpp
+    assert not re.search(r"Kokkos::View<[^>]*> pf_dev_", cpp)
+    dev = _function(compat_header(), "struct DevScalar {")
+    host = _host_branch(dev)
+    assert "T* p;" in host and "Kokkos::View" not in host  # the host variable itself
+    assert "Kokkos::View<T, MemSpace> v;" in dev[dev.index("#else"):]
+
+
+def test_host_loops_only_on_host_backends():
+    text = compat_header()
+    assert re.search(r"#if defined\(PF_BACKEND_SERIAL\) \|\| defined\(PF_BACKEND_OPENMP\)\n#define PF_HOST_LOOPS 1",
+                     text)
+    for sig in ("inline void parallel_reduce(const char* label, const Kokkos::RangePolicy<ExecSpace>& p",
+                "inline void parallel_for(const char* label, const Nest<R>& m",
+                "inline void single_for(const char* label"):
+        body = _function(text, sig)
+        assert "#else" in body and "Kokkos::parallel_" in body[body.index("#else"):]  # device: Kokkos' own
+
+
+@pytest.mark.integration
+def test_host_loops_vectorise_where_kokkos_serial_did_not(tmp_path):
+    """g++ -O3 -fopt-info-vec on dgemv's port for Serial: the column update
+    y(i) = y(i) + temp * a(i, j) (a parallel_for) vectorises in the compat's int host loop.
+    Kokkos Serial's own loop hands the lambda a 64-bit index the lambda's int narrows, and
+    that loop was reported 'not vectorized' (measured on the 2026-11-29 code, see
+    bench/results/cpu_2026-11-30_perf.md)."""
+    from port_fortran.build_runner.kokkos import find_install
+
+    inst = find_install("serial")
+    if inst is None:
+        pytest.skip("no Kokkos install with serial")
+    compat = compat_header().splitlines()
+
+    def vectorised_lines(file, name):
+        write_port(_port(file, name), tmp_path / name)
+        src = tmp_path / name / f"{name}.kokkos.cpp"
+        cmd = [os.environ.get("CXX", "g++"), "-std=c++17", "-O3", "-fno-math-errno", "-fopenmp-simd",
+               "-fopt-info-vec-optimized", "-DPF_BACKEND_SERIAL", "-isystem", f"{inst.prefix}/include",
+               "-fopenmp", "-c", str(src), "-o", str(tmp_path / f"{name}.o")]
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        assert res.returncode == 0, res.stderr[-3000:]
+        return {int(m) for m in re.findall(r"pf_kokkos_compat\.hpp:(\d+):\d+: optimized: loop vectorized", res.stderr)}
+
+    int_loop = next(i + 1 for i, ln in enumerate(compat) if "for (int i = static_cast<int>(b); i < ie; ++i)" in ln)
+    assert int_loop in vectorised_lines("blas2.f", "dgemv")
+    # damax: MAX(AMAX, ABS(X(I))) vectorises as a max reduction (gfortran: vmaxpd)
+    pragma = next(i + 1 for i, ln in enumerate(compat) if "#pragma omp simd reduction(max : a)" in ln)
+    assert {pragma, pragma + 1} & vectorised_lines("omp_legacy.f", "damax")  # g++ names the pragma's line
+
+
+def test_kokkos_policies_option_gives_kokkos_own_policies_everywhere():
+    """The optimizer's 'kokkos-policies' variant (TranslateOptions.host_loops=False)."""
+    opts = TranslateOptions(host_loops=False, tile=(64, 4, 1))
+    cpp = _cpp(_port("stencil3d.F90", "jacobi3d", opts), "jacobi3d")
+    assert "Kokkos::parallel_for(\"jacobi3d:L27\", pf::mdrange<3>({1, 1, 1}, {nx, ny, nz}, {64, 4, 1})" in cpp
+    red = _cpp(_port("vecops.F90", "vdist", TranslateOptions(host_loops=False)), "vdist")
+    assert "Kokkos::parallel_reduce(\"vdist:L36\", pf::range(1, n)" in red and "pf::parallel_reduce" not in red
+
+
+def test_scattered_updates_are_plain_on_kokkos_serial_only():
+    cpp = _cpp(_port("histogram.f", "histi"), "histi")
+    assert re.search(r"pf::atomic_add\(&ihist\(idx\(i - 1\) - 1\), 1\);", cpp) and "Kokkos::atomic_add" not in cpp
+    body = _function(compat_header(), "KOKKOS_INLINE_FUNCTION void atomic_add(")
+    serial = body[body.index("#if defined(PF_BACKEND_SERIAL)"):body.index("#else")]
+    assert "*p += v;" in serial and "Kokkos::atomic_add(p, static_cast<T>(v));" in body[body.index("#else"):]
