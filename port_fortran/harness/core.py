@@ -274,14 +274,18 @@ class Harness:
         src = self.port_dir / "build" / "harness_src"
         src.mkdir(parents=True, exist_ok=True)
         views = self._views_timer_source()
+        from .commons import fortran_common_owner
+        owner = fortran_common_owner(self.kernel)  # the COMMON blocks, laid out by gfortran
+        extra = (["views_timer.cpp"] if views is not None else []) + (["pf_commons.f90"] if owner else [])
         files = {
             "pf_driver.cpp": D.cpp_driver(self.kernel, views_timer=views is not None),
-            "CMakeLists.txt": D.driver_cmake(self.kernel, str(self.port_dir), str(SUPPORT_DIR),
-                                             ["views_timer.cpp"] if views is not None else [],
+            "CMakeLists.txt": D.driver_cmake(self.kernel, str(self.port_dir), str(SUPPORT_DIR), extra,
                                              link_libraries=self._port_links()),
         }
         if views is not None:
             files["views_timer.cpp"] = views
+        if owner:
+            files["pf_commons.f90"] = owner
         with _src_lock:  # builds of several backends may run at once (threads)
             for name, text in files.items():
                 p = src / name
@@ -289,9 +293,9 @@ class Harness:
                     tmp = p.with_name(f".{name}.{os.getpid()}.{threading.get_ident()}")
                     tmp.write_text(text)
                     os.replace(tmp, p)
-            stale = src / "views_timer.cpp"
-            if views is None and stale.exists():
-                stale.unlink()
+            for stale in ("views_timer.cpp", "pf_commons.f90"):
+                if stale not in files and (src / stale).exists():
+                    (src / stale).unlink()
         return src
 
     def _reached_files(self) -> list[str]:
@@ -332,6 +336,8 @@ class Harness:
             # C++ the same target (the build runs on the machine that runs it)
             flags = " ".join(x for x in (kokkos.cxx_flags, *HOST_CXXFLAGS) if x)
             cmake_args.append(f"-DCMAKE_CXX_FLAGS={flags}")
+        if (src / "pf_commons.f90").exists():  # the COMMON owner: the gfortran that builds the original
+            cmake_args.append(f"-DCMAKE_Fortran_COMPILER={gfortran_path() or 'gfortran'}")
         res = configure_and_build(src, bdir, backend, kokkos, cmake_args=cmake_args, jobs=2)
         res.seconds = time.monotonic() - t0
         res.artifacts = dict(res.artifacts)
