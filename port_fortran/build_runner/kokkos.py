@@ -278,11 +278,3 @@ def find_install(backend: str, installs: Optional[list[KokkosInstall]] = None) -
     if backend not in DEVICE_BACKENDS:
         cands = [i for i in cands if i.device_backend is None]
     return cands[0] if cands else None
-
-
-def install(backends="serial,openmp", source=None, arch=None, cxx_flags=None, prefix=None, jobs=None, **kw):
-    """Build and install Kokkos into the cache (see :mod:`.kokkos_install`); returns an
-    ``InstallResult`` (``.install``, ``.already``, ``.seconds``)."""
-    from .kokkos_install import install as _install
-
-    return _install(backends, source=source, arch=arch, cxx_flags=cxx_flags, prefix=prefix, jobs=jobs, **kw)
