@@ -25,7 +25,8 @@ from . import drivers as D
 from .compare import compare, magnitude_scale
 from .crossing import CrossCase, cross_case
 from .inputs import Case, Record, cases as make_cases, make_inputs, read_records, write_records
-from .spec import Spec, load_or_infer
+from .infer import load_or_infer
+from .spec import Spec
 from .timing import TIMING_LIMITS, proof_text, timing_case
 
 SUPPORT_DIR = Path(__file__).parent / "fortran_support"

@@ -21,6 +21,8 @@ from ..fortran import affine, ir
 from ..fortran.render import expr_str
 from . import analysis as A
 from .extents import FlowRanges, GiveUp
+from .inputs import layout
+from .spec import eval_expr
 
 STRIDE_EXTRA = (-2, 0)  # besides the inferred positive strides
 MAX_COMBOS = 512  # cases checked for one candidate value; beyond it the value is left out
@@ -83,7 +85,6 @@ def _cycled(spec, n: str) -> bool:
 def _case_values(kernel: ir.Kernel, spec, sizes: dict, choice: dict, points: bool = False) -> tuple[dict, dict]:
     """Scalar values and integer array value ranges of a case. A scalar drawn at random is
     an interval (any value of its range), or with ``points`` the low end of its range."""
-    from .inputs import layout
     lay = layout(kernel, spec, sizes, choice, rng=None)
     values: dict[str, Any] = dict(lay.scalars)
     arrays: dict[str, tuple] = dict(lay.index_ranges)
@@ -119,7 +120,6 @@ def _combos(spec, fixed: dict) -> Optional[list[dict]]:
 def resolve(v, sizes: dict):
     """A choice value: an int, or a spec expression of the sizes (``n``, ``n + 1``)."""
     if isinstance(v, str):
-        from .spec import eval_expr
         try:
             return eval_expr(v, sizes)
         except ValueError:
