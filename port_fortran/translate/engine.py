@@ -16,37 +16,12 @@ from ..records import Port, TranslateOptions, TranslationRefused
 from . import commons as C
 from . import render as R
 from .cexpr import function_cname
+from .checks import kernel_checks
 from .emit import Emitter, zero_init
 from .lower import lower_arrays
 from .plan import PKernel, Planner
 from .structure import restructure
 from .symbols import Refusal, SymbolTable, build_symbols
-
-
-def _checks(kernel: ir.Kernel) -> list[ir.Diagnostic]:
-    """Kernel-level reasons to refuse, all of them at once."""
-    out: list[ir.Diagnostic] = []
-    for u in kernel.unsupported:
-        out.append(ir.Diagnostic(u.construct, u.reason, u.line))
-    if kernel.module_vars:
-        names = ", ".join(sorted(kernel.module_vars))
-        line = min((v.line for v in kernel.module_vars.values()), default=kernel.line_start)
-        out.append(ir.Diagnostic("module-variable", f"module variables {names} are shared state the port cannot reach", line))
-    for a in kernel.args:
-        if a.optional:
-            out.append(ir.Diagnostic("optional-argument", f"OPTIONAL argument '{a.name}'", a.line))
-        if any(d.assumed_shape for d in a.dims) or a.allocatable:
-            out.append(ir.Diagnostic("assumed-shape", f"assumed-shape or allocatable argument '{a.name}' "
-                                     "(needs an array descriptor)", a.line))
-        if a.ftype.base == "character" and (a.dims or a.ftype.char_len != 1):
-            out.append(ir.Diagnostic("unsupported-type", f"CHARACTER argument '{a.name}' other than one character", a.line))
-    for name, v in kernel.locals.items():
-        if v.allocatable:
-            out.append(ir.Diagnostic("allocatable", f"ALLOCATABLE local '{name}'", v.line))
-        elif v.save and v.parameter is None:
-            out.append(ir.Diagnostic("save-variable", f"local '{name}' keeps its value between calls (SAVE or "
-                                     "initialised in its declaration)", v.line))
-    return out
 
 
 def _callees(kernel: ir.Kernel, tab: SymbolTable, program=None) -> list[ir.Kernel]:
@@ -129,7 +104,7 @@ def translate_kernel(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None,
     """``program`` (fortran.program.Program): callees are found in every file of the tree;
     without it only in the kernel's own file."""
     options = options or TranslateOptions()
-    diags = _checks(kernel)
+    diags = kernel_checks(kernel)
     if diags:
         raise TranslationRefused(kernel.name, diags)
     try:
@@ -166,7 +141,7 @@ def translate_parts(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None,
                     options: Optional[TranslateOptions] = None, program=None) -> KernelParts:
     """The pieces of a kernel's port (raises TranslationRefused like translate_kernel)."""
     options = options or TranslateOptions()
-    diags = _checks(kernel)
+    diags = kernel_checks(kernel)
     if diags:
         raise TranslationRefused(kernel.name, diags)
     try:
