@@ -510,7 +510,7 @@ def test_error_routine_in_another_file_is_linked(tmp_path):
     if why:
         pytest.skip(why)
     from port_fortran.config import Config
-    from port_fortran.fortran.program import build_program
+    from port_fortran.fortran.program_build import build_program
     from port_fortran.pipeline.stages import RealStages
     from port_fortran.translate import write_port
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from port_fortran.fortran.program import build_program
+from port_fortran.fortran.program_build import build_program
 
 DATA = Path(__file__).resolve().parent / "data" / "program"
 A, B = DATA / "tree_a", DATA / "tree_b"

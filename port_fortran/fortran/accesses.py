@@ -159,3 +159,19 @@ def scalar_writes(body: list[ir.Stmt], arrays: set[str], sites: Optional[CallSit
                             if q in w and isinstance(a, ir.Name) and a.name not in arrays:
                                 out.setdefault(a.name, s.line)
     return out
+
+
+def direct_actuals(s: ir.Stmt):
+    """(called name, its actual arguments, position) for every actual argument of the
+    statement's calls (the CALL itself and user functions in its expressions) that is a
+    variable or an array element (what the callee may read or write in place)."""
+    if isinstance(s, ir.CallStmt):
+        for q, a in enumerate(s.args):
+            if isinstance(a, (ir.Name, ir.ArrayRef)):
+                yield s.name, s.args, q
+    for e in ir.stmt_exprs(s):
+        for x in ir.walk_expr(e):
+            if isinstance(x, ir.FuncCall) and not x.intrinsic:
+                for q, a in enumerate(x.args):
+                    if isinstance(a, (ir.Name, ir.ArrayRef)):
+                        yield x.name, x.args, q

@@ -164,7 +164,7 @@ def _callee_text(prog, k: ir.Kernel, c) -> str:
 
 
 def cmd_list(args) -> int:
-    from .program import build_program, parse_with_modules
+    from .program_build import build_program, parse_with_modules
 
     files = discover(args.sources)
     include = list(getattr(args, "include", []) or [])

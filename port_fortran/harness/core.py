@@ -134,7 +134,7 @@ class Harness:
     @property
     def program(self):
         if self._program is None:
-            from ..fortran.program import build_program
+            from ..fortran.program_build import build_program
             self._program = build_program([self.source_path], include_dirs=self.include_dirs, defines=self.defines,
                                           files=[self.source_path])
         return self._program

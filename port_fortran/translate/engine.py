@@ -231,7 +231,7 @@ def _contiguity_checks(kernel: ir.Kernel, tab: SymbolTable, body: list[ir.Stmt])
     from the element passed): the Views given to the views-level function must be
     contiguous. The port's own are; a caller of the views-level function with padded
     Views is stopped with the reason."""
-    from ..fortran.effects import direct_actuals
+    from ..fortran.accesses import direct_actuals
 
     params = {a.name for a in kernel.args} | {m.name for m in C.used_members(kernel)}
     passed: dict[str, str] = {}
