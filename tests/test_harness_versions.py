@@ -13,7 +13,7 @@ import yaml
 
 from port_fortran.errors import UserError
 from port_fortran.fortran import parse_file
-from port_fortran.harness.extents import FlowRanges
+from port_fortran.harness.flowranges import FlowRanges
 from port_fortran.harness.inputs import cases, layout
 from port_fortran.harness.infer import infer, load_or_infer
 from port_fortran.harness.versions import accepts

@@ -20,7 +20,7 @@ from typing import Any, Optional
 from ..fortran import affine, ir
 from ..fortran.render import expr_str
 from . import analysis as A
-from .extents import FlowRanges, GiveUp
+from .flowranges import FlowRanges, GiveUp
 from .inputs import layout
 from .spec import eval_expr
 
