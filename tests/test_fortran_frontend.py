@@ -636,3 +636,25 @@ end subroutine
     k = one(sf, "wts")
     assert k.locals["w"].parameter == [0.25, 0.5, 0.25] and k.locals["z"].parameter == [1.5, 1.5]
     assert [(u.construct, u.line) for u in k.unsupported] == [("save-variable", 6)]
+
+
+@pytest.mark.parametrize("visitor,method", [("stmts.StmtBuilder", "s_Assignment_Stmt"),
+                                            ("decls.DeclBuilder", "s_Dimension_Stmt")])
+def test_a_visitor_bug_is_an_internal_error_not_a_fortran_limit(tmp_path, monkeypatch, visitor, method):
+    """A front-end visitor that fails is a bug of the tool: labelled ``internal-error`` and
+    said to be one, never ``unsupported-construct`` (which reads as a limit of the code)."""
+    import importlib
+
+    mod, cls = visitor.split(".")
+    owner = getattr(importlib.import_module(f"port_fortran.fortran.{mod}"), cls)
+
+    def broken(self, n):
+        raise RuntimeError("planted visitor bug")
+
+    monkeypatch.setattr(owner, method, broken)
+    src = tmp_path / "vb.f90"
+    src.write_text("subroutine vb(n, x)\n  integer :: n\n  real(8) :: x\n  dimension x(n)\n  x(1) = 2.0d0\nend\n")
+    k = parse_file(str(src), use_cache=False).kernels[0]
+    codes = {u.construct: u.reason for u in k.unsupported}
+    assert "internal-error" in codes and "unsupported-construct" not in codes, codes
+    assert "planted visitor bug" in codes["internal-error"] and "port-fortran bug" in codes["internal-error"]

@@ -15,7 +15,7 @@ from .reader import SourceText
 from .decls import DeclBuilder
 from .exprs import eval_const
 from .ftree import children, find_nodes, list_items, lname, raw_line, stmt_children, stmt_line
-from .scope import ModuleScopes, Scope, Sym, Unsup, interface_of
+from .scope import ModuleScopes, Scope, Sym, Unsup, interface_of, internal_error
 from .stmts import StmtBuilder, expr_names, first_use_line, referenced_names
 
 
@@ -103,8 +103,8 @@ class FileBuilder:
         try:
             fn(u)
         except Exception as exc:  # one bad unit must not lose the others
-            self.out.errors.append(ir.Diagnostic("internal-error", f"front end failed on {type(u).__name__}: "
-                                                 f"{type(exc).__name__}: {exc}", stmt_line(u, self.src), self.src.path))
+            self.out.errors.append(ir.Diagnostic("internal-error", internal_error(type(u).__name__, exc),
+                                                 stmt_line(u, self.src), self.src.path))
 
     def module_scope(self, u):
         kids = stmt_children(u)
@@ -153,8 +153,7 @@ class FileBuilder:
             self.kernel(u, Scope(), None, program=pname)
         except Exception as exc:  # the program stays listed; what failed is its IR, kept as the reason
             line = stmt_line(head, self.src)
-            why = ir.Unsupported("internal-error", f"front end failed on the main program: {type(exc).__name__}: {exc}",
-                                 line=line)
+            why = ir.Unsupported("internal-error", internal_error("the main program", exc), line=line)
             self.out.program_units.append(ir.Kernel(pname, "program", self.src.path, line, line, unsupported=[why]))
 
     def _missing_include_hint(self) -> str:

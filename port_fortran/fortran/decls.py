@@ -13,7 +13,7 @@ from .ir import FType
 from .reader import SourceText
 from .exprs import ExprBuilder, eval_const
 from .ftree import children, find_nodes, list_items, lname, stmt_label, stmt_line
-from .scope import ModuleScopes, Scope, Sym, Unsup, unknown_name_reason
+from .scope import ModuleScopes, Scope, Sym, Unsup, internal_error, unknown_name_reason
 from .stmts import StmtBuilder, expr_names
 
 
@@ -152,10 +152,10 @@ class DeclBuilder:
             except Unsup as u:
                 self.unsup(c, u.construct, u.reason)
                 self._mark_declared(c, u.construct, u.reason)
-            except Exception as exc:
-                why = f"{cls.replace('_', ' ')} not modelled ({type(exc).__name__}: {exc})"
-                self.unsup(c, "unsupported-construct", why)
-                self._mark_declared(c, "unsupported-construct", why)
+            except Exception as exc:  # a bug of this visitor, not a Fortran limitation: kept, explained
+                why = internal_error(cls, exc)
+                self.unsup(c, "internal-error", why)
+                self._mark_declared(c, "internal-error", why)
 
     def _mark_declared(self, n, construct: str, reason: str) -> None:
         """The names a declaration that could not be read declares: marked with why, so that
