@@ -24,7 +24,7 @@ from ..build_runner.sandbox import Limits, run_limited
 from . import drivers as D
 from .compare import compare, magnitude_scale
 from .crossing import CrossCase, cross_case
-from .inputs import Case, Record, cases as make_cases, make_inputs, read_records, write_records
+from .inputs import Case, cases as make_cases, make_inputs, read_records, write_records
 from .infer import load_or_infer
 from .spec import Spec
 from .timing import TIMING_LIMITS, proof_text, timing_case

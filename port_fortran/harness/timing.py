@@ -11,7 +11,6 @@ import os
 import shutil
 import socket
 import statistics
-import tempfile
 import time
 from pathlib import Path
 from typing import Optional
