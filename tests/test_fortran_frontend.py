@@ -416,13 +416,13 @@ def test_form_sniffing_for_unknown_extension(tmp_path):
 
 
 def test_cache_returns_equal_ir(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("PORT_FORTRAN_CACHE", str(tmp_path / "cache"))
     p = tmp_path / "s.f90"
     p.write_text("subroutine s(x)\n  real x\n  x = 1\nend subroutine\n")
     a = parse_file(p)
     b = parse_file(p)
     assert ir.to_dict(a) == ir.to_dict(b) and a is not b
-    assert list((tmp_path / "cache" / "port-fortran" / "parse").glob("*.pickle"))
+    assert list((tmp_path / "cache" / "parse").glob("*.pickle"))  # under the one cache root
 
 
 def test_syntax_error_in_one_routine_keeps_the_others(tmp_path):
@@ -557,7 +557,7 @@ def test_fparser_sys_exit_is_contained(tmp_path):
 
 
 def test_preprocessor_errors_with_lines(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("PORT_FORTRAN_CACHE", str(tmp_path / "cache"))
     p = tmp_path / "e.F90"
     p.write_text('#include "missing.h"\n#if FOO\n#error need no FOO\n#endif\n'
                  "subroutine s(x)\n  real x\n  x = 1\nend subroutine\n")

@@ -25,7 +25,7 @@ A, B = DATA / "tree_a", DATA / "tree_b"
 
 @pytest.fixture(autouse=True)
 def _own_cache(monkeypatch, tmp_path):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("PORT_FORTRAN_CACHE", str(tmp_path / "cache"))
 
 
 @pytest.fixture

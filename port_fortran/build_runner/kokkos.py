@@ -22,6 +22,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterator, Optional
 
+from ..cache import cache_root
+
 HOST_BACKENDS = ("serial", "openmp")
 DEVICE_BACKENDS = ("cuda", "hip")
 _CONFIG_BACKENDS = {  # KokkosCore_config.h macro -> backend name
@@ -85,13 +87,6 @@ def min_cxx_standard(version: str) -> int:
 
 
 # ------------------------------------------------------------------------- locations
-
-
-def cache_root() -> Path:
-    env = os.environ.get("PORT_FORTRAN_CACHE")
-    if env:
-        return Path(env).expanduser()
-    return Path.home() / ".cache" / "port-fortran"
 
 
 def kokkos_cache_dir() -> Path:

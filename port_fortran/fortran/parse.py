@@ -14,6 +14,7 @@ import sys
 import threading
 from pathlib import Path
 
+from ..cache import cache_root
 from . import ir
 from .reader import FORTRAN_EXTS, SourceText, read_source
 
@@ -58,10 +59,10 @@ _VERSION = _code_version()
 
 
 def cache_dir() -> Path | None:
+    """The parse cache on disk, under the cache root (None: ``PORT_FORTRAN_NO_PARSE_CACHE``)."""
     if os.environ.get("PORT_FORTRAN_NO_PARSE_CACHE"):
         return None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "port-fortran" / "parse"
+    return cache_root() / "parse"
 
 
 # --------------------------------------------------------------------------- discovery

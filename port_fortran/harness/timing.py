@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..build_runner.sandbox import Limits, run_limited
+from ..cache import cache_root
 from ..records import Timing
 from . import analysis as A
 from .inputs import Case, Layout, make_inputs, write_records
@@ -166,15 +167,10 @@ def _save(h, timings: list[Timing]) -> None:
 # --------------------------------------------------------------------------- bandwidth probe
 
 
-def cache_dir() -> Path:
-    root = os.environ.get("PORT_FORTRAN_CACHE")
-    return Path(root) if root else Path.home() / ".cache" / "port-fortran"
-
-
 def bandwidth(threads: int, refresh: bool = False) -> Optional[float]:
     """Measured memory bandwidth (GB/s, STREAM triad) of this host at ``threads`` OpenMP
     threads; cached in ``<cache>/bandwidth.json`` by host name. None if the probe fails."""
-    path = cache_dir() / "bandwidth.json"
+    path = cache_root() / "bandwidth.json"
     host = socket.gethostname()
     try:
         data = json.loads(path.read_text()) if path.exists() else {}
@@ -206,7 +202,7 @@ def gpu_bandwidth(refresh: bool = False) -> Optional[float]:
     """Measured device memory bandwidth (GB/s, median of a CUDA STREAM triad over 3 GiB) of
     this host's first NVIDIA GPU; cached in ``<cache>/bandwidth.json`` under the key 'cuda'.
     None without nvcc or a GPU."""
-    path = cache_dir() / "bandwidth.json"
+    path = cache_root() / "bandwidth.json"
     host = socket.gethostname()
     try:
         data = json.loads(path.read_text()) if path.exists() else {}
@@ -236,7 +232,7 @@ def gpu_bandwidth(refresh: bool = False) -> Optional[float]:
 def _probe_exe(name: str, compile_cmd: list[str]) -> Optional[Path]:
     """A bandwidth probe compiled once into the cache (``compile_cmd`` without ``-o``);
     None when it does not compile."""
-    pdir = cache_dir() / "probe"
+    pdir = cache_root() / "probe"
     pdir.mkdir(parents=True, exist_ok=True)
     exe = pdir / name
     if not exe.exists():
