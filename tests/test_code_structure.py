@@ -160,3 +160,19 @@ def test_no_module_over_the_limit_unless_one_idea():
     assert not over, f"modules over {MAX_LINES} lines (split them, or say in ONE_IDEA why each is one idea): {over}"
     stale = [m for m in ONE_IDEA if sizes.get(m, 0) <= MAX_LINES]
     assert not stale, f"ONE_IDEA lists modules no longer over the limit: {stale}"
+
+
+def _sources() -> dict[str, str]:
+    return {str(p.relative_to(PKG)): p.read_text() for p in PKG.rglob("*.py")}
+
+
+def test_one_cache_root_and_one_parse_defines():
+    """Every cache lives under ``cache.cache_root`` (the only reader of PORT_FORTRAN_CACHE:
+    the parse cache used to follow XDG_CACHE_HOME, the Kokkos installs did not), and
+    defines are read by ``config.parse_defines`` only."""
+    src = _sources()
+    readers = sorted(m for m, t in src.items() if "PORT_FORTRAN_CACHE\"" in t or "XDG_CACHE_HOME" in t)
+    assert readers == ["cache.py"], readers
+    defs = sorted(m for m, t in src.items() if "def parse_defines(" in t)
+    assert defs == ["config.py"], defs
+
