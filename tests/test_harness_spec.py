@@ -12,7 +12,7 @@ import yaml
 
 from port_fortran.errors import UserError
 from port_fortran.fortran import ir, parse_file
-from port_fortran.harness import analysis as A
+from port_fortran.harness import ir_facts
 from port_fortran.harness.compare import compare
 from port_fortran.harness.inputs import (INT_POISON, Case, Record, cases, layout, make_inputs, read_records,
                                          write_records)
@@ -110,7 +110,7 @@ def test_halo_bounds_positive_values_and_flops(tmp_path):
     assert s.args["u"].range[0] > 0  # sqrt of it: positive inputs
     recs, _ = make_inputs(k, s, Case(1, {"n": 7}, {}))
     assert recs[1].lbound == (0,) and recs[1].ubound == (8,)
-    assert A.count_flops(axpy_kernel(tmp_path / "a.f90"), {"n": 100}) == 200
+    assert ir_facts.count_flops(axpy_kernel(tmp_path / "a.f90"), {"n": 100}) == 200
 
 
 def test_timing_sizes_leave_the_caches(blas):

@@ -142,7 +142,7 @@ def _refuse(kernel: ir.Kernel, line: int, why: str) -> UserError:
 def _common_bindings(kernel: ir.Kernel) -> tuple[CommonBinding, ...]:
     if not kernel.commons:
         return ()
-    from ..translate.commons import blocks, struct_def
+    from ..translate.common_blocks import blocks, struct_def
 
     try:
         blks = blocks(kernel)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from fparser.two import Fortran2003 as F
+from fparser.two import Fortran2003
 
 from . import ir
 from .ir import FType
@@ -30,13 +30,13 @@ def module_entities(u, scope: Scope) -> dict[str, str]:
     for s in scope.syms.values():
         out[s.name] = "parameter" if s.is_parameter else ("procedure" if s.external else "variable")
     spec = [c for c in stmt_children(u) if type(c).__name__ == "Specification_Part"]
-    for ib in walk(spec, (F.Interface_Block,)):
+    for ib in walk(spec, (Fortran2003.Interface_Block,)):
         head = stmt_children(ib)[0] if stmt_children(ib) else None
         gen = head.items[0] if head is not None and type(head).__name__ == "Interface_Stmt" else None
         if gen is None or type(gen).__name__ != "Name":
             continue
-        specific = [lname(x) for st in walk(ib, (F.Procedure_Stmt,)) for x in list_items(st.items[0])]
-        specific += [lname(st.items[1]) for st in walk(ib, (F.Subroutine_Stmt, F.Function_Stmt))]
+        specific = [lname(x) for st in walk(ib, (Fortran2003.Procedure_Stmt,)) for x in list_items(st.items[0])]
+        specific += [lname(st.items[1]) for st in walk(ib, (Fortran2003.Subroutine_Stmt, Fortran2003.Function_Stmt))]
         out[lname(gen)] = "generic:" + ",".join(dict.fromkeys(specific))
     for c in stmt_children(u):
         if type(c).__name__ == "Module_Subprogram_Part":
@@ -69,7 +69,7 @@ class FileBuilder:
         see ``parse.parse_units``): modules first, so USE in any unit resolves."""
         whole = self.src
         for _part, tree in units:
-            for st in find_nodes(tree, (F.Function_Stmt,)):
+            for st in find_nodes(tree, (Fortran2003.Function_Stmt,)):
                 self.user_functions.add(lname(st.items[1]))
         for part, tree in units:
             self.src = part

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
-from fparser.two import Fortran2003 as F
+from fparser.two import Fortran2003
 
 from . import ftypes, ir
 from .ir import FType
@@ -503,7 +503,7 @@ class DeclBuilder:
         self.unsup(n, "entry", "ENTRY gives the routine a second entry point; not modelled")
 
     def s_Interface_Block(self, n):
-        for st in find_nodes(n, (F.Subroutine_Stmt, F.Function_Stmt)):
+        for st in find_nodes(n, (Fortran2003.Subroutine_Stmt, Fortran2003.Function_Stmt)):
             name = lname(st.items[1])
             self.declare(name, stmt_line(n, self.src)).external = True
             self.user_functions.add(name)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..fortran import ir
 from ..fortran_lines import wrap_free_source
-from . import commons as CM
+from . import members
 from .inputs import type_code
 
 C_TYPES = {
@@ -56,11 +56,11 @@ def fortran_driver(kernel: ir.Kernel) -> str:
     k = kernel.name
     decl, read, write, save, restore = [], [], [], [], []
     actual = []
-    decl += CM.fortran_decls(kernel)  # COMMON members: read into the block, not passed
+    decl += members.fortran_decls(kernel)  # COMMON members: read into the block, not passed
     for a in kernel.args:
         v = f"a_{a.name}"
         tc = type_code(a.ftype)
-        if CM.is_member(a):
+        if members.is_member(a):
             shape = "(" + ", ".join(f"{d.lower.value}:{d.upper.value}" for d in a.dims) + ")" if a.rank else ""
             if a.intent != "in":
                 decl.append(f"  {_f_type(a.ftype)} :: s_{a.name}{shape}")
@@ -97,7 +97,7 @@ def fortran_driver(kernel: ir.Kernel) -> str:
             restore.append(f"    {v} = s_{a.name}")
     args = ", ".join(actual)
     use = f"  use {kernel.module}, only: {k}\n" if kernel.module else ""
-    use += "".join(line + "\n" for line in CM.fortran_module_uses(kernel))  # driven module variables
+    use += "".join(line + "\n" for line in members.fortran_module_uses(kernel))  # driven module variables
     if kernel.result is not None:
         rt = kernel.result.ftype
         tc = type_code(rt)
@@ -165,7 +165,7 @@ def cpp_prototype(kernel: ir.Kernel, entry: str | None = None) -> str:
     entry = entry or f"{kernel.name}_kokkos"
     params = []
     for a in kernel.args:
-        if CM.is_member(a):
+        if members.is_member(a):
             continue
         params.append(c_type(a.ftype) if a.value and a.rank == 0 else f"{c_type(a.ftype)}*")
     ret = c_type(kernel.result.ftype) if kernel.result is not None else "void"
@@ -177,9 +177,9 @@ def cpp_driver(kernel: ir.Kernel, views_timer: bool = False) -> str:
     generated ``views_timer.cpp``) for kernel-only timing (``time-views`` mode)."""
     n = len(kernel.args) + (1 if kernel.result is not None else 0)
     actual = []
-    common_protos, load, store = CM.cpp_common_calls(kernel)
+    common_protos, load, store = members.cpp_common_calls(kernel)
     for i, a in enumerate(kernel.args):
-        if CM.is_member(a):
+        if members.is_member(a):
             continue
         ptr = f"static_cast<{c_type(a.ftype)}*>(R[{i}].p())"
         actual.append(f"*{ptr}" if a.value and a.rank == 0 else ptr)
@@ -252,7 +252,7 @@ def driver_cmake(kernel: ir.Kernel, port_dir: str, support_dir: str, extra_sourc
     """CMake project: the port (add_subdirectory) + the driver executable ``pf_driver``,
     linked with ``link_libraries`` too (the original objects the routine needs, as a static
     library, and the Fortran run-time: what the port's host code may call). A ``.f90``
-    among ``extra_sources`` (the COMMON owner, ``CM.fortran_common_owner``) enables
+    among ``extra_sources`` (the COMMON owner, ``members.fortran_common_owner``) enables
     Fortran in the project."""
     srcs = " ".join(["pf_driver.cpp", *extra_sources])
     fortran = "enable_language(Fortran)\n" if any(x.endswith(".f90") for x in extra_sources) else ""

@@ -237,7 +237,7 @@ class Ranges:
                             best[k] = max(best[k], iv[1])
 
         def rec(body: list[ir.Stmt], lv: dict[str, Interval]) -> None:
-            from .analysis import all_exprs_of_stmt
+            from .ir_facts import all_exprs_of_stmt
             for s in body:
                 if isinstance(s, ir.Do):
                     for e in (s.start, s.end, s.step):

@@ -12,7 +12,7 @@ import yaml
 
 from ..errors import UserError
 from ..fortran import ir
-from . import analysis as A
+from . import ir_facts
 from .inputs import layout
 from .spec import (CORRECTNESS_SIZES, TIMING_BYTES, TIMING_FLOPS, TIMING_MAX_EXTENT, ArgSpec, Spec, _canon_hash,
                    dump, eval_expr, infer_tolerances, parse)
@@ -23,12 +23,12 @@ def infer(kernel: ir.Kernel, hints: Optional[dict] = None) -> Spec:
     """A spec from the IR (pure); ``hints`` is the configuration's
     ``routines.<kernel>.args`` (per argument: dims, range, values), which wins."""
     notes: list[str] = []
-    ptrs = A.pointer_arrays(kernel)
-    idx = A.index_arrays(kernel)
-    lds = A.leading_dims(kernel)
-    strides = A.stride_args(kernel) - set(lds)
-    sizes = A.size_candidates(kernel) - strides - set(lds)
-    positive = A.positive_args(kernel)
+    ptrs = ir_facts.pointer_arrays(kernel)
+    idx = ir_facts.index_arrays(kernel)
+    lds = ir_facts.leading_dims(kernel)
+    strides = ir_facts.stride_args(kernel) - set(lds)
+    sizes = ir_facts.size_candidates(kernel) - strides - set(lds)
+    positive = ir_facts.positive_args(kernel)
     args: dict[str, ArgSpec] = {}
     for a in kernel.args:
         intent = a.intent if a.intent in ("in", "out", "inout") else "inout"
@@ -41,7 +41,7 @@ def infer(kernel: ir.Kernel, hints: Optional[dict] = None) -> Spec:
             elif t == "integer" and a.name in sizes:
                 args[a.name] = ArgSpec("size", intent)
             elif t == "character":
-                vals = A.flag_values(kernel, a)
+                vals = ir_facts.flag_values(kernel, a)
                 if not vals:
                     vals = ["N"]
                     notes.append(f"{a.name}: no comparison found; using 'N' only")
@@ -138,10 +138,10 @@ def _apply_hints(kernel: ir.Kernel, args: dict[str, ArgSpec], hints: dict, notes
 
 
 def _common_members(kernel: ir.Kernel, args: dict[str, ArgSpec], notes: list[str]) -> None:
-    """COMMON members and module variables driven as arguments (harness.commons): never
+    """COMMON members and module variables driven as arguments (harness.members): never
     sizes (their arrays have constant bounds); an integer scalar stays within the bounds of
     those arrays."""
-    from .commons import is_member, member_range
+    from .members import is_member, member_range
     for a in kernel.args:
         if not is_member(a) or a.rank or a.ftype.base != "integer":
             continue
@@ -155,7 +155,7 @@ def _dims_of(a: ir.Argument, notes: list[str]) -> list[str]:
     out = []
     for k, d in enumerate(a.dims):
         try:
-            lo = A.to_py(d.lower) if d.lower is not None else "1"
+            lo = ir_facts.to_py(d.lower) if d.lower is not None else "1"
         except ValueError:
             lo = "1"
             notes.append(f"{a.name}: lower bound of dim {k + 1} not expressible; using 1")
@@ -163,7 +163,7 @@ def _dims_of(a: ir.Argument, notes: list[str]) -> list[str]:
             hi = "auto"
         else:
             try:
-                hi = A.to_py(d.upper)
+                hi = ir_facts.to_py(d.upper)
             except ValueError:
                 hi = "auto"
         out.append(f"{lo}:{hi}")
@@ -181,10 +181,10 @@ def _index_range(kernel, name, uses, sizes, ptrs) -> tuple[str, str]:
         if dim >= target.rank:
             continue
         d = target.dims[dim]
-        lo = A.to_py(d.lower) if d.lower is not None else "1"
+        lo = ir_facts.to_py(d.lower) if d.lower is not None else "1"
         if d.upper is not None:
             try:
-                hi = A.to_py(d.upper)
+                hi = ir_facts.to_py(d.upper)
             except ValueError:
                 hi = None
         else:
@@ -230,7 +230,7 @@ def timing_sizes(kernel: ir.Kernel, spec: Spec) -> dict[str, int]:
             return -1
         nbytes = sum(x.nbytes for n, x in lay.arrays.items())
         ints = {k: v for k, v in lay.scalars.items() if isinstance(v, int) and not isinstance(v, bool)}
-        work = A.count_flops(kernel, ints, branches="max")
+        work = ir_facts.count_flops(kernel, ints, branches="max")
         if work is not None and work > TIMING_FLOPS:
             return TIMING_BYTES
         return nbytes

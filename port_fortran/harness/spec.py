@@ -18,7 +18,7 @@ import yaml
 
 from ..errors import UserError
 from ..fortran import ir
-from . import analysis as A
+from . import ir_facts
 
 SPEC_VERSION = 1
 ROLES = ("size", "scalar", "stride", "flag", "leading-dim", "array", "pointer", "index")
@@ -366,7 +366,7 @@ def _check_size_set(c, size_names, f, bad) -> None:
 def infer_tolerances(kernel: ir.Kernel) -> dict[str, Tolerance]:
     """Per output: by type (float64 1e-12, float32 1e-5 relative), reductions also scaled by
     the sum of magnitudes; inputs (compared to catch a port writing them) exactly."""
-    red = A.has_reduction(kernel)
+    red = ir_facts.has_reduction(kernel)
     tol = {}
     for v in list(kernel.args) + ([kernel.result] if kernel.result is not None else []):
         name = "result" if v is kernel.result else v.name

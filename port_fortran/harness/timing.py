@@ -18,7 +18,7 @@ from typing import Optional
 from ..build_runner.sandbox import Limits, run_limited
 from ..cache import cache_root
 from ..records import Timing
-from . import analysis as A
+from . import ir_facts
 from .inputs import Case, Layout, make_inputs, write_records
 
 WARMUP = 2
@@ -106,7 +106,7 @@ def bench(h, backends: list[str], threads: int, repeats: Optional[int] = None,
     write_records(fin, recs)
     nbytes = moved_bytes(kernel, spec, lay)
     env = {k: v for k, v in lay.scalars.items() if isinstance(v, int)}
-    flops = A.count_flops(kernel, env)
+    flops = ir_facts.count_flops(kernel, env)
     sizes = {**spec.timing, **{k: v for k, v in choices.items() if isinstance(v, int)}}
     out: list[Timing] = []
     h.bench_notes = []

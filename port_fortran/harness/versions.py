@@ -19,7 +19,7 @@ from typing import Any, Optional
 
 from ..fortran import affine, ir
 from ..fortran.render import expr_str
-from . import analysis as A
+from . import ir_facts
 from .flowranges import FlowRanges, GiveUp
 from .inputs import layout
 from .spec import eval_expr
@@ -184,7 +184,7 @@ def _pivots(atom: ir.Expr, name: str, known: dict) -> list:
 
     for side, other in ((atom.left, atom.right), (atom.right, atom.left)):
         inner = side.args[0] if isinstance(side, ir.FuncCall) and side.name in ("abs", "iabs") and side.args else side
-        if isinstance(inner, ir.Name) and inner.name == name and name not in A.names_in(other):
+        if isinstance(inner, ir.Name) and inner.name == name and name not in ir_facts.names_in(other):
             p = fix(affine.poly_of(other))
             if p is not None and all(known.get(n, 0) is None for n in affine.names(p)):
                 return [p]
@@ -202,7 +202,7 @@ def _pivots(atom: ir.Expr, name: str, known: dict) -> list:
 def _spelled(p) -> Any:
     if affine.is_const(p):
         return affine.constant(p)
-    return A.to_py(affine.to_expr(p))
+    return ir_facts.to_py(affine.to_expr(p))
 
 
 def _candidates(cond: ir.Expr, name: str, known: dict) -> list:
@@ -250,8 +250,8 @@ def _condition_values(kernel: ir.Kernel, spec, do: ir.Do, name: str, notes: list
     ref = _reference_sizes(spec)
     a = spec.args[name]
     saved = a.values
-    exprs = [cond] + [x for x in _atoms(cond) if name in A.names_in(x)]
-    nonzero = any(isinstance(x, ir.BinOp) and x.op == "/=" and name in A.names_in(x) for x in exprs[1:])
+    exprs = [cond] + [x for x in _atoms(cond) if name in ir_facts.names_in(x)]
+    nonzero = any(isinstance(x, ir.BinOp) and x.op == "/=" and name in ir_facts.names_in(x) for x in exprs[1:])
     seen: dict = {}
 
     def probe(v):

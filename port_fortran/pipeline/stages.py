@@ -126,7 +126,7 @@ class RealStages(Stages):
             if reason:
                 raise TranslationRefused(kernel.name, [ir.Diagnostic(
                     "harness-unsupported", f"hybrid port not provable: {reason}", kernel.line_start, kernel.file)])
-            from ..harness.commons import module_state_problems
+            from ..harness.members import module_state_problems
 
             problems = module_state_problems(kernel)
             if problems:

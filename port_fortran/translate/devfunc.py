@@ -22,7 +22,7 @@ from typing import Optional
 
 from ..fortran import ir
 from ..records import TranslateOptions
-from . import render as R
+from . import render
 from .checks import kernel_checks
 from .access import reads_deep, scalars_written
 from .cexpr import function_cname, lower_name
@@ -93,7 +93,7 @@ def device_function(fn: ir.Kernel, source: Optional[ir.SourceFile], options: Tra
             ln = lower_name(name, d)
             if ln in em.host_used:
                 bounds.append(f"  const int {ln} = {em.ex(sym.lower(d), ir.INTEGER, sym.line)};")
-    consts = [f"  const {sym.ctype} {sym.c} = {R.param_text(sym)};" for name, sym in tab.symbols.items()
+    consts = [f"  const {sym.ctype} {sym.c} = {render.param_text(sym)};" for name, sym in tab.symbols.items()
               if sym.role == "param" and (name in used or name in em.host_used)]
     ret = cxx_type(fn.result.ftype) if res else "void"
     if res and res not in used:

@@ -21,7 +21,7 @@ import copy
 from ..errors import UserError
 from ..fortran import ir
 from ..fortran_lines import wrap_free_line, wrap_free_source
-from ..translate.commons import Block, blocks, used_members
+from ..translate.common_blocks import Block, blocks, used_members
 from ..translate.symbols import Refusal
 
 
@@ -106,7 +106,7 @@ def module_members(kernel: ir.Kernel) -> list[tuple]:
     if problems:
         raise UserError(f"{kernel.file}:{kernel.line_start}: {kernel.name}: {problems[0]} (the harness cannot "
                         "drive it)")
-    from ..translate.commons import touched
+    from ..translate.common_blocks import touched
     _, written = touched(kernel)
     env = {n: v.parameter for n, v in kernel.locals.items() if v.parameter is not None}
     return [(name, v, _bounds(v, env), name in written) for name, v in kernel.module_vars.items()]
