@@ -176,3 +176,16 @@ def test_one_cache_root_and_one_parse_defines():
     defs = sorted(m for m, t in src.items() if "def parse_defines(" in t)
     assert defs == ["config.py"], defs
 
+
+def test_no_short_import_aliases():
+    """``from . import render as R`` makes every reader look the name up: modules are
+    imported under their own names (customary short names of numpy and of
+    ``concurrent.futures`` excepted)."""
+    short = []
+    for path in PKG.rglob("*.py"):
+        for n in ast.walk(ast.parse(path.read_text())):
+            if isinstance(n, (ast.Import, ast.ImportFrom)):
+                short += [f"{path.relative_to(PKG)}:{n.lineno} as {a.asname}" for a in n.names
+                          if a.asname and len(a.asname) <= 2 and a.asname not in ("np", "cf")]
+    assert not short, short
+
