@@ -21,18 +21,10 @@ from ..agents.ledger import BudgetReached, Ledger
 from ..agents.llm import LLMCallFailed, LLMClient, ModelSpec, TransientLLMError, make_chat_model, parse_chain
 from ..agents.prompts import entry_signature, ir_summary, render
 from ..config import Config
+from ..reasons import is_interface
 from ..records import TranslationRefused
 from .stages import Stages, copy_spec
 from .state import KernelJob, KernelState, options_from_dict, options_to_dict, to_jsonable
-
-# refusals about the routine's interface or its shared state: a port written by anyone (an LLM
-# too) could not be called in its place nor tested by the harness, so the chain stops there
-INTERFACE_REFUSALS = {"common-block", "module-variable", "optional-argument", "assumed-shape", "unsupported-type",
-                      "allocatable", "save-variable", "entry", "unknown-extent", "io-in-kernel",
-                      # the hybrid mode (auto) found no loop nest to outline, or its harness cannot call the
-                      # routine: a C++ port of the whole routine would not get further
-                      "no-parallel-nest", "harness-unsupported", "module-state"}
-
 
 def _mode_update(port) -> dict:
     """State keys saying what a port is: full, or hybrid with its summary."""
@@ -191,7 +183,7 @@ def translate(ctx: KernelContext, state: KernelState) -> dict:
             reason = (str(d) if d.file else f"{ctx.job.file}:{d.line}: [{d.code}] {d.message}") if d else str(exc)
             ctx.attempt("translate", False, reason, model=spec.name, seconds=time.monotonic() - t0)
             codes = {x.code for x in exc.diagnostics}
-            if codes and codes <= INTERFACE_REFUSALS:  # no port can meet the contract: no LLM either
+            if is_interface(codes):  # no port can meet the contract: no LLM either (reasons.py)
                 return {**_stop("refused", reason, d.code), "history": hist}
             return {**_next_model_or(ctx, state, "refused", reason, d.code if d else "refused"), "history": hist}
         _guard(ctx, "translate", ctx.stages.write_port, port, ctx.port_dir)
