@@ -304,11 +304,12 @@ def _routines(v: Any, where: str) -> dict[str, dict]:
             args[str(a).lower()] = dict(av)
         out[str(r).lower()] = {"args": args}
     return out
-# gfortran flags that change what a declaration means (default kinds): the front end reads
-# types as gfortran does by default, so the harness would feed the wrong data
-KIND_CHANGING_FFLAGS = ("-fdefault-real-8", "-fdefault-real-10", "-fdefault-real-16", "-fdefault-double-8",
-                        "-fdefault-integer-8", "-freal-4-real-8", "-freal-4-real-10", "-freal-4-real-16",
-                        "-freal-8-real-4", "-freal-8-real-10", "-freal-8-real-16", "-finteger-4-integer-8")
+# gfortran flags that change what a declaration means (default kinds) and that the front end
+# does not follow (it follows -fdefault-real-8 and -fdefault-double-8: ftypes.kinds_of_fflags),
+# so the harness would feed the wrong data
+KIND_CHANGING_FFLAGS = ("-fdefault-real-10", "-fdefault-real-16", "-fdefault-integer-8", "-freal-4-real-8",
+                        "-freal-4-real-10", "-freal-4-real-16", "-freal-8-real-4", "-freal-8-real-10",
+                        "-freal-8-real-16", "-finteger-4-integer-8")
 # flags the harness sets itself (output files, what to build)
 _HARNESS_FFLAGS = ("-o", "-c", "-J", "-S", "-E")
 
@@ -330,8 +331,9 @@ def parse_fflags(v: Any, key: str = "fflags", where: str = "command line") -> li
         if not f.startswith("-"):
             raise _err(where, key, f"{f!r} is not a compiler flag (flags start with '-'; sources are given apart)")
         if f in KIND_CHANGING_FFLAGS:
-            raise _err(where, key, f"{f} changes the default kinds, which the front end reads as gfortran's "
-                                   "defaults: not supported; declare the kinds in the source instead")
+            raise _err(where, key, f"{f} changes the default kinds in a way the front end does not follow (it "
+                                   "follows -fdefault-real-8 and -fdefault-double-8): not supported; declare the "
+                                   "kinds in the source instead")
         if f in _HARNESS_FFLAGS or any(f.startswith(h) and h == "-J" for h in _HARNESS_FFLAGS):
             raise _err(where, key, f"{f} is set by the harness itself (it chooses the outputs); leave it out")
     return flags

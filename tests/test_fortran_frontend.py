@@ -658,3 +658,110 @@ def test_a_visitor_bug_is_an_internal_error_not_a_fortran_limit(tmp_path, monkey
     codes = {u.construct: u.reason for u in k.unsupported}
     assert "internal-error" in codes and "unsupported-construct" not in codes, codes
     assert "planted visitor bug" in codes["internal-error"] and "port-fortran bug" in codes["internal-error"]
+
+
+DATA_TABLES = """\
+      SUBROUTINE FACT (N, IFAC)
+      DIMENSION IFAC(*), NTRYH(4), A(2,3)
+      DATA NTRYH(1),NTRYH(2),NTRYH(3),NTRYH(4) /4,2,3,5/
+      DATA ((A(I,J),I=1,2),J=1,3) /1.,2.,3.,4.,5.,6./
+      DO 10 K = 1, 4
+         IFAC(K) = NTRYH(K) * N + INT(A(2, K - (K/4)*3))
+   10 CONTINUE
+      RETURN
+      END
+      SUBROUTINE HALF (X)
+      DIMENSION B(3)
+      DATA B(1), B(3) /1., 3./
+      X = B(1)
+      END
+      SUBROUTINE STRIDE (X)
+      DIMENSION B(4)
+      DATA (B(I), I = 1, 3, 2), B(2), B(4) /1., 3., 2., 4./
+      X = B(4)
+      END
+"""
+
+
+def test_data_of_elements_and_implied_do_makes_constant_tables(tmp_path):
+    """The F77 idiom ``DATA NTRYH(1),NTRYH(2),... /.../`` (fftpack's factor tables) and
+    implied DO lists: a table set element by element is a constant in array element
+    order; one left partly undefined is refused, naming how many elements were set."""
+    sf = parse(tmp_path, DATA_TABLES, name="fact.f")
+    ks = {k.name: k for k in sf.kernels}
+    assert ks["fact"].locals["ntryh"].parameter == [4, 2, 3, 5]
+    assert ks["fact"].locals["a"].parameter == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    assert not ks["fact"].unsupported
+    assert ks["stride"].locals["b"].parameter == [1.0, 2.0, 3.0, 4.0]
+    (u,) = ks["half"].unsupported
+    assert u.line == 12 and "DATA sets 2 of the 3 elements of b" in u.reason
+
+
+def test_compiler_includes_are_found_and_unused_type_definitions_refuse_nothing(tmp_path):
+    """``include 'omp_lib.h'`` is found where gfortran finds it (its own include directory,
+    after -I); the derived types that header defines are not used, so refuse nothing; a
+    variable of a derived type still is refused with its line (SNAP's plib.F90)."""
+    sf = parse(tmp_path, """
+        subroutine twice(n, a)
+          implicit none
+          include 'omp_lib.h'
+          integer, intent(in) :: n
+          real(8), intent(inout) :: a(n)
+          integer :: i
+          do i = 1, n
+            a(i) = 2*a(i)
+          end do
+        end subroutine
+        subroutine typed(x)
+          type pair
+            real :: a, b
+          end type
+          type(pair) :: p
+          real :: x
+          p%a = x
+          x = p%a
+        end subroutine
+        """)
+    assert not sf.errors, sf.errors
+    ks = {k.name: k for k in sf.kernels}
+    assert not ks["twice"].unsupported and ks["twice"].loops()[0].info.parallel
+    assert any(u.construct == "derived-type" and u.line == 15 for u in ks["typed"].unsupported)
+
+
+def test_private_module_procedures_are_marked_and_not_driven(tmp_path):
+    """A module procedure PRIVATE to its module (SNAP's mms_trigint): nothing outside the
+    module, the reference driver included, can call it; the harness says so instead of
+    failing to compile its driver."""
+    from port_fortran.harness.drivers import unsupported_reason
+
+    sf = parse(tmp_path, """
+        module m
+          implicit none
+          private
+          public :: outer
+          private :: helper2
+        contains
+          subroutine outer(x)
+            real(8), intent(inout) :: x
+            call inner(x)
+          end subroutine
+          subroutine inner(x)
+            real(8), intent(inout) :: x
+            x = 2*x
+          end subroutine
+          subroutine helper2(x)
+            real(8), intent(inout) :: x
+            x = 3*x
+          end subroutine
+        end module
+        module p
+        contains
+          subroutine open(x)
+            real(8), intent(inout) :: x
+            x = x + 1
+          end subroutine
+        end module
+        """)
+    ks = {k.name: k for k in sf.kernels}
+    assert {n: k.private for n, k in ks.items()} == {"outer": False, "inner": True, "helper2": True, "open": False}
+    assert "PRIVATE in module m" in unsupported_reason(ks["inner"]) and unsupported_reason(ks["outer"]) == ""

@@ -271,3 +271,54 @@ def test_an_untyped_name_points_at_the_include_that_was_not_found(tmp_path):
     k = next(k for k in sf.kernels if k.name == "s")
     (u,) = k.unsupported
     assert u.construct == "untyped" and u.line == 11 and "include file mpif.h, which was not found" in u.reason
+
+
+PROMOTED = """\
+      SUBROUTINE AXPB (N, A, X, Y, D, Z)
+      REAL X(N), Y(N)
+      DOUBLE PRECISION D
+      REAL*4 Z
+      COMPLEX C
+      DO 10 I = 1, N
+         Y(I) = A*X(I) + 1.0 + D*1.0D0 + DBLE(Z) + REAL(C)
+   10 CONTINUE
+      RETURN
+      END
+"""
+
+
+def _kinds_of(sf):
+    k = sf.kernels[0]
+    lits = sorted({(x.text, x.ftype.kind) for s in ir.walk(k.body) for e in ir.stmt_exprs(s)
+                   for x in ir.walk_expr(e) if isinstance(x, ir.Literal) and x.ftype.base == "real"})
+    return types(k), k.locals["c"].ftype, lits
+
+
+@pytest.mark.parametrize("fflags, real, double", [
+    ((), 4, 8),
+    (("-fdefault-real-8",), 8, 16),  # gfortran promotes DOUBLE PRECISION to 16 bytes too
+    (("-fdefault-real-8", "-fdefault-double-8"), 8, 8),
+    (("-O2", "-fdefault-double-8"), 4, 8),
+])
+def test_default_kind_flags_are_read_as_gfortran_reads_them(tmp_path, fflags, real, double):
+    """-fdefault-real-8 (Nekbone builds with it): REAL, implicit reals, COMPLEX and 1.0 are
+    8 bytes, DOUBLE PRECISION and 1.0D0 16 unless -fdefault-double-8; REAL*4 stays 4."""
+    p = tmp_path / "axpb.f"
+    p.write_text(PROMOTED)
+    assert ftypes.kinds_of_fflags(fflags) == (real, double)
+    sf = parse_file(p, use_cache=False, fflags=fflags)
+    args, c, lits = _kinds_of(sf)
+    assert args == {"n": ("integer", 4), "a": ("real", real), "x": ("real", real), "y": ("real", real),
+                    "d": ("real", double), "z": ("real", 4)}
+    assert c == ir.FType("complex", real)
+    assert lits == [("1.0", real), ("1.0D0", double)]
+    assert ftypes.current_kinds() == (4, 8)  # the flags hold for that file only
+
+
+def test_the_parse_cache_keeps_files_read_with_other_default_kinds_apart(tmp_path, monkeypatch):
+    monkeypatch.setenv("PORT_FORTRAN_CACHE", str(tmp_path / "cache"))
+    p = tmp_path / "axpb.f"
+    p.write_text(PROMOTED)
+    assert types(parse_file(p).kernels[0])["x"] == ("real", 4)
+    assert types(parse_file(p, fflags=["-fdefault-real-8"]).kernels[0])["x"] == ("real", 8)
+    assert types(parse_file(p).kernels[0])["x"] == ("real", 4)

@@ -112,6 +112,9 @@ def test_kill_midway_then_resume_repeats_no_finished_work(tmp_path, capsys):
             time.sleep(0.2)
         else:
             pytest.fail("the run never reached k2's compile stage")
+        # the validate attempt is recorded before its checkpoint is written: give the
+        # checkpoint a second (k2's compile sleeps 4 s, so the kill still lands inside it)
+        time.sleep(1.0)
         os.killpg(proc.pid, signal.SIGKILL)  # the process group this test started
     finally:
         proc.wait(timeout=30)

@@ -77,7 +77,7 @@ def test_fflags_from_the_file_and_the_command_line(tmp_path):
 
 
 @pytest.mark.parametrize("value, words", [
-    ("-fdefault-real-8", "changes the default kinds"),
+    ("-freal-4-real-8", "changes the default kinds"),
     ("-O2 main.f", "not a compiler flag"),
     ("-o out", "set by the harness"),
     ("-O2 '-DX", "cannot split"),

@@ -5,12 +5,11 @@ construct code, a reason and the line; nothing is dropped."""
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Any, Optional
 
 from fparser.two import Fortran2003
 
-from . import ir
-from .ir import FType
+from . import ftypes, ir
 from .reader import SourceText
 from .decls import DeclBuilder
 from .exprs import eval_const
@@ -57,6 +56,7 @@ class FileBuilder:
         self.modules = ModuleScopes(modules, module_notes)
         self._module_lines: dict[str, int] = {}
         self._module_uses: dict[str, list[str]] = {}
+        self._module_access: dict[str, tuple[str, dict[str, str]]] = {}  # module -> (default, named)
         self.user_functions: set[str] = set()
         self.out = ir.SourceFile(path=src.path, form=src.form, includes=list(src.includes),
                                  preprocessed=src.preprocessed)
@@ -117,9 +117,10 @@ class FileBuilder:
                 db = DeclBuilder(scope, self.src, self.modules, self.user_functions)
                 db.visit(c)
                 self._module_uses[name] = list(db.uses)
-                for names, _values, _node in db.data_sets:  # module state initialised by DATA
-                    for nm in names:
-                        scope.local(nm).save = True
+                self._module_access[name] = (db.access_default, dict(db.access))
+                for targets, _values, _node in db.data_sets:  # module state initialised by DATA
+                    for t in targets:
+                        scope.local(t if isinstance(t, str) else t[0]).save = True
         for s in scope.syms.values():
             s.module = name
         self.modules[name] = scope
@@ -133,7 +134,9 @@ class FileBuilder:
             if type(c).__name__ == "Module_Subprogram_Part":
                 for p in children(c):
                     if type(p).__name__ in ("Subroutine_Subprogram", "Function_Subprogram"):
-                        self.kernel(p, Scope(scope, module=None), name)
+                        k = self.kernel(p, Scope(scope, module=None), name)
+                        default, named = self._module_access.get(name, ("public", {}))
+                        k.private = named.get(k.name, default) == "private"
 
     def program(self, u):
         """A main program is not a kernel: its IR goes to ``program_units`` (hybrid ports
@@ -179,40 +182,62 @@ class FileBuilder:
             elif isinstance(s, ir.Unsupported) and s.writes:  # READ into it, and the like
                 written |= set(s.writes)
         env = scope.params()
-        for names, values, node in db.data_sets:
+        for targets, values, node in db.data_sets:
             line = stmt_line(node, self.src)
+
+            def refuse(code: str, why: str) -> None:
+                k.unsupported.append(ir.Unsupported(code, why, str(node).strip(), line=line))
+
+            elements: dict[str, dict[tuple, Any]] = {}  # DATA A(2), A(1) / ... /: per array
             pos = 0
-            for nm in names:
+            for t in targets:
+                nm = t if isinstance(t, str) else t[0]
                 v = k.locals.get(nm)
                 if v is None or nm in written or v.common is not None:
                     state = v is not None and v.common is None  # assigned: it keeps its value between calls
                     why = "is assigned in the routine, so it keeps its value between calls (SAVE)" if state else \
                         "is an argument or COMMON variable"
-                    k.unsupported.append(ir.Unsupported("save-variable" if state else "unsupported-construct",
-                                                        f"{nm}, initialised (DATA or in its declaration), {why}",
-                                                        str(node).strip(), line=line))
+                    refuse("save-variable" if state else "unsupported-construct",
+                           f"{nm}, initialised (DATA or in its declaration), {why}")
+                    return
+                try:
+                    bounds = [(int(eval_const(d.lower, env)) if d.lower is not None else 1, int(eval_const(d.upper, env)))
+                              for d in v.dims]
+                except Exception:
+                    refuse("unsupported-construct", f"DATA for {nm} of unknown size")
                     return
                 size = 1
-                try:
-                    for d in v.dims:
-                        lo = eval_const(d.lower, env) if d.lower is not None else 1
-                        size *= int(eval_const(d.upper, env)) - int(lo) + 1
-                except Exception:
-                    k.unsupported.append(ir.Unsupported("unsupported-construct", f"DATA for {nm} of unknown size",
-                                                        str(node).strip(), line=line))
-                    return
-                if len(names) == 1 and len(values) == 1 and size > 1:
+                for lo, hi in bounds:
+                    size *= hi - lo + 1
+                if not isinstance(t, str):  # one element
+                    subs = t[1]
+                    if len(subs) != len(bounds) or any(not lo <= x <= hi for x, (lo, hi) in zip(subs, bounds)):
+                        refuse("unsupported-construct", f"DATA for {nm}{list(subs)}: outside its bounds {bounds}")
+                        return
+                    if pos >= len(values):
+                        refuse("unsupported-construct", f"DATA for {nm}: fewer values than targets")
+                        return
+                    elements.setdefault(nm, {})[subs] = values[pos]
+                    pos += 1
+                    continue
+                if len(targets) == 1 and len(values) == 1 and size > 1:
                     values = values * size  # REAL :: A(10) = 0.0: every element
                 chunk = values[pos:pos + size]
                 pos += size
                 if len(chunk) != size:
-                    k.unsupported.append(ir.Unsupported("unsupported-construct", f"DATA for {nm}: {len(chunk)} values "
-                                                        f"for {size} elements", str(node).strip(), line=line))
+                    refuse("unsupported-construct", f"DATA for {nm}: {len(chunk)} values for {size} elements")
                     return
-                conv = {"integer": int, "real": float, "complex": complex, "logical": bool}.get(v.ftype.base, lambda x: x)
-                vals = [conv(x) for x in chunk]
-                v.parameter = vals if v.dims else vals[0]
-                v.save = True
+                _data_value(v, chunk)
+            for nm, got in elements.items():
+                v = k.locals[nm]
+                bounds = [(int(eval_const(d.lower, env)) if d.lower is not None else 1, int(eval_const(d.upper, env)))
+                          for d in v.dims]
+                order = _column_major(bounds)
+                if len(got) != len(order):
+                    refuse("unsupported-construct", f"DATA sets {len(got)} of the {len(order)} elements of {nm}: the "
+                                                    "others are undefined")
+                    return
+                _data_value(v, [got[ix] for ix in order])
 
     def kernel(self, u, scope: Scope, module: Optional[str], host: Optional[str] = None,
                host_kind: str = "routine", program: Optional[str] = None) -> ir.Kernel:
@@ -288,7 +313,7 @@ class FileBuilder:
             t = s.ftype or scope.type_of(an)
             if t is None:
                 k.diagnostics.append(ir.Diagnostic("untyped", f"argument {an} has no type (IMPLICIT NONE)", start))
-                t = FType("real", 4)
+                t = ftypes.default_real()
             if s.external or (an in sb.calls and not s.dims):
                 k.unsupported.append(ir.Unsupported("unsupported-construct", f"procedure argument {an} is not modelled",
                                                     str(head), line=start))
@@ -302,7 +327,7 @@ class FileBuilder:
         if kind == "function":
             rs = scope.syms.get(result_name) or Sym(result_name)
             rt = rs.ftype or scope.type_of(result_name)
-            k.result = ir.Variable(result_name, rt or FType("real", 4), list(rs.dims or []), line=start)
+            k.result = ir.Variable(result_name, rt or ftypes.default_real(), list(rs.dims or []), line=start)
         # locals, module variables
         dim_names = []
         for sym in scope.syms.values():
@@ -335,7 +360,7 @@ class FileBuilder:
                     continue
                 k.locals[nm] = ir.Variable(nm, t, line=start)
                 continue
-            t = s.ftype or scope.type_of(nm) or FType("real", 4)
+            t = s.ftype or scope.type_of(nm) or ftypes.default_real()
             v = ir.Variable(nm, t, list(s.dims or []), parameter=s.parameter if s.is_parameter else None,
                             allocatable=s.allocatable, save=s.save, common=s.common, module=s.module, line=s.line)
             if nm in scope.syms:
@@ -383,3 +408,19 @@ class FileBuilder:
         for p in internal:
             self._guard(p, lambda x: self.kernel(x, Scope(scope), module, host=name, host_kind=kind))
         return k
+
+
+def _data_value(v: ir.Variable, chunk: list) -> None:
+    """A variable initialised by DATA and never assigned: a constant (a table for arrays,
+    in array element order)."""
+    conv = {"integer": int, "real": float, "complex": complex, "logical": bool}.get(v.ftype.base, lambda x: x)
+    vals = [conv(x) for x in chunk]
+    v.parameter = vals if v.dims else vals[0]
+    v.save = True
+
+
+def _column_major(bounds: list[tuple[int, int]]) -> list[tuple]:
+    """Every subscript tuple of an array with these bounds, in array element order."""
+    import itertools
+    ranges = [range(lo, hi + 1) for lo, hi in bounds]
+    return [tuple(reversed(ix)) for ix in itertools.product(*reversed(ranges))]

@@ -30,8 +30,12 @@ class DeclBuilder:
         self.uses: list[str] = []
         self.diagnostics: list[ir.Diagnostic] = []
         self.data_values: dict[str, Any] = {}
-        self.data_sets: list[tuple[list[str], list, Any]] = []  # DATA: (names, values, node)
+        # DATA: (targets, values, node); a target is a name or (name, constant subscripts)
+        self.data_sets: list[tuple[list, list, Any]] = []
         self.stmt_functions: list = []  # Stmt_Function_Stmt nodes, decided after the spec part
+        # a module's accessibility: the default (a bare PRIVATE / PUBLIC) and named entities
+        self.access_default = "public"
+        self.access: dict[str, str] = {}
         self.equivalences: list[list[str]] = []  # EQUIVALENCE classes (names), merged
 
     def eb(self) -> ExprBuilder:
@@ -48,13 +52,13 @@ class DeclBuilder:
         base_s, sel = ts.items
         base_s = str(base_s).upper()
         if base_s == "DOUBLE PRECISION":
-            return ir.REAL8
+            return ftypes.double_real()
         if base_s == "DOUBLE COMPLEX":
-            return ir.COMPLEX8
+            return ftypes.double_complex()
         base = base_s.lower()
         if base == "character":
             return FType("character", 1, self.char_len(sel) if sel is not None else 1)
-        kind = 4
+        kind = ftypes.current_kinds()[0] if base in ("real", "complex") else 4
         if sel is not None:
             items = sel.items
             star = str(items[0]) == "*"
@@ -420,7 +424,13 @@ class DeclBuilder:
         pass
 
     def s_Access_Stmt(self, n):
-        pass
+        spec, ids = n.items
+        if ids is None:
+            self.access_default = str(spec).lower()
+            return
+        for x in list_items(ids):
+            if type(x).__name__ == "Name":
+                self.access[lname(x)] = str(spec).lower()
 
     def s_Common_Stmt(self, n):
         line = stmt_line(n, self.src)
@@ -463,35 +473,63 @@ class DeclBuilder:
         self.unsup(n, "pointer", "POINTER variables are not modelled")
 
     def s_Derived_Type_Def(self, n):
-        name = None
+        """A type definition alone does nothing at run time (``omp_lib.h`` defines some):
+        every use of the type -- a declaration, a constructor, a component -- is refused
+        where it is (``derived-type``)."""
         for c in children(n):
             if type(c).__name__ == "Derived_Type_Stmt":
-                name = lname(c.items[1])
-        if name:
-            self.scope.derived_types.add(name)
-        self.unsup(n, "derived-type", f"derived type definition {name} is not modelled")
+                self.scope.derived_types.add(lname(c.items[1]))
 
     def s_Data_Stmt(self, n):
-        """DATA of whole variables with constant values: kept for the kernel to decide
-        (a table never assigned in the kernel is a constant; otherwise SAVE state)."""
+        """DATA with constant values, kept for the kernel to decide (a table never assigned
+        in the kernel is a constant; otherwise SAVE state). Targets are whole variables
+        (``str``) or elements with constant subscripts (``(name, (i, j, ...))``), implied DO
+        lists unrolled: the F77 idiom ``DATA NTRYH(1),NTRYH(2) /4,2/``."""
         eb = self.eb()
+        params = self.scope.params()
         for dset in list_items(n.items[0]) if type(n.items[0]).__name__ != "Data_Stmt_Set" else list(n.items):
             objs, vals = dset.items
-            names = []
-            for o in list_items(objs):
-                if type(o).__name__ != "Name":
-                    self.unsup(n, "unsupported-construct", f"DATA for {o} (element or implied DO) is not modelled")
-                    return
-                names.append(lname(o))
+            targets: list = []
+            try:
+                for o in list_items(objs):
+                    targets += self._data_targets(o, eb, dict(params))
+            except (Unsup, ValueError, KeyError, TypeError, ZeroDivisionError) as exc:
+                why = exc.reason if isinstance(exc, Unsup) else f"{type(exc).__name__}: {exc}"
+                self.unsup(n, "unsupported-construct", f"DATA target {objs} is not constant ({why})")
+                return
             values = []
             for v in list_items(vals):
                 if type(v).__name__ == "Data_Stmt_Value":
                     rep, const = v.items
-                    count = int(eval_const(eb.expr(rep), self.scope.params())) if rep is not None else 1
-                    values += [eval_const(eb.expr(const), self.scope.params())] * count
+                    count = int(eval_const(eb.expr(rep), params)) if rep is not None else 1
+                    values += [eval_const(eb.expr(const), params)] * count
                 else:
-                    values.append(eval_const(eb.expr(v), self.scope.params()))
-            self.data_sets.append((names, values, n))
+                    values.append(eval_const(eb.expr(v), params))
+            self.data_sets.append((targets, values, n))
+
+    def _data_targets(self, o, eb, env: dict) -> list:
+        """The targets one DATA object stands for, in order (``env``: named constants and
+        the implied-DO variables around it)."""
+        kind = type(o).__name__
+        if kind == "Name":
+            return [lname(o)]
+        if kind in ("Part_Ref", "Array_Element"):
+            name = lname(o.items[0])
+            subs = tuple(int(eval_const(eb.expr(x), env)) for x in list_items(o.items[1]))
+            return [(name, subs)]
+        if kind == "Data_Implied_Do":
+            inner, var, start, end, step = o.items
+            v = lname(var)
+            lo, hi = int(eval_const(eb.expr(start), env)), int(eval_const(eb.expr(end), env))
+            st = int(eval_const(eb.expr(step), env)) if step is not None else 1
+            if st == 0:
+                raise ValueError("implied DO with step 0")
+            out: list = []
+            for i in range(lo, hi + (1 if st > 0 else -1), st):
+                for x in list_items(inner):
+                    out += self._data_targets(x, eb, {**env, v: i})
+            return out
+        raise Unsup("unsupported-construct", f"DATA for {o} ({kind})")
 
     def s_Format_Stmt(self, n):
         self.unsup(n, "io-in-kernel", "FORMAT statement (I/O) inside a kernel")

@@ -77,7 +77,8 @@ class ExprBuilder:
 
     def e_Real_Literal_Constant(self, n):
         text = n.items[0]
-        kind = self.kind_of_literal(n, "real", 8 if "d" in text.lower() else (16 if "q" in text.lower() else 4))
+        real, double = ftypes.current_kinds()
+        kind = self.kind_of_literal(n, "real", double if "d" in text.lower() else (16 if "q" in text.lower() else real))
         return ir.Literal(fval(text), str(n), ftype=FType("real", kind))
 
     def e_Signed_Real_Literal_Constant(self, n):

@@ -4,17 +4,68 @@ Pure functions over ``ir`` objects; no fparser here.
 """
 from __future__ import annotations
 
+import contextvars
+from contextlib import contextmanager
 from typing import Optional
 
 from . import ir
 from .ir import FType
+
+# --------------------------------------------------------------------------- default kinds
+
+# (default REAL kind, DOUBLE PRECISION kind) of the file being read: gfortran's defaults,
+# or what -fdefault-real-8 / -fdefault-double-8 make them (``default_kinds``)
+_KINDS: contextvars.ContextVar[tuple[int, int]] = contextvars.ContextVar("pf_default_kinds", default=(4, 8))
+#: the compiler flags that change the default kinds which the front end follows
+DEFAULT_KIND_FFLAGS = ("-fdefault-real-8", "-fdefault-double-8")
+
+
+def kinds_of_fflags(fflags) -> tuple[int, int]:
+    """(default REAL kind, DOUBLE PRECISION kind) under these gfortran flags: -fdefault-real-8
+    makes REAL (and ``1.0``) 8 bytes and, unless -fdefault-double-8 is given too, DOUBLE
+    PRECISION (and ``1.0d0``) 16 bytes, as gfortran documents."""
+    flags = set(fflags or ())
+    real = 8 if "-fdefault-real-8" in flags else 4
+    double = 16 if real == 8 and "-fdefault-double-8" not in flags else 8
+    return real, double
+
+
+@contextmanager
+def default_kinds(kinds: tuple[int, int]):
+    """Read Fortran with these default kinds (``kinds_of_fflags``) inside the block."""
+    token = _KINDS.set(tuple(kinds))
+    try:
+        yield
+    finally:
+        _KINDS.reset(token)
+
+
+def current_kinds() -> tuple[int, int]:
+    return _KINDS.get()
+
+
+def default_real() -> FType:
+    return FType("real", _KINDS.get()[0])
+
+
+def double_real() -> FType:
+    return FType("real", _KINDS.get()[1])
+
+
+def default_complex() -> FType:
+    return FType("complex", _KINDS.get()[0])
+
+
+def double_complex() -> FType:
+    return FType("complex", _KINDS.get()[1])
 
 # --------------------------------------------------------------------------- implicit typing
 
 
 def default_implicit() -> dict[str, Optional[FType]]:
     """Letter -> type: i-n integer, everything else real (Fortran's default rule)."""
-    return {c: (ir.INTEGER if "i" <= c <= "n" else ir.REAL4) for c in "abcdefghijklmnopqrstuvwxyz"}
+    real = default_real()
+    return {c: (ir.INTEGER if "i" <= c <= "n" else real) for c in "abcdefghijklmnopqrstuvwxyz"}
 
 
 def implicit_type(name: str, rules: dict[str, Optional[FType]]) -> Optional[FType]:
@@ -209,9 +260,9 @@ def intrinsic_type(name: str, args: list, keywords: dict | None = None) -> Optio
             return FType("real", kind_val)
         if name.lower() == "real" and first is not None and first.base == "complex":
             return FType("real", first.kind)
-        return ir.REAL4
+        return default_real()
     if rule == "dble":
-        return ir.REAL8
+        return double_real()
     if rule == "logical":
         return ir.LOGICAL
     if rule == "char":
@@ -226,9 +277,9 @@ def intrinsic_type(name: str, args: list, keywords: dict | None = None) -> Optio
     if rule == "cmplx":
         if kind_val:
             return FType("complex", kind_val)
-        return ir.COMPLEX4
+        return default_complex()
     if rule == "dcmplx":
-        return ir.COMPLEX8
+        return double_complex()
     if rule == "elem":
         return first
     return None

@@ -410,6 +410,7 @@ class Kernel:
     module_vars: dict[str, Variable] = field(default_factory=dict)  # used module variables
     module: Optional[str] = None  # containing module, for module procedures
     host: Optional[str] = None  # the program or routine an internal procedure is CONTAINed in
+    private: bool = False  # a module procedure PRIVATE to its module: nothing outside can call it
     host_vars: dict[str, Variable] = field(default_factory=dict)  # host variables it uses (host association)
     uses: list[str] = field(default_factory=list)  # USEd module names
     body: list[Stmt] = field(default_factory=list)

@@ -242,6 +242,8 @@ def _key(src: SourceText, interfaces: dict | None = None, notes: dict | None = N
     if interfaces:  # modules of other files: their content decides kinds and types here
         h.update(pickle.dumps(sorted(interfaces.items()), protocol=4))
     h.update(repr(sorted((notes or {}).items())).encode())
+    from . import ftypes
+    h.update(repr(ftypes.current_kinds()).encode())  # -fdefault-real-8 changes every REAL
     return h.hexdigest()
 
 
@@ -289,15 +291,28 @@ def _from_blob(blob: bytes) -> ir.SourceFile | None:
 
 
 def parse_file(path, include_dirs=(), defines=None, *, modules=None, module_search=None,
-               timeout: float | None = None, use_cache: bool = True) -> ir.SourceFile:
+               timeout: float | None = None, use_cache: bool = True, fflags=None) -> ir.SourceFile:
     """Parse one Fortran file into the IR (kernels analysed). Never raises for bad input.
     Cached in memory and on disk as pickles: each call returns a fresh copy.
+
+    ``fflags``: the compiler flags the file is built with; those that change the default
+    kinds (``ftypes.DEFAULT_KIND_FFLAGS``: -fdefault-real-8 ...) are read as gfortran does.
+    None: the default kinds in force (``ftypes.default_kinds``, e.g. set by the program
+    model for the file), else gfortran's.
 
     Modules the file USEs but does not define: ``modules`` ({name: ir.ModuleInterface},
     e.g. from a program model), else looked for in the files and trees of
     ``module_search`` (default: the file's directory and ``include_dirs``), whose files are
     parsed with the same options. A module found nowhere leaves its names unknown: the
     kernels that need them are refused with the reason (``SourceFile.missing_modules``)."""
+    from . import ftypes
+
+    kinds = ftypes.kinds_of_fflags(fflags) if fflags is not None else ftypes.current_kinds()
+    with ftypes.default_kinds(kinds):
+        return _parse_file(path, include_dirs, defines, modules, module_search, timeout, use_cache)
+
+
+def _parse_file(path, include_dirs, defines, modules, module_search, timeout, use_cache) -> ir.SourceFile:
     ensure_recursion_limit()
     path = str(path)
     defines = dict(defines or {})

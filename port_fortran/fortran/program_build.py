@@ -8,7 +8,7 @@ import inspect
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
-from . import ir
+from . import ftypes, ir
 from .interproc import refine
 from .parse import discover, parse_file
 from .program import FileSettings, Program, _scan_file, norm
@@ -74,11 +74,12 @@ def build_program(sources: Iterable, include_dirs=(), defines: Optional[dict] = 
     wants_modules = _takes_modules(parse)
     for f in ordered:
         st = per_file.get(f, default)
-        if wants_modules:  # the hook for front ends that read other files' modules (kinds, constants)
-            used = {u: parsed[definers[u]] for u in units[f].uses if definers.get(u) in parsed}
-            parsed[f] = parse(given[f], st.include_dirs, st.defines_dict, modules=used)
-        else:
-            parsed[f] = parse(given[f], st.include_dirs, st.defines_dict)
+        with ftypes.default_kinds(ftypes.kinds_of_fflags(st.fflags)):  # -fdefault-real-8: REAL is real(8)
+            if wants_modules:  # the hook for front ends that read other files' modules (kinds, constants)
+                used = {u: parsed[definers[u]] for u in units[f].uses if definers.get(u) in parsed}
+                parsed[f] = parse(given[f], st.include_dirs, st.defines_dict, modules=used)
+            else:
+                parsed[f] = parse(given[f], st.include_dirs, st.defines_dict)
     prog = Program()
     prog.config = {str(k).lower(): v for k, v in (routines or {}).items()}
     for p in paths:  # the program keeps the command-line order

@@ -20,6 +20,8 @@ line in the main file (the ``include`` line for included text).
 """
 from __future__ import annotations
 
+import functools
+
 import os
 import re
 from dataclasses import dataclass, field
@@ -116,11 +118,34 @@ def _is_fixed_comment(line: str) -> bool:
 
 
 def find_include(name: str, from_file: str, include_dirs=()) -> Path | None:
+    """Where gfortran finds an INCLUDE: next to the including file, in the -I directories,
+    then in the compiler's own directory (``omp_lib.h``, ``openacc_lib.h``)."""
     cands = [Path(from_file).resolve().parent / name] + [Path(d) / name for d in include_dirs]
+    compiler = compiler_include_dir()
+    if compiler is not None:
+        cands.append(compiler / name)
     for c in cands:
         if c.is_file():
             return c
     return None
+
+
+@functools.lru_cache(maxsize=None)
+def compiler_include_dir() -> Path | None:
+    """gfortran's own include directory (``gfortran -print-file-name=finclude``), or None
+    when there is no gfortran."""
+    import shutil
+    import subprocess
+
+    fc = shutil.which("gfortran")
+    if fc is None:
+        return None
+    try:
+        out = subprocess.run([fc, "-print-file-name=finclude"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    d = Path(out.strip())
+    return d if out.strip() and d.is_dir() else None
 
 
 def expand_includes(lines: list[str], origins: list[LineOrigin], form: str, include_dirs=(),

@@ -50,7 +50,7 @@ def load_port_meta(port_dir):
             kernel, sf = prog.load(source, name)
             return kernel, sf, meta, prog
     sf = parse_file(source, include_dirs=meta.get("include_dirs", []), defines=meta.get("defines", {}),
-                    module_search=meta.get("module_search") or None)
+                    module_search=meta.get("module_search") or None, fflags=meta.get("fflags") or ())
     kernel = next((k for k in sf.kernels if k.name == name), None)
     if kernel is None:
         errs = "; ".join(str(e) for e in sf.errors[:3])

@@ -136,7 +136,7 @@ class Harness:
         if self._program is None:
             from ..fortran.program_build import build_program
             self._program = build_program([self.source_path], include_dirs=self.include_dirs, defines=self.defines,
-                                          files=[self.source_path])
+                                          fflags=self.fflags, files=[self.source_path])
         return self._program
 
     @property
@@ -404,6 +404,7 @@ class Harness:
                 recs, _ = make_inputs(self.kernel, spec, this)
             except (ValueError, KeyError) as exc:
                 cr.error = f"{self.spec_path.name}: cannot make inputs for {this.label()}: {exc} (edit the spec)"
+                cr.code = getattr(exc, "code", "")  # UnknownExtent: the port is not at fault
                 return cr
             write_records(fin, recs)
             rres, ref_out, unreadable = self._run_original(ref_exe, fin, names, work, limits)
@@ -411,7 +412,7 @@ class Harness:
                 cr.error = f"unreadable output of the original: {unreadable}"
                 return cr
             if not rres.ok:
-                if rres.killed_reason or rres.memory_exceeded:  # a limit: drawing again would not help
+                if _hit_limit(rres):  # a limit: drawing again would not help
                     cr.error = (self._describe_failure("the original", rres) + f" on inputs {this.label()}; the spec "
                                 f"may make inputs the original rejects: edit {self.spec_path.name}")
                     return cr
@@ -623,6 +624,13 @@ def verdict_from_dict(d: dict) -> Verdict:
                                 kind=c.get("kind", ""), code=c.get("code", "")))
     return Verdict(d["backend"], bool(d["passed"]), cases=cases, reason=d.get("reason", ""),
                    cross_tiles=d.get("cross_tiles"), notes=list(d.get("notes") or []), code=d.get("code", ""))
+
+
+def _hit_limit(res) -> bool:
+    """The run was stopped by a sandbox limit (time, memory) or never started, rather than
+    failing by itself: a signal the program raised (SIGFPE, SIGSEGV) is its own failure,
+    which other inputs may avoid."""
+    return bool(res.memory_exceeded or (res.killed_reason and not res.killed_reason.startswith("signal")))
 
 
 def _needs_cpp(src: Path) -> bool:

@@ -25,6 +25,9 @@ def unsupported_reason(kernel: ir.Kernel) -> str:
     if getattr(kernel, "host", None):
         return (f"{kernel.name} is an internal procedure of {kernel.host}: the reference driver cannot call it "
                 "from outside its host (it must be outlined first, which the hybrid mode does)")
+    if getattr(kernel, "private", False):
+        return (f"{kernel.name} is PRIVATE in module {kernel.module}: no code outside the module can call it, "
+                "the reference driver included (make it PUBLIC to port it)")
     for a in kernel.args:
         if a.ftype.base == "character" and a.rank:
             return f"argument {a.name}: character arrays are not supported by the harness"

@@ -53,6 +53,9 @@ class Ranges:
         self.scalars = scalars  # integer scalar arguments -> value
         self.array_values = array_values  # integer array arguments -> (min, max) of their values
         self.locals: dict[str, Interval] = {}
+        # arrays passed to a routine (name -> (callee, line)): found by max_subscripts, whose
+        # bound for them is then None (the callee may touch what no subscript here shows)
+        self.passed_to: dict[str, tuple[str, int]] = {}
         self._compute_locals()
 
     # expressions ------------------------------------------------------------------
@@ -219,12 +222,29 @@ class Ranges:
 
     def max_subscripts(self, array: str, rank: int) -> list[Optional[int]]:
         """For each dimension of ``array``, the largest subscript any reference can take
-        (None: unbounded; 0 when the array is never referenced in that dim)."""
+        (None: unbounded; 0 when the array is never referenced in that dim). An array passed
+        to a routine is unbounded in every dimension (whole) or its last (an element): what
+        the callee touches is the front end's to say (``access_bounds``), see
+        :attr:`passed_to`."""
         best: list[Optional[int]] = [0] * rank
         unbounded = [False] * rank
 
-        def visit_expr(e: ir.Expr, lv: dict[str, Interval]) -> None:
+        def passed(callee: str, args: list[ir.Expr], line: int) -> None:
+            """An actual argument: the callee may touch elements the subscripts do not show
+            (a whole array: any; an element: from it on, by sequence association)."""
+            for a in args:
+                if isinstance(a, ir.Name) and a.name == array:
+                    unbounded[:] = [True] * rank
+                elif isinstance(a, ir.ArrayRef) and a.name == array and rank:
+                    unbounded[rank - 1] = True
+                else:
+                    continue
+                self.passed_to.setdefault(array, (callee, line))
+
+        def visit_expr(e: ir.Expr, lv: dict[str, Interval], line: int = 0) -> None:
             for x in ir.walk_expr(e):
+                if isinstance(x, ir.FuncCall) and not x.intrinsic:
+                    passed(x.name, x.args, line)
                 if isinstance(x, ir.ArrayRef) and x.name == array:
                     for k, sub in enumerate(x.subscripts[:rank]):
                         if isinstance(sub, ir.Slice):
@@ -250,8 +270,10 @@ class Ranges:
                     inner[s.var] = r
                     rec(s.body, inner)
                     continue
+                if isinstance(s, ir.CallStmt):
+                    passed(s.name, s.args, s.line)
                 for e in all_exprs_of_stmt(s):
-                    visit_expr(e, lv)
+                    visit_expr(e, lv, s.line)
                 rec(ir.children(s), lv)
 
         rec(self.kernel.body, {})

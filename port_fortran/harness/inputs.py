@@ -252,6 +252,14 @@ def scalar_env(kernel: ir.Kernel, spec: Spec, sizes: dict[str, int], choices: Op
     return env, ints
 
 
+class UnknownExtent(ValueError):
+    """An ``auto`` array extent no analysis can bound (the array is passed to a routine that
+    may touch past what the kernel's subscripts show): inputs would be a guess, and a
+    routine writing past a guessed allocation proves nothing (reason ``unknown-extent``)."""
+
+    code = "unknown-extent"
+
+
 def _auto_upper(kernel, a: ir.Argument, k: int, ranges: Ranges, ints: dict, lay: Layout) -> int:
     mine = ranges.max_subscripts(a.name, a.rank)[k]
     theirs = None
@@ -260,6 +268,12 @@ def _auto_upper(kernel, a: ir.Argument, k: int, ranges: Ranges, ints: dict, lay:
             theirs = int(ir.evaluate(a.access_bounds[k][1], ints))
         except (KeyError, ValueError, TypeError, ZeroDivisionError):
             theirs = None
+    if mine is None and theirs is None and a.name in ranges.passed_to:
+        callee, line = ranges.passed_to[a.name]
+        raise UnknownExtent(
+            f"the extent of '{a.name}' (dimension {k + 1}) cannot be bounded: it is passed to {callee} "
+            f"(line {line}), which may touch elements past the ones its subscripts here show; give it in the "
+            f"spec (args.{a.name}.dims) or in the run configuration (routines.{kernel.name}.args.{a.name}.extent)")
     if mine is None and theirs is None:
         big = max([abs(v) for v in ints.values()] + [1])
         steps = max([abs(v) for n, v in ints.items() if n.startswith("inc")] + [1])

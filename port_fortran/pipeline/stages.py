@@ -121,11 +121,11 @@ class RealStages(Stages):
 
         port = translate_mode(kernel, source, options, getattr(self.config, "mode", None) or "auto",
                               program=self.program)
-        if port.mode == "hybrid":  # the routine stays Fortran: its proof needs a harness that can drive it
-            reason = unsupported_reason(kernel)
-            if reason:
-                raise TranslationRefused(kernel.name, [ir.Diagnostic(
-                    "harness-unsupported", f"hybrid port not provable: {reason}", kernel.line_start, kernel.file)])
+        reason = unsupported_reason(kernel)  # the proof needs a harness that can drive the routine
+        if reason:
+            raise TranslationRefused(kernel.name, [ir.Diagnostic(
+                "harness-unsupported", f"{port.mode} port not provable: {reason}", kernel.line_start, kernel.file)])
+        if port.mode == "hybrid":
             from ..harness.members import module_state_problems
 
             problems = module_state_problems(kernel)
