@@ -340,6 +340,8 @@ def parse_fflags(v: Any, key: str = "fflags", where: str = "command line") -> li
 
 
 def parse_defines(items: list[str]) -> dict[str, str]:
+    """``-D NAME`` / ``-D NAME=VALUE`` items as {name: value} (NAME alone: "1"); the one
+    reader of defines (command line, configuration, manifests)."""
     out = {}
     for it in items:
         name, _, val = str(it).partition("=")

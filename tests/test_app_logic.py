@@ -122,7 +122,7 @@ def test_shims_record_a_build_that_names_its_compiler(tmp_path):
 
 
 def _heat77_program():
-    from port_fortran.fortran.program import build_program
+    from port_fortran.fortran.program_build import build_program
 
     files = sorted(str(p) for p in (APPS / "heat77").glob("*.f"))
     return build_program([], files=files), files
@@ -279,7 +279,7 @@ def test_reachable_follows_generic_interfaces_to_every_specific(tmp_path):
     """SNAP calls its MPI wrappers through generic names (`bcast`): every specific procedure
     is reached; a routine no program calls is not."""
     from port_fortran.app.commands import App
-    from port_fortran.fortran.program import build_program
+    from port_fortran.fortran.program_build import build_program
 
     (tmp_path / "m.f90").write_text(
         "module m\n  implicit none\n  interface scale\n    module procedure scale_1d, scale_2d\n  end interface\n"

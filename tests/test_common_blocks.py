@@ -22,7 +22,7 @@ import pytest
 from port_fortran.fortran import ir, parse_file
 from port_fortran.records import TranslationRefused
 from port_fortran.translate import translate_kernel, write_port
-from port_fortran.translate.commons import blocks, struct_decl, used_members
+from port_fortran.translate.common_blocks import blocks, struct_decl, used_members
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNELS = ROOT / "fortran_kernels"
@@ -266,7 +266,7 @@ def test_common_kernels_verify(built):
 
 
 def test_views_timer_needs_the_common_parameters(tmp_path):
-    from port_fortran.harness.commons import driven_kernel
+    from port_fortran.harness.members import driven_kernel
     from port_fortran.harness.views import views_timer_source
 
     k, sf = _kernel(ACCUM, "accum")
@@ -304,6 +304,47 @@ def test_blank_common_and_an_untouched_block(tmp_path):
     assert "zc_" not in cpp
     assert [m.name for m in used_members(k)] == ["s"]
     from port_fortran.harness import drivers
-    from port_fortran.harness.commons import driven_kernel
+    from port_fortran.harness.members import driven_kernel
     f90 = drivers.fortran_driver(driven_kernel(k))
     assert "common // a_s" in f90 and "call bl(a_n, a_x)" in f90
+
+
+def _over_aligned_w(real_lay_out):
+    """``translate.common_blocks._lay_out`` with a planted layout error: /CPLXC/'s COMPLEX W
+    aligned to its whole size (as ``Kokkos::complex<float>`` would be), so at offset 32
+    where gfortran puts it at 28; the struct declares it ``alignas(8)``, so the port's own
+    static_asserts hold and only a proof independent of this layout can see it."""
+    def lay_out(kernel, blk, cb, *rest):
+        real_lay_out(kernel, blk, cb, *rest)
+        for m in blk.members:
+            if blk.name == "cplxc" and m.name == "w" and m.offset == 28:
+                m.offset = 32
+                m.declaration = lambda: "alignas(8) float w[2];"
+    return lay_out
+
+
+@pytest.mark.integration
+def test_wrong_common_layout_in_the_translator_fails_the_proof(tmp_path, monkeypatch):
+    """The proof is independent of the translator's COMMON layout: the port's driver links a
+    Fortran object owning the block (gfortran's layout), never the translator's struct, so
+    a member the translator puts at the wrong offset reads the wrong value and fails."""
+    if not _kokkos_ok():
+        pytest.skip("gfortran and a Kokkos install with serial needed")
+    from port_fortran.harness import Harness
+    from port_fortran.translate import common_blocks as layout
+
+    monkeypatch.setattr(layout, "_lay_out", _over_aligned_w(layout._lay_out))
+    k, sf = _kernel(CPLX, "crot")
+    port = translate_kernel(k, sf)
+    cpp = port.files["crot.kokkos.cpp"]
+    assert "offsetof(pf_common_cplxc, w) == 32" in cpp  # the planted error is in the port
+    write_port(port, tmp_path)
+    h = Harness(k, sf, tmp_path)
+    b = h.build("serial")
+    assert b.ok, b.condensed
+    v = h.verify("serial", seeds=[1234567])
+    assert not v.passed, "the planted layout error passed the proof"
+    bad = {o.name for c in v.cases for o in c.outputs if not o.passed}
+    assert "x" in bad, v.reason  # X = ZS*X + W with W read from the wrong bytes
+    owner = (tmp_path / "build" / "harness_src" / "pf_commons.f90").read_text()
+    assert "common /cplxc/ a_ncall, a_zs, a_k, a_w, a_zh" in owner

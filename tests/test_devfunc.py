@@ -23,7 +23,7 @@ import pytest
 
 from port_fortran.fortran import affine, ir, parse_file
 from port_fortran.fortran.effects import Calls
-from port_fortran.fortran.program import build_program
+from port_fortran.fortran.program_build import build_program
 from port_fortran.fortran.render import expr_str
 from port_fortran.records import TranslationRefused
 from port_fortran.translate import translate_kernel, write_port

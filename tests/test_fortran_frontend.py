@@ -416,13 +416,13 @@ def test_form_sniffing_for_unknown_extension(tmp_path):
 
 
 def test_cache_returns_equal_ir(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("PORT_FORTRAN_CACHE", str(tmp_path / "cache"))
     p = tmp_path / "s.f90"
     p.write_text("subroutine s(x)\n  real x\n  x = 1\nend subroutine\n")
     a = parse_file(p)
     b = parse_file(p)
     assert ir.to_dict(a) == ir.to_dict(b) and a is not b
-    assert list((tmp_path / "cache" / "port-fortran" / "parse").glob("*.pickle"))
+    assert list((tmp_path / "cache" / "parse").glob("*.pickle"))  # under the one cache root
 
 
 def test_syntax_error_in_one_routine_keeps_the_others(tmp_path):
@@ -557,7 +557,7 @@ def test_fparser_sys_exit_is_contained(tmp_path):
 
 
 def test_preprocessor_errors_with_lines(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("PORT_FORTRAN_CACHE", str(tmp_path / "cache"))
     p = tmp_path / "e.F90"
     p.write_text('#include "missing.h"\n#if FOO\n#error need no FOO\n#endif\n'
                  "subroutine s(x)\n  real x\n  x = 1\nend subroutine\n")
@@ -636,6 +636,28 @@ end subroutine
     k = one(sf, "wts")
     assert k.locals["w"].parameter == [0.25, 0.5, 0.25] and k.locals["z"].parameter == [1.5, 1.5]
     assert [(u.construct, u.line) for u in k.unsupported] == [("save-variable", 6)]
+
+
+@pytest.mark.parametrize("visitor,method", [("stmts.StmtBuilder", "s_Assignment_Stmt"),
+                                            ("decls.DeclBuilder", "s_Dimension_Stmt")])
+def test_a_visitor_bug_is_an_internal_error_not_a_fortran_limit(tmp_path, monkeypatch, visitor, method):
+    """A front-end visitor that fails is a bug of the tool: labelled ``internal-error`` and
+    said to be one, never ``unsupported-construct`` (which reads as a limit of the code)."""
+    import importlib
+
+    mod, cls = visitor.split(".")
+    owner = getattr(importlib.import_module(f"port_fortran.fortran.{mod}"), cls)
+
+    def broken(self, n):
+        raise RuntimeError("planted visitor bug")
+
+    monkeypatch.setattr(owner, method, broken)
+    src = tmp_path / "vb.f90"
+    src.write_text("subroutine vb(n, x)\n  integer :: n\n  real(8) :: x\n  dimension x(n)\n  x(1) = 2.0d0\nend\n")
+    k = parse_file(str(src), use_cache=False).kernels[0]
+    codes = {u.construct: u.reason for u in k.unsupported}
+    assert "internal-error" in codes and "unsupported-construct" not in codes, codes
+    assert "planted visitor bug" in codes["internal-error"] and "port-fortran bug" in codes["internal-error"]
 
 
 DATA_TABLES = """\

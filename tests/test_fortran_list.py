@@ -14,7 +14,7 @@ SAMPLES = Path(__file__).resolve().parent.parent / "fortran_kernels"
 
 @pytest.fixture(autouse=True)
 def _no_disk_cache(monkeypatch, tmp_path):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("PORT_FORTRAN_CACHE", str(tmp_path / "cache"))
 
 
 def test_syntax_error_exit_2_and_other_files_listed(tmp_path, capsys):

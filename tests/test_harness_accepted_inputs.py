@@ -28,7 +28,8 @@ from port_fortran.harness.compare import compare
 from port_fortran.harness.constraints import constraints
 from port_fortran.harness.inputs import Case, Record, layout
 from port_fortran.harness.redraw import NOT_FINITE, not_finite
-from port_fortran.harness.spec import Tolerance, infer
+from port_fortran.harness.infer import infer
+from port_fortran.harness.spec import Tolerance
 from port_fortran.records import BuildResult
 
 GFORTRAN = shutil.which("gfortran")

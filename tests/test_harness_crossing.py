@@ -17,7 +17,8 @@ from port_fortran.harness import compare as C
 from port_fortran.harness.crossing import CROSS_BYTES, CROSS_FLOPS, _Model, cross_case, parallel_body, parallel_dims
 from port_fortran.harness.inputs import Record, read_records, write_records
 from port_fortran.harness import inputs as I
-from port_fortran.harness.spec import Tolerance, dump, infer, load_or_infer
+from port_fortran.harness.infer import infer, load_or_infer
+from port_fortran.harness.spec import Tolerance, dump
 from port_fortran.records import Verdict
 from port_fortran.translate.blocks import GPU_BLOCK, blocks_at
 

@@ -12,11 +12,12 @@ import yaml
 
 from port_fortran.errors import UserError
 from port_fortran.fortran import ir, parse_file
-from port_fortran.harness import analysis as A
+from port_fortran.harness import ir_facts
 from port_fortran.harness.compare import compare
 from port_fortran.harness.inputs import (INT_POISON, Case, Record, cases, layout, make_inputs, read_records,
                                          write_records)
-from port_fortran.harness.spec import TIMING_BYTES, Tolerance, eval_expr, infer, load_or_infer
+from port_fortran.harness.infer import infer, load_or_infer
+from port_fortran.harness.spec import TIMING_BYTES, Tolerance, eval_expr
 from test_harness_kit import CSR_F, B, L, N, R, R8, arg, axpy_kernel, write_source
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -109,7 +110,7 @@ def test_halo_bounds_positive_values_and_flops(tmp_path):
     assert s.args["u"].range[0] > 0  # sqrt of it: positive inputs
     recs, _ = make_inputs(k, s, Case(1, {"n": 7}, {}))
     assert recs[1].lbound == (0,) and recs[1].ubound == (8,)
-    assert A.count_flops(axpy_kernel(tmp_path / "a.f90"), {"n": 100}) == 200
+    assert ir_facts.count_flops(axpy_kernel(tmp_path / "a.f90"), {"n": 100}) == 200
 
 
 def test_timing_sizes_leave_the_caches(blas):
@@ -117,6 +118,22 @@ def test_timing_sizes_leave_the_caches(blas):
     lay = layout(blas["daxpy"], s, s.timing)
     total = sum(a.nbytes for a in lay.arrays.values())
     assert TIMING_BYTES / 2 <= total <= TIMING_BYTES * 1.1
+
+
+def test_timing_sizes_do_not_swallow_a_bug_in_the_layout(blas, monkeypatch):
+    """Only a spec expression without a value at some scale means "too large"; any other
+    error in the layout is a bug and reaches the caller (it used to become a silent
+    smallest size, timing a kernel at n = 1)."""
+    from port_fortran.harness import infer as inference
+
+    s = infer(blas["daxpy"])
+
+    def broken(*a, **kw):
+        raise TypeError("a bug in layout")
+
+    monkeypatch.setattr(inference, "layout", broken)
+    with pytest.raises(TypeError, match="a bug in layout"):
+        inference.timing_sizes(blas["daxpy"], s)
 
 
 def test_spec_file_round_trip_edit_and_errors(tmp_path, blas):
@@ -162,6 +179,8 @@ def test_spec_expressions():
         eval_expr("q + 1", {"n": 1})
     with pytest.raises(ValueError):
         eval_expr("__import__('os')", {})
+    with pytest.raises(ValueError, match="division by zero"):
+        eval_expr("n % m", {"n": 3, "m": 0})  # was a ZeroDivisionError, which no caller expects
 
 
 def test_record_file_round_trip(tmp_path):

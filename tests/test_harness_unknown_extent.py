@@ -8,7 +8,7 @@ import pytest
 
 from port_fortran.build_runner.sandbox import RunResult
 from port_fortran.fortran import parse_file
-from port_fortran.harness import spec as S
+from port_fortran.harness.infer import infer
 from port_fortran.harness.core import _hit_limit
 from port_fortran.harness.extents import Ranges
 from port_fortran.harness.inputs import Case, UnknownExtent, make_inputs
@@ -62,7 +62,7 @@ def test_array_passed_to_a_routine_has_no_bound_of_its_own(kernels):
 def test_unbounded_callee_span_is_refused_with_the_call_and_the_config_key(kernels):
     k = kernels["table"]
     assert k.arg("w").access_bounds == [None]  # FACTOR's loop bound is data: no span
-    spec = S.infer(k)
+    spec = infer(k)
     with pytest.raises(UnknownExtent) as ei:
         make_inputs(k, spec, Case(seed=1, sizes={"n": 10}, choices={}))
     msg = str(ei.value)
@@ -72,7 +72,7 @@ def test_unbounded_callee_span_is_refused_with_the_call_and_the_config_key(kerne
 
 def test_a_bounded_routine_still_gets_its_inputs(kernels):
     k = kernels["local"]
-    recs, lay = make_inputs(k, S.infer(k), Case(seed=1, sizes={"n": 10}, choices={}))
+    recs, lay = make_inputs(k, infer(k), Case(seed=1, sizes={"n": 10}, choices={}))
     assert lay.arrays["w"].ubound == (10,)
 
 

@@ -13,9 +13,9 @@ import yaml
 
 from port_fortran.errors import UserError
 from port_fortran.fortran import parse_file
-from port_fortran.harness.extents import FlowRanges
+from port_fortran.harness.flowranges import FlowRanges
 from port_fortran.harness.inputs import cases, layout
-from port_fortran.harness.spec import infer, load_or_infer
+from port_fortran.harness.infer import infer, load_or_infer
 from port_fortran.harness.versions import accepts
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -462,7 +462,7 @@ def test_module_variables_are_driven_like_common_members():
     constant shape) before the call and compares what it writes; an allocatable module
     array it cannot shape is refused (module-state)."""
     from port_fortran.config import Config
-    from port_fortran.harness.commons import driven_kernel
+    from port_fortran.harness.members import driven_kernel
     from port_fortran.harness.drivers import fortran_driver
     from port_fortran.pipeline.stages import RealStages
 
@@ -510,7 +510,7 @@ def test_error_routine_in_another_file_is_linked(tmp_path):
     if why:
         pytest.skip(why)
     from port_fortran.config import Config
-    from port_fortran.fortran.program import build_program
+    from port_fortran.fortran.program_build import build_program
     from port_fortran.pipeline.stages import RealStages
     from port_fortran.translate import write_port
 

@@ -13,7 +13,8 @@ from port_fortran.cli import main
 from port_fortran.config import Config
 from port_fortran.errors import UserError
 from port_fortran.fortran import ir
-from port_fortran.fortran.program import build_program, load_program, scan_units
+from port_fortran.fortran.program import load_program, scan_units
+from port_fortran.fortran.program_build import build_program
 from port_fortran.fortran.render import expr_str
 from port_fortran.records import TranslationRefused
 from port_fortran.translate import translate_kernel
@@ -24,7 +25,7 @@ A, B = DATA / "tree_a", DATA / "tree_b"
 
 @pytest.fixture(autouse=True)
 def _own_cache(monkeypatch, tmp_path):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("PORT_FORTRAN_CACHE", str(tmp_path / "cache"))
 
 
 @pytest.fixture

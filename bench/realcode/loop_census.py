@@ -25,7 +25,7 @@ sys.path.insert(0, str(HERE))
 import corpus as C  # noqa: E402
 
 from port_fortran.fortran import ir  # noqa: E402
-from port_fortran.fortran.program import build_program  # noqa: E402
+from port_fortran.fortran.program_build import build_program  # noqa: E402
 
 
 def census(src: Path, names=None) -> dict:

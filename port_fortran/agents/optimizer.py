@@ -15,7 +15,7 @@ from typing import Optional
 
 from ..fortran import ir
 from ..records import TranslateOptions
-from ..translate.blocks import TILES, TILES3, tiles_for  # noqa: F401  (the tile list lives there)
+from ..translate.blocks import tiles_for
 
 
 

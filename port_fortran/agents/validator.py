@@ -16,7 +16,6 @@ Pure checks are in :func:`check_patterns`; :func:`validate` adds the compiler ru
 """
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import tempfile

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
 from ..fortran import ir
-from ..translate import fortran_text as T
+from ..translate import fortran_text
 from .modern import first_executable
 
 RESIDENT, READ, WRITE, RELEASE = "PF_RESIDENT", "PF_HOST_READ", "PF_HOST_WRITE", "PF_RELEASE"
@@ -238,25 +238,25 @@ class Writer:
     def __init__(self, path: str, lines: list[str], form: str, protected: Iterable[tuple[int, int]] = ()):
         self.path, self.lines, self.form = path, lines, form
         self.protected = list(protected)  # line spans other edits replace (hybrid ports' nests)
-        self.edits: list[T.Edit] = []
+        self.edits: list[fortran_text.Edit] = []
         self.calls = 0
         self.used: set[tuple[int, int]] = set()  # routines (line span) that got a USE
         self.relabelled: set[int] = set()
 
     def upper(self, k: ir.Kernel) -> bool:
-        return T.upper_style(self.lines, k.line_start, self.form)
+        return fortran_text.upper_style(self.lines, k.line_start, self.form)
 
     def call_lines(self, k: ir.Kernel, what: str, names: list[str], line: int,
                    guards: dict[str, str]) -> list[str]:
         up = self.upper(k)
-        indent = T.indentation(self.lines, line, self.form) if not T.is_comment(self.lines[line - 1], self.form) \
+        indent = fortran_text.indentation(self.lines, line, self.form) if not fortran_text.is_comment(self.lines[line - 1], self.form) \
             else ("      " if self.form == "fixed" else "  ")
         out = []
         for n in names:
             call = f"call {what.lower()}({n})"
             if n in guards:
                 call = f"if ({guards[n]}({n})) {call}"
-            out += T.statement(call.upper() if up else call, self.form, indent)
+            out += fortran_text.statement(call.upper() if up else call, self.form, indent)
             self.calls += 1
         return out
 
@@ -290,21 +290,21 @@ class Writer:
                 lab_free = re.sub(r"^(\s*)\d{1,5}(\s+)", lambda m: m.group(1) + " " * (len(m.group(0)) - len(m.group(1))),
                                   lab, count=1)
             up = self.upper(k)
-            indent = T.indentation(self.lines, line, self.form)
-            cont = T.statement("CONTINUE" if up else "continue", self.form, indent, s.label)
-            self.edits.append(T.Edit(line, line, cont + text + [lab_free], f"calls before line {line} (label moved)"))
+            indent = fortran_text.indentation(self.lines, line, self.form)
+            cont = fortran_text.statement("CONTINUE" if up else "continue", self.form, indent, s.label)
+            self.edits.append(fortran_text.Edit(line, line, cont + text + [lab_free], f"calls before line {line} (label moved)"))
             return
         at = self._directive_start(k, line)
         for a, b in self.protected:  # never inside a span another edit replaces: above it
             if a < at <= b:
                 at = a
-        self.edits.append(T.Edit(at, at - 1, text, f"calls before line {line}"))
+        self.edits.append(fortran_text.Edit(at, at - 1, text, f"calls before line {line}"))
 
     def after(self, k: ir.Kernel, s: ir.Stmt, text: list[str]) -> None:
         if not text:
             return
-        last = T.head_end(self.lines, s.line, self.form)
-        self.edits.append(T.Edit(last + 1, last, text, f"calls after line {s.line}"))
+        last = fortran_text.head_end(self.lines, s.line, self.form)
+        self.edits.append(fortran_text.Edit(last + 1, last, text, f"calls after line {s.line}"))
 
     def _directive_start(self, k: ir.Kernel, line: int) -> int:
         """The line above ``line``'s directives (``!$omp ...``) that belong to it."""
@@ -312,13 +312,13 @@ class Writer:
         i = line - 1
         while i > k.line_start:
             ln = self.lines[i - 1]
-            d = T.directive(ln, self.form)
+            d = fortran_text.directive(ln, self.form)
             if d is not None and not re.match(r"(omp|acc)\s+end\b", d) \
                     and not any(a <= i <= b for a, b in self.protected):
                 at = i
                 i -= 1
                 continue
-            if T.is_comment(ln, self.form) and ln.strip() and at != line:
+            if fortran_text.is_comment(ln, self.form) and ln.strip() and at != line:
                 i -= 1
                 continue
             break

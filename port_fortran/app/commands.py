@@ -25,64 +25,19 @@ import shutil
 import socket
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Optional
 
 from ..build_runner.sandbox import Limits
 from ..build_runner.toolchain import gfortran_path
 from ..errors import ToolMissing, UserError
-from . import compile_db as CD
-from .proof import Match, Step, compare_runs, copy_tree, run_env, run_program, shell
+from . import compile_db
+from .proof import Step, compare_runs, copy_tree, run_env, run_program, shell
+from .results import BackendResult, Kept, Placed
+from .spec import apply_spec
 
 SEPARATE = "-separate"  # suffix of a variant with the device memory emulated on a host backend
-
-
-@dataclass
-class Placed:
-    """A port that goes into the modern tree."""
-
-    kernel_id: str
-    file: str  # relative to the application root
-    name: str
-    line: int
-    mode: str  # 'full' | 'hybrid'
-    port_dir: str
-    proof: str = "harness"  # 'harness' (verified per routine) | 'application' (main programs)
-    main: bool = False
-
-
-@dataclass
-class Kept:
-    name: str
-    file: str
-    line: int
-    code: str
-    reason: str
-
-    def to_json(self) -> dict:
-        return asdict(self)
-
-
-@dataclass
-class BackendResult:
-    backend: str
-    built: bool = False
-    ran: bool = False
-    matched: bool = False
-    reason: str = ""
-    first_difference: Optional[dict] = None
-    original_seconds: Optional[float] = None
-    modern_seconds: Optional[float] = None
-    modern_seconds_no_residency: Optional[float] = None
-    speedup: Optional[float] = None
-    build_seconds: float = 0.0
-    comparison: dict = field(default_factory=dict)
-    threads: int = 1
-    residency: str = ""  # 'host memory' | 'resident' | 'emulated'
-
-    def to_json(self) -> dict:
-        return asdict(self)
 
 
 class App:
@@ -130,7 +85,7 @@ class App:
         return write_wrapper(self.bin, self.shims, {"fc": fc, "fc_name": os.path.basename(fc),
                                                      "backends": backends, "default_backend": default})
 
-    def build_original(self) -> list[CD.CompileCommand]:
+    def build_original(self) -> list[compile_db.CompileCommand]:
         from .wrapper import build_env
 
         excl = [self.out] if _inside(self.out, self.root) else []
@@ -147,11 +102,11 @@ class App:
             raise UserError(f"{self.root}: the original build failed ({step.reason}) running {self.args.build!r} "
                             f"at the root of its copy {self.orig}:\n{step.tail()}\n(full log: "
                             f"{self.logs / 'original-build.log'})")
-        cmds = CD.relevant(CD.read_log(log), str(self.orig))
-        cmds += [c for c in CD.relevant(CD.read_log(log), "/") if c not in cmds
-                 and any(CD.within(s, str(o)) for o in self.others for s in c.sources)]
+        cmds = compile_db.relevant(compile_db.read_log(log), str(self.orig))
+        cmds += [c for c in compile_db.relevant(compile_db.read_log(log), "/") if c not in cmds
+                 and any(compile_db.within(s, str(o)) for o in self.others for s in c.sources)]
         (self.out / "compile_commands.json").write_text(
-            json.dumps(CD.compile_commands_json(cmds, "/"), indent=1) + "\n")
+            json.dumps(compile_db.compile_commands_json(cmds, "/"), indent=1) + "\n")
         if not any(c.sources for c in cmds):
             raise UserError(f"{self.root}: the build ({self.args.build!r}) compiled no Fortran through the compiler "
                             f"wrapper: does it call its compiler by an absolute path? Make it use `gfortran` or "
@@ -245,7 +200,7 @@ class App:
 
         files = list(records)
         stages = AppStages(config)
-        AppStages.file_settings = CD.file_settings(records)
+        AppStages.file_settings = compile_db.file_settings(records)
         program = stages.build_program([Path(f) for f in files], config.include_dirs, config.defines,
                                        routines=config.routines, fflags=config.fflags)
         mains = [u for f in files for u in program.file(f).program_units]
@@ -452,7 +407,7 @@ class App:
         if not b.ok:
             res.reason = f"the modern tree does not build ({b.reason}): {b.tail(8)}"
             return res
-        compiled = {os.path.normpath(x) for c in CD.read_log(log) for x in c.sources}
+        compiled = {os.path.normpath(x) for c in compile_db.read_log(log) for x in c.sources}
         missing = [rel for rel in files if os.path.normpath(str(tree / rel)) not in compiled]
         if missing:
             res.reason = (f"the build did not compile {', '.join(missing[:3])} through the wrapper (does it call its "
@@ -537,9 +492,9 @@ class App:
         config = self.config()
         self.say(f"{self.root.name}: building the original through the compiler wrapper ({self.args.build!r})")
         cmds = self.build_original()
-        records = CD.sources_of(cmds, str(self.orig))
+        records = compile_db.sources_of(cmds, str(self.orig))
         for o in self.others:
-            records.update(CD.sources_of(cmds, str(o)))
+            records.update(compile_db.sources_of(cmds, str(o)))
         openmp = any(c.openmp for c in cmds)
         self.say(f"{self.root.name}: {len(records)} Fortran file(s) compiled by {len(cmds)} command(s) "
                  f"(OUT/compile_commands.json){'; OpenMP' if openmp else ''}")
@@ -682,54 +637,6 @@ class App:
         program = load_program(prog_path)
         mains = [u for f, n in st.get("mains", []) for u in program.file(f).program_units if u.name == n]
         return placed, kept, program, mains
-
-
-SPEC_KEYS = {"build": str, "run": str, "check": str, "ignore": list, "outputs": list, "rtol": float,
-             "large_run": str}
-
-
-def load_spec(root: Path) -> dict:
-    """``ROOT/port-fortran-app.yaml`` (how to build, run and check the application), {} if none."""
-    import yaml
-
-    from ..fortran.parse import APP_MARKER
-
-    p = root / APP_MARKER
-    if not p.is_file():
-        return {}
-    try:
-        data = yaml.safe_load(p.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise UserError(f"{p}: not valid YAML ({exc})")
-    if not isinstance(data, dict):
-        raise UserError(f"{p}: expected a mapping of {', '.join(SPEC_KEYS)}")
-    for k, v in data.items():
-        if k not in SPEC_KEYS:
-            raise UserError(f"{p}: key '{k}': unknown (known: {', '.join(SPEC_KEYS)})")
-        if SPEC_KEYS[k] is list and not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
-            raise UserError(f"{p}: key '{k}': expected a list of strings")
-        if SPEC_KEYS[k] is str and not isinstance(v, str):
-            raise UserError(f"{p}: key '{k}': expected a string")
-        if SPEC_KEYS[k] is float and not isinstance(v, (int, float)):
-            raise UserError(f"{p}: key '{k}': expected a number")
-    return data
-
-
-def apply_spec(args, root: Path) -> None:
-    """Fill what the command line left out from ``port-fortran-app.yaml``."""
-    spec = load_spec(root)
-    for key, attr in (("build", "build"), ("run", "run"), ("check", "check")):
-        if getattr(args, attr, None) is None and key in spec:
-            setattr(args, attr, spec[key])
-    if not getattr(args, "ignore", None):
-        args.ignore = list(spec.get("ignore", []))
-    if not getattr(args, "output", None):
-        args.output = list(spec.get("outputs", []))
-    if getattr(args, "rtol", None) is None:
-        args.rtol = float(spec.get("rtol", 1e-9))
-    missing = [f"--{a}" for a in ("build", "run") if not getattr(args, a, None)]
-    if missing:
-        raise UserError(f"{root}: give {' and '.join(missing)} (or write them in {root}/port-fortran-app.yaml)")
 
 
 def _inside(p: Path, root: Path) -> bool:

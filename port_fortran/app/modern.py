@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..fortran import ir
-from ..translate import fortran_text as T
+from ..translate import fortran_text
 
 
 class Keep(Exception):
@@ -56,20 +56,20 @@ def first_executable(kernel: ir.Kernel) -> Optional[ir.Stmt]:
     return None
 
 
-def use_edit(lines: list[str], kernel: ir.Kernel, form: str, module: str, upper: bool) -> T.Edit:
+def use_edit(lines: list[str], kernel: ir.Kernel, form: str, module: str, upper: bool) -> fortran_text.Edit:
     """``USE <module>`` right after the routine's head (before IMPLICIT and declarations)."""
     use = f"{'USE' if upper else 'use'} {module.upper() if upper else module}"
-    if kernel.kind == "program" and not re.match(r"\s*program\b", T.code_part(lines[kernel.line_start - 1], form)[1],
+    if kernel.kind == "program" and not re.match(r"\s*program\b", fortran_text.code_part(lines[kernel.line_start - 1], form)[1],
                                                  re.IGNORECASE):
         head_last = kernel.line_start - 1  # a main program without PROGRAM statement: USE comes first
-        indent = T.indentation(lines, kernel.line_start, form) if form == "free" else "      "
+        indent = fortran_text.indentation(lines, kernel.line_start, form) if form == "free" else "      "
     else:
-        head_last = T.head_end(lines, kernel.line_start, form)
-        indent = T.indentation(lines, kernel.line_start, form) + "  " if form == "free" else "      "
-    return T.Edit(head_last + 1, head_last, T.statement(use, form, indent), f"USE {module}")
+        head_last = fortran_text.head_end(lines, kernel.line_start, form)
+        indent = fortran_text.indentation(lines, kernel.line_start, form) + "  " if form == "free" else "      "
+    return fortran_text.Edit(head_last + 1, head_last, fortran_text.statement(use, form, indent), f"USE {module}")
 
 
-def wrapper_edits(kernel: ir.Kernel, lines: list[str], form: str) -> list[T.Edit]:
+def wrapper_edits(kernel: ir.Kernel, lines: list[str], form: str) -> list[fortran_text.Edit]:
     """The edits that make a routine with a full port call it: USE of the port's interface
     module after the head; the executable part replaced by the call (a function assigns
     its result). Raises :class:`Keep` when the routine's text cannot be cut that way."""
@@ -79,22 +79,22 @@ def wrapper_edits(kernel: ir.Kernel, lines: list[str], form: str) -> list[T.Edit
     if first is None or not first.line:
         raise Keep("no-executable-part", f"{k} has no executable statement the tool can locate", kernel.line_start)
     start = first.line
-    head_last = T.head_end(lines, kernel.line_start, form)
+    head_last = fortran_text.head_end(lines, kernel.line_start, form)
     if not (head_last < start <= end) or end > len(lines):
         raise Keep("routine-not-in-source", f"the executable part of {k} (line {start}) is not in the file at the "
                    "lines the IR holds (INCLUDE or macro text)", start)
-    end_code = T.code_part(lines[end - 1], form)[1].strip().lower()
+    end_code = fortran_text.code_part(lines[end - 1], form)[1].strip().lower()
     if not end_code.startswith("end"):
         raise Keep("routine-not-in-source", f"line {end} is not the END statement of {k}", end)
     for i in range(start, end):
-        code = "" if T.is_comment(lines[i - 1], form) else T.code_part(lines[i - 1], form)[1].strip().lower()
+        code = "" if fortran_text.is_comment(lines[i - 1], form) else fortran_text.code_part(lines[i - 1], form)[1].strip().lower()
         if re.match(r"contains\b", code):
             raise Keep("internal-procedures", f"{k} contains internal procedures (line {i}), which the port "
                        "does not replace", i)
     if _ifdef_balance(lines, start, end - 1) != 0:
         raise Keep("preprocessor-spans", f"a preprocessor conditional of {k} spans its specification and "
                    "executable parts: the executable part cannot be replaced alone", start)
-    upper = T.upper_style(lines, kernel.line_start, form)
+    upper = fortran_text.upper_style(lines, kernel.line_start, form)
     entry = f"{k}_kokkos"
     args = ", ".join(a.name for a in kernel.args)
     if kernel.kind == "function" and kernel.result is not None:
@@ -103,23 +103,23 @@ def wrapper_edits(kernel: ir.Kernel, lines: list[str], form: str) -> list[T.Edit
         call = f"call {entry}({args})"
     if upper:
         call = call.upper()
-    indent = T.indentation(lines, start, form) if not T.is_comment(lines[start - 1], form) else \
+    indent = fortran_text.indentation(lines, start, form) if not fortran_text.is_comment(lines[start - 1], form) else \
         ("      " if form == "fixed" else "  ")
-    new = [T.comment(f"port-fortran: the body of {k} runs as its Kokkos port {entry} (lines {start}-{end - 1} "
+    new = [fortran_text.comment(f"port-fortran: the body of {k} runs as its Kokkos port {entry} (lines {start}-{end - 1} "
                      "of the original)", form, indent)]
-    new += T.statement(call, form, indent)
+    new += fortran_text.statement(call, form, indent)
     # the first executable statement may carry a label nobody else can reach (the part is
     # replaced whole); a RETURN keeps the routine's end reachable in every form
     return [use_edit(lines, kernel, form, f"{k}_kokkos_mod", upper),
-            T.Edit(start, end - 1, new, f"the executable part of {k}: a call of its port")]
+            fortran_text.Edit(start, end - 1, new, f"the executable part of {k}: a call of its port")]
 
 
-def hybrid_edits(info: dict) -> list[T.Edit]:
+def hybrid_edits(info: dict) -> list[fortran_text.Edit]:
     """A hybrid port's text edits (``hybrid.json``) against its original file."""
-    return [T.Edit(int(e["first"]), int(e["last"]), list(e["text"]), e.get("why", "")) for e in info.get("edits", [])]
+    return [fortran_text.Edit(int(e["first"]), int(e["last"]), list(e["text"]), e.get("why", "")) for e in info.get("edits", [])]
 
 
-def apply(lines: list[str], edits: list[T.Edit]) -> list[str]:
+def apply(lines: list[str], edits: list[fortran_text.Edit]) -> list[str]:
     """``lines`` with all edits applied. Replacements must not overlap; insertions (``last
     == first - 1``) at a line go before whatever replaces that line, in the order given."""
     for a in edits:
@@ -143,7 +143,7 @@ class FileEdits:
 
     path: str  # relative to the application root
     form: str
-    edits: list[T.Edit] = field(default_factory=list)
+    edits: list[fortran_text.Edit] = field(default_factory=list)
     routines: list[str] = field(default_factory=list)  # full and hybrid ports placed in it
     coherence: int = 0  # coherence calls inserted
 
@@ -155,7 +155,7 @@ def banner(form: str, name: str, routines: list[str], coherence: int) -> list[st
     if coherence:
         what.append(f"{coherence} call{'s' if coherence != 1 else ''} keep{'' if coherence != 1 else 's'} host code "
                     "coherent with arrays kept on the device")
-    return [T.comment(f"Modernised by port-fortran from {name}: {'; '.join(what) or 'unchanged'}.", form)]
+    return [fortran_text.comment(f"Modernised by port-fortran from {name}: {'; '.join(what) or 'unchanged'}.", form)]
 
 
 def modern_text(text: str, fe: FileEdits, name: str) -> str:

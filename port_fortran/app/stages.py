@@ -14,7 +14,7 @@ class AppStages(RealStages):
     file_settings: dict = {}
 
     def build_program(self, files, include_dirs=(), defines=None, routines=None, fflags=()):
-        from ..fortran.program import build_program
+        from ..fortran.program_build import build_program
 
         def parse(p, inc, d, modules=None):
             return self.parse(p, inc, d, modules=modules)

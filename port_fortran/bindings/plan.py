@@ -142,8 +142,7 @@ def _refuse(kernel: ir.Kernel, line: int, why: str) -> UserError:
 def _common_bindings(kernel: ir.Kernel) -> tuple[CommonBinding, ...]:
     if not kernel.commons:
         return ()
-    from ..harness.commons import cpp_block_def
-    from ..translate.commons import blocks
+    from ..translate.common_blocks import blocks, struct_def
 
     try:
         blks = blocks(kernel)
@@ -155,7 +154,7 @@ def _common_bindings(kernel: ir.Kernel) -> tuple[CommonBinding, ...]:
             continue
         members = tuple(MemberBinding(m.name, m.c, m.ctype, dtype_of(m.ftype).str, dtype_of(m.ftype).name,
                                       tuple(tuple(x) for x in m.bounds)) for m in b.members)
-        out.append(CommonBinding(b.name, b.title, b.symbol, tuple(cpp_block_def(b)), members))
+        out.append(CommonBinding(b.name, b.title, b.symbol, tuple(struct_def(b)), members))
     return tuple(out)
 
 

@@ -18,9 +18,11 @@ import os
 import re
 import time
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterator, Optional
+
+from ..cache import cache_root
 
 HOST_BACKENDS = ("serial", "openmp")
 DEVICE_BACKENDS = ("cuda", "hip")
@@ -85,13 +87,6 @@ def min_cxx_standard(version: str) -> int:
 
 
 # ------------------------------------------------------------------------- locations
-
-
-def cache_root() -> Path:
-    env = os.environ.get("PORT_FORTRAN_CACHE")
-    if env:
-        return Path(env).expanduser()
-    return Path.home() / ".cache" / "port-fortran"
 
 
 def kokkos_cache_dir() -> Path:
@@ -278,11 +273,3 @@ def find_install(backend: str, installs: Optional[list[KokkosInstall]] = None) -
     if backend not in DEVICE_BACKENDS:
         cands = [i for i in cands if i.device_backend is None]
     return cands[0] if cands else None
-
-
-def install(backends="serial,openmp", source=None, arch=None, cxx_flags=None, prefix=None, jobs=None, **kw):
-    """Build and install Kokkos into the cache (see :mod:`.kokkos_install`); returns an
-    ``InstallResult`` (``.install``, ``.already``, ``.seconds``)."""
-    from .kokkos_install import install as _install
-
-    return _install(backends, source=source, arch=arch, cxx_flags=cxx_flags, prefix=prefix, jobs=jobs, **kw)

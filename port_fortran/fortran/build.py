@@ -7,15 +7,14 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
-from fparser.two import Fortran2003 as F
+from fparser.two import Fortran2003
 
 from . import ftypes, ir
-from .ir import FType
 from .reader import SourceText
 from .decls import DeclBuilder
 from .exprs import eval_const
 from .ftree import children, find_nodes, list_items, lname, raw_line, stmt_children, stmt_line
-from .scope import ModuleScopes, Scope, Sym, Unsup, interface_of
+from .scope import ModuleScopes, Scope, Sym, Unsup, interface_of, internal_error
 from .stmts import StmtBuilder, expr_names, first_use_line, referenced_names
 
 
@@ -30,13 +29,13 @@ def module_entities(u, scope: Scope) -> dict[str, str]:
     for s in scope.syms.values():
         out[s.name] = "parameter" if s.is_parameter else ("procedure" if s.external else "variable")
     spec = [c for c in stmt_children(u) if type(c).__name__ == "Specification_Part"]
-    for ib in walk(spec, (F.Interface_Block,)):
+    for ib in walk(spec, (Fortran2003.Interface_Block,)):
         head = stmt_children(ib)[0] if stmt_children(ib) else None
         gen = head.items[0] if head is not None and type(head).__name__ == "Interface_Stmt" else None
         if gen is None or type(gen).__name__ != "Name":
             continue
-        specific = [lname(x) for st in walk(ib, (F.Procedure_Stmt,)) for x in list_items(st.items[0])]
-        specific += [lname(st.items[1]) for st in walk(ib, (F.Subroutine_Stmt, F.Function_Stmt))]
+        specific = [lname(x) for st in walk(ib, (Fortran2003.Procedure_Stmt,)) for x in list_items(st.items[0])]
+        specific += [lname(st.items[1]) for st in walk(ib, (Fortran2003.Subroutine_Stmt, Fortran2003.Function_Stmt))]
         out[lname(gen)] = "generic:" + ",".join(dict.fromkeys(specific))
     for c in stmt_children(u):
         if type(c).__name__ == "Module_Subprogram_Part":
@@ -70,7 +69,7 @@ class FileBuilder:
         see ``parse.parse_units``): modules first, so USE in any unit resolves."""
         whole = self.src
         for _part, tree in units:
-            for st in find_nodes(tree, (F.Function_Stmt,)):
+            for st in find_nodes(tree, (Fortran2003.Function_Stmt,)):
                 self.user_functions.add(lname(st.items[1]))
         for part, tree in units:
             self.src = part
@@ -104,8 +103,8 @@ class FileBuilder:
         try:
             fn(u)
         except Exception as exc:  # one bad unit must not lose the others
-            self.out.errors.append(ir.Diagnostic("internal-error", f"front end failed on {type(u).__name__}: "
-                                                 f"{type(exc).__name__}: {exc}", stmt_line(u, self.src), self.src.path))
+            self.out.errors.append(ir.Diagnostic("internal-error", internal_error(type(u).__name__, exc),
+                                                 stmt_line(u, self.src), self.src.path))
 
     def module_scope(self, u):
         kids = stmt_children(u)
@@ -157,8 +156,7 @@ class FileBuilder:
             self.kernel(u, Scope(), None, program=pname)
         except Exception as exc:  # the program stays listed; what failed is its IR, kept as the reason
             line = stmt_line(head, self.src)
-            why = ir.Unsupported("internal-error", f"front end failed on the main program: {type(exc).__name__}: {exc}",
-                                 line=line)
+            why = ir.Unsupported("internal-error", internal_error("the main program", exc), line=line)
             self.out.program_units.append(ir.Kernel(pname, "program", self.src.path, line, line, unsupported=[why]))
 
     def _missing_include_hint(self) -> str:

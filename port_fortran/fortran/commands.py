@@ -5,18 +5,10 @@ import json
 import os
 import sys
 
+from ..config import parse_defines
 from . import ir
 from .parse import default_include_dirs, discover
 from .render import expr_str
-
-
-def parse_defines(items) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for d in items or []:
-        name, _, value = d.partition("=")
-        if name:
-            out[name.strip()] = value.strip() if value else "1"
-    return out
 
 
 def module_search_paths(sources, include_dirs=()) -> list[str]:
@@ -164,11 +156,11 @@ def _callee_text(prog, k: ir.Kernel, c) -> str:
 
 
 def cmd_list(args) -> int:
-    from .program import build_program, parse_with_modules
+    from .program_build import build_program, parse_with_modules
 
     files = discover(args.sources)
     include = list(getattr(args, "include", []) or [])
-    defines = parse_defines(getattr(args, "define", []))
+    defines = parse_defines(getattr(args, "define", None) or [])
     bad = False
     out_json = []
     if not files:

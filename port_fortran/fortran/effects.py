@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from . import affine, ir
+from .bounds import BoundsFinder, replace_names
 from .facts import Facts
 
 I4 = ir.INTEGER
@@ -118,22 +119,6 @@ def variable(k: ir.Kernel, name: str) -> Optional[ir.Variable]:
         if a.name == name:
             return a
     return k.locals.get(name) or k.module_vars.get(name)
-
-
-def direct_actuals(s: ir.Stmt):
-    """(called name, its actual arguments, position) for every actual argument of the
-    statement's calls (the CALL itself and user functions in its expressions) that is a
-    variable or an array element (what the callee may read or write in place)."""
-    if isinstance(s, ir.CallStmt):
-        for q, a in enumerate(s.args):
-            if isinstance(a, (ir.Name, ir.ArrayRef)):
-                yield s.name, s.args, q
-    for e in ir.stmt_exprs(s):
-        for x in ir.walk_expr(e):
-            if isinstance(x, ir.FuncCall) and not x.intrinsic:
-                for q, a in enumerate(x.args):
-                    if isinstance(a, (ir.Name, ir.ArrayRef)):
-                        yield x.name, x.args, q
 
 
 class Calls:
@@ -262,7 +247,6 @@ class Calls:
 
     def _span(self, k: ir.Kernel, a: ir.Argument, env: dict) -> tuple[ir.Expr, Optional[ir.Expr]]:
         """(first, last) offsets from the dummy's first element, in ``k``'s arguments."""
-        from .argfacts import BoundsFinder
 
         bounds = BoundsFinder(k, env, calls=self).bounds(a)
         written = {x.name for x in k.args if not x.dims and x.intent != "in"}
@@ -346,7 +330,6 @@ def _unique(diags: list[ir.Diagnostic]) -> list[ir.Diagnostic]:
 def _in_caller(e: ir.Expr, table: dict[str, ir.Expr]) -> Optional[ir.Expr]:
     """A span bound in the caller's names: the callee's dummies replaced by the actual
     arguments; None when it depends on a dummy the call does not pass as a scalar."""
-    from .argfacts import replace_names
 
     names = {x.name for x in ir.walk_expr(e) if isinstance(x, (ir.Name, ir.ArrayRef))}
     if names - set(table):

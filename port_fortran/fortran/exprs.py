@@ -28,7 +28,7 @@ def fval(text: str) -> float:
 
 # Longest operator chain (a + b + ... as one expression) the IR takes: deeper trees would
 # exhaust the recursion the later stages use to copy, pickle and print them (see
-# parse.RECURSION_LIMIT). The longest in the corpus we test on has 360 terms.
+# limits.RECURSION_LIMIT). The longest in the corpus we test on has 360 terms.
 MAX_CHAIN = 2500
 
 

@@ -19,6 +19,7 @@ from math import gcd
 from typing import Optional
 
 from . import affine, ir
+from .accesses import scalar_writes
 
 Poly = affine.Poly
 _LIMIT = 400  # constraints alive during one elimination; beyond it the proof is abandoned
@@ -249,7 +250,6 @@ def guard_facts(kbody: list[ir.Stmt], path: list, assigned: set[str], env: dict)
 def loop_var_facts(do: ir.Do, env: dict) -> list:
     """``start <= var <= end`` (constant positive step; reversed for a negative one) inside
     the body of ``do``, when the bounds' names keep their values in the body."""
-    from .dependence import scalar_writes
     lo, hi = affine.poly_of(do.start, env), affine.poly_of(do.end, env)
     st = affine.poly_of(do.step, env) if do.step is not None else affine.const(1)
     if lo is None or hi is None or st is None or not affine.is_const(st) or affine.constant(st) == 0:

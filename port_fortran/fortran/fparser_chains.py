@@ -22,15 +22,15 @@ _INSTALLED = False
 def _left_recursive_rules():
     """Rule class -> a cheap upper bound of the number of its operators in a text (a chain
     needs two): most texts are single operands, and they go straight to fparser."""
-    from fparser.two import Fortran2003 as F
+    from fparser.two import Fortran2003
 
     return {
-        F.Add_Operand: lambda s: s.count("*") + s.count("/"),
-        F.Level_2_Expr: lambda s: s.count("+") + s.count("-"),
-        F.Level_3_Expr: lambda s: s.count("//"),
-        F.Or_Operand: lambda s: s.count(".") // 2,
-        F.Equiv_Operand: lambda s: s.count(".") // 2,
-        F.Level_5_Expr: lambda s: s.count(".") // 2,
+        Fortran2003.Add_Operand: lambda s: s.count("*") + s.count("/"),
+        Fortran2003.Level_2_Expr: lambda s: s.count("+") + s.count("-"),
+        Fortran2003.Level_3_Expr: lambda s: s.count("//"),
+        Fortran2003.Or_Operand: lambda s: s.count(".") // 2,
+        Fortran2003.Equiv_Operand: lambda s: s.count(".") // 2,
+        Fortran2003.Level_5_Expr: lambda s: s.count(".") // 2,
     }
 
 

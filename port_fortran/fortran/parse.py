@@ -10,10 +10,11 @@ import os
 import pickle
 import re
 import signal
-import sys
 import threading
 from pathlib import Path
 
+from ..cache import cache_root
+from .limits import ensure_recursion_limit
 from . import ir
 from .reader import FORTRAN_EXTS, SourceText, read_source
 
@@ -58,10 +59,10 @@ _VERSION = _code_version()
 
 
 def cache_dir() -> Path | None:
+    """The parse cache on disk, under the cache root (None: ``PORT_FORTRAN_NO_PARSE_CACHE``)."""
     if os.environ.get("PORT_FORTRAN_NO_PARSE_CACHE"):
         return None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "port-fortran" / "parse"
+    return cache_root() / "parse"
 
 
 # --------------------------------------------------------------------------- discovery
@@ -262,16 +263,6 @@ def _key(src: SourceText, interfaces: dict | None = None, notes: dict | None = N
     return h.hexdigest()
 
 
-# Deep expressions (a 400-term stencil is a 400-level tree) need more than Python's default
-# 1,000 frames to pickle, copy or walk; 20,000 keeps the C stack of an 8 MiB thread safe
-# (pickling a chain of 10,000 operations passes, 20,000 crashes the interpreter), and
-# exprs.MAX_CHAIN keeps expressions below the depth this allows.
-RECURSION_LIMIT = 20000
-
-
-def ensure_recursion_limit() -> None:
-    if sys.getrecursionlimit() < RECURSION_LIMIT:
-        sys.setrecursionlimit(RECURSION_LIMIT)
 
 
 def _load_disk(key: str) -> bytes | None:

@@ -176,10 +176,20 @@ def interface_of(name: str, scope: Scope, procedures: list[ir.Kernel], file: str
 
 
 class Unsup(Exception):
+    """A Fortran form the front end does not model (``construct`` is its reason code)."""
+
     def __init__(self, construct: str, reason: str):
         super().__init__(reason)
         self.construct = construct
         self.reason = reason
+
+
+def internal_error(what: str, exc: BaseException) -> str:
+    """The reason of an ``internal-error``: a front-end visitor failed on ``what`` (an
+    fparser node class or a unit). A bug of port-fortran, never labelled as a limit of
+    Fortran (``unsupported-construct``)."""
+    return (f"front end failed on {what.replace('_', ' ')}: {type(exc).__name__}: {exc} "
+            "(a port-fortran bug, not a limit of the code: please report it)")
 
 
 # --------------------------------------------------------------------------- helpers

@@ -11,7 +11,7 @@ from .ir import FType
 from .reader import SourceText
 from .exprs import ExprBuilder
 from .ftree import last_raw_line, list_items, lname, raw_line, stmt_children, stmt_label, stmt_line
-from .scope import Scope, Unsup
+from .scope import Scope, Unsup, internal_error
 
 
 _IO = {"Write_Stmt", "Read_Stmt", "Print_Stmt", "Open_Stmt", "Close_Stmt", "Inquire_Stmt", "Rewind_Stmt",
@@ -76,9 +76,8 @@ class StmtBuilder:
             elif cls == "Entry_Stmt":  # reads nothing when control falls through it (the flow graph
                 out.reads = []         # adds the entry from outside)
             return [out]
-        except Exception as exc:  # a form this visitor does not know: kept, explained
-            return [self.unsup(n, "unsupported-construct",
-                               f"{cls.replace('_', ' ')} not modelled ({type(exc).__name__}: {exc})")]
+        except Exception as exc:  # a bug of this visitor, not a Fortran limitation: kept, explained
+            return [self.unsup(n, "internal-error", internal_error(cls, exc))]
         self.started = True
         res = res if isinstance(res, list) else [res]
         line = self.line(n)

@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..fortran import affine as AF
+from ..fortran import affine
 from ..fortran import ir
 
 MAX_PASSES = 20
@@ -45,7 +45,7 @@ class Constraint:
     pair: bool = False  # loop/extent whose lower side is an argument too: a bound pair (x_min:x_max)
 
     def names(self) -> set[str]:
-        return AF.names(self.poly)
+        return affine.names(self.poly)
 
     def value(self, env: dict[str, int]) -> int:
         return sum(c * (env[k[0]] if k else 1) for k, c in self.poly.items())
@@ -98,23 +98,23 @@ class _Collector:
         """Linear polynomial of ``e`` in integer scalar arguments (and ``loop_vars``)."""
         if e is None:
             return None
-        p = AF.poly_of(e, self.params)
+        p = affine.poly_of(e, self.params)
         if not _linear(p):
             return None
-        for n in list(AF.names(p)):
+        for n in list(affine.names(p)):
             if n in self.ints or n in loop_vars:
                 continue
             if n in self.defs:
-                p = AF.substitute(p, n, self.defs[n])
+                p = affine.substitute(p, n, self.defs[n])
             else:
                 return None
         return p if _linear(p) else None
 
     def add(self, p: Optional[dict], kind: str, line: int, what: str, index_side=frozenset(),
             pair: bool = False) -> None:
-        if p is None or not (AF.names(p) & self.ints):
+        if p is None or not (affine.names(p) & self.ints):
             return  # nothing a size set can move
-        if any(n not in self.ints for n in AF.names(p)):
+        if any(n not in self.ints for n in affine.names(p)):
             return
         text = f"{_text(p)} ({what} at line {line})"
         if not any(c.poly == p and c.kind == kind for c in self.out):
@@ -125,11 +125,11 @@ class _Collector:
             for d in a.dims:
                 if d.upper is None or d.assumed_shape:
                     continue
-                lo = self.poly(d.lower) if d.lower is not None else AF.const(1)
+                lo = self.poly(d.lower) if d.lower is not None else affine.const(1)
                 hi = self.poly(d.upper)
                 if lo is not None and hi is not None:
-                    self.add(AF.add(hi, lo, -1), "extent", a.line, f"dimension of {a.name}",
-                             pair=bool(AF.names(lo) & self.ints))
+                    self.add(affine.add(hi, lo, -1), "extent", a.line, f"dimension of {a.name}",
+                             pair=bool(affine.names(lo) & self.ints))
         self._walk(self.kernel.body, [], False)
         for e in _exprs(self.kernel.body):
             for x in ir.walk_expr(e):
@@ -139,7 +139,7 @@ class _Collector:
                 elif isinstance(x, ir.FuncCall) and x.name in ("mod", "modulo") and len(x.args) == 2:
                     div = x.args[1]
                 if isinstance(div, ir.Name) and div.name in self.ints:
-                    self.add(AF.add(AF.var(div.name), AF.const(-1)), "divisor", 0, f"divisor {div.name}")
+                    self.add(affine.add(affine.var(div.name), affine.const(-1)), "divisor", 0, f"divisor {div.name}")
         self.out.sort(key=lambda c: KIND_ORDER.index(c.kind))
         return self.out
 
@@ -149,16 +149,16 @@ class _Collector:
                 step = 1
                 if s.step is not None:
                     st = self.poly(s.step)
-                    step = AF.constant(st) if st is not None and AF.is_const(st) else 0
+                    step = affine.constant(st) if st is not None and affine.is_const(st) else 0
                 vars_ = frozenset(v for v, _, _ in loops)
                 lo, hi = self.poly(s.start, vars_), self.poly(s.end, vars_)
                 if step < 0:
                     lo, hi = hi, lo
                 if not conditional and step != 0 and lo is not None and hi is not None \
-                        and AF.names(lo) & self.ints and not (AF.names(lo) | AF.names(hi)) & vars_:
+                        and affine.names(lo) & self.ints and not (affine.names(lo) | affine.names(hi)) & vars_:
                     # a bound pair (do j = x_min, x_max): it should run; a loop from a constant
                     # (do i = 2, n) may run zero times, as at n = 1, on purpose
-                    self.add(AF.add(hi, lo, -1), "loop", s.line, f"do {s.var}", pair=True)
+                    self.add(affine.add(hi, lo, -1), "loop", s.line, f"do {s.var}", pair=True)
                 self._refs(s, [ir.stmt_exprs(s)], loops, conditional)
                 inner = loops + [(s.var, lo, hi)] if step != 0 and lo is not None and hi is not None else loops
                 self._walk(s.body, inner, conditional)
@@ -191,15 +191,15 @@ class _Collector:
                         if p is None:
                             continue
                         smin, smax = _extreme(p, loops, -1), _extreme(p, loops, +1)
-                        lo = self.poly(d.lower) if d.lower is not None else AF.const(1)
+                        lo = self.poly(d.lower) if d.lower is not None else affine.const(1)
                         if smin is not None and lo is not None:
-                            self.add(AF.add(smin, lo, -1), "subscript", s.line, f"{x.name} lower bound",
-                                     AF.names(smin) & self.ints)
+                            self.add(affine.add(smin, lo, -1), "subscript", s.line, f"{x.name} lower bound",
+                                     affine.names(smin) & self.ints)
                         if d.upper is not None and not d.assumed_shape:
                             hi = self.poly(d.upper)
                             if smax is not None and hi is not None:
-                                self.add(AF.add(hi, smax, -1), "subscript", s.line, f"{x.name} upper bound",
-                                         AF.names(smax) & self.ints)
+                                self.add(affine.add(hi, smax, -1), "subscript", s.line, f"{x.name} upper bound",
+                                         affine.names(smax) & self.ints)
 
 
 def _extreme(p: dict, loops: list[tuple[str, dict, dict]], sign: int) -> Optional[dict]:
@@ -208,10 +208,10 @@ def _extreme(p: dict, loops: list[tuple[str, dict, dict]], sign: int) -> Optiona
         c = p.get((v,), 0)
         if not c:
             continue
-        p = AF.substitute(p, v, hi if (c > 0) == (sign > 0) else lo)
+        p = affine.substitute(p, v, hi if (c > 0) == (sign > 0) else lo)
         if not _linear(p):
             return None
-    if any(n in {v for v, _, _ in loops} for n in AF.names(p)):
+    if any(n in {v for v, _, _ in loops} for n in affine.names(p)):
         return None
     return p
 

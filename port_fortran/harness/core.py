@@ -21,11 +21,12 @@ from ..build_runner.toolchain import gfortran_path
 from ..fortran import ir
 from ..records import BuildResult, CaseResult, OutputCheck, Timing, Verdict
 from ..build_runner.sandbox import Limits, run_limited
-from . import drivers as D
+from . import drivers
 from .compare import compare, magnitude_scale
 from .crossing import CrossCase, cross_case
-from .inputs import Case, Record, cases as make_cases, make_inputs, read_records, write_records
-from .spec import Spec, load_or_infer
+from .inputs import Case, cases as make_cases, make_inputs, read_records, write_records
+from .infer import load_or_infer
+from .spec import Spec
 from .timing import TIMING_LIMITS, proof_text, timing_case
 
 SUPPORT_DIR = Path(__file__).parent / "fortran_support"
@@ -69,7 +70,7 @@ class Harness:
                  include_dirs: Sequence[str] = (), defines: Optional[dict] = None,
                  limits: Optional[Limits] = None, threads: Optional[int] = None, program=None,
                  fflags: Sequence[str] = (), module_search: Sequence[str] = ()):
-        from .commons import driven_kernel
+        from .members import driven_kernel
         # COMMON members the kernel uses are driven as extra arguments after the real ones
         self.kernel = driven_kernel(kernel)
         if isinstance(source_file, ir.SourceFile):
@@ -95,7 +96,7 @@ class Harness:
         self._cross: Optional[tuple[Optional[CrossCase]]] = None  # (case,) once computed for the spec
         self._builds: dict[str, BuildResult] = {}
         self._proofs: dict[str, tuple[str, Verdict]] = {}  # backend -> (build key, timing-size verdict)
-        reason = D.unsupported_reason(kernel)
+        reason = drivers.unsupported_reason(kernel)
         if reason:
             raise UserError(f"{self.source_path}:{kernel.line_start}: {kernel.name}: {reason}")
         self.port_dir.mkdir(parents=True, exist_ok=True)
@@ -133,7 +134,7 @@ class Harness:
     @property
     def program(self):
         if self._program is None:
-            from ..fortran.program import build_program
+            from ..fortran.program_build import build_program
             self._program = build_program([self.source_path], include_dirs=self.include_dirs, defines=self.defines,
                                           fflags=self.fflags, files=[self.source_path])
         return self._program
@@ -234,7 +235,7 @@ class Harness:
         bdir = self.port_dir / "build" / name
         exe = bdir / "ref_driver"
         flags = self._fflags(timing, openmp)
-        driver = D.fortran_driver(self.kernel)
+        driver = drivers.fortran_driver(self.kernel)
         support = (SUPPORT_DIR / "pf_harness_io.f90").read_text()
         if not self.source_path.is_file():
             raise UserError(f"{self.source_path}: original source not found (needed to build the reference)")
@@ -274,14 +275,18 @@ class Harness:
         src = self.port_dir / "build" / "harness_src"
         src.mkdir(parents=True, exist_ok=True)
         views = self._views_timer_source()
+        from .members import fortran_common_owner
+        owner = fortran_common_owner(self.kernel)  # the COMMON blocks, laid out by gfortran
+        extra = (["views_timer.cpp"] if views is not None else []) + (["pf_commons.f90"] if owner else [])
         files = {
-            "pf_driver.cpp": D.cpp_driver(self.kernel, views_timer=views is not None),
-            "CMakeLists.txt": D.driver_cmake(self.kernel, str(self.port_dir), str(SUPPORT_DIR),
-                                             ["views_timer.cpp"] if views is not None else [],
+            "pf_driver.cpp": drivers.cpp_driver(self.kernel, views_timer=views is not None),
+            "CMakeLists.txt": drivers.driver_cmake(self.kernel, str(self.port_dir), str(SUPPORT_DIR), extra,
                                              link_libraries=self._port_links()),
         }
         if views is not None:
             files["views_timer.cpp"] = views
+        if owner:
+            files["pf_commons.f90"] = owner
         with _src_lock:  # builds of several backends may run at once (threads)
             for name, text in files.items():
                 p = src / name
@@ -289,9 +294,9 @@ class Harness:
                     tmp = p.with_name(f".{name}.{os.getpid()}.{threading.get_ident()}")
                     tmp.write_text(text)
                     os.replace(tmp, p)
-            stale = src / "views_timer.cpp"
-            if views is None and stale.exists():
-                stale.unlink()
+            for stale in ("views_timer.cpp", "pf_commons.f90"):
+                if stale not in files and (src / stale).exists():
+                    (src / stale).unlink()
         return src
 
     def _reached_files(self) -> list[str]:
@@ -332,6 +337,8 @@ class Harness:
             # C++ the same target (the build runs on the machine that runs it)
             flags = " ".join(x for x in (kokkos.cxx_flags, *HOST_CXXFLAGS) if x)
             cmake_args.append(f"-DCMAKE_CXX_FLAGS={flags}")
+        if (src / "pf_commons.f90").exists():  # the COMMON owner: the gfortran that builds the original
+            cmake_args.append(f"-DCMAKE_Fortran_COMPILER={gfortran_path() or 'gfortran'}")
         res = configure_and_build(src, bdir, backend, kokkos, cmake_args=cmake_args, jobs=2)
         res.seconds = time.monotonic() - t0
         res.artifacts = dict(res.artifacts)
@@ -380,7 +387,7 @@ class Harness:
         again when its outputs are not finite or it fails), its outputs read into memory
         and its files removed; then the port on the same inputs, which therefore never finds
         an output of the original; then every output compared."""
-        from . import redraw as RD
+        from . import redraw
         names = [a.name for a in self.kernel.args] + (["result"] if self.kernel.result is not None else [])
         cr = CaseResult(seed=case.seed, sizes={**case.sizes}, passed=False, label=case.label(), kind=case.kind)
         work.mkdir(parents=True, exist_ok=True)
@@ -390,8 +397,8 @@ class Harness:
         tried: list[str] = []  # what each rejected draw gave
         crashed: list[bool] = []
         ref_out = recs = None
-        for k, (how, spec) in enumerate([("the spec's ranges", self.spec)] + RD.attempts(self.kernel, self.spec)):
-            this = case if k == 0 else Case(seed=RD.redraw_seed(case.seed, k), sizes=case.sizes, choices=case.choices,
+        for k, (how, spec) in enumerate([("the spec's ranges", self.spec)] + redraw.attempts(self.kernel, self.spec)):
+            this = case if k == 0 else Case(seed=redraw.redraw_seed(case.seed, k), sizes=case.sizes, choices=case.choices,
                                               kind=case.kind)
             try:
                 recs, _ = make_inputs(self.kernel, spec, this)
@@ -420,7 +427,7 @@ class Harness:
                 crashed.append(True)
                 ref_out = None
                 continue
-            bad = RD.not_finite(recs, ref_out)
+            bad = redraw.not_finite(recs, ref_out)
             if not bad:
                 cr.seed = this.seed
                 if k:
@@ -431,7 +438,7 @@ class Harness:
             ref_out = None
         if ref_out is None:
             failed = all(crashed)
-            cr.code = RD.ORIGINAL_FAILED if failed else RD.NOT_FINITE
+            cr.code = redraw.ORIGINAL_FAILED if failed else redraw.NOT_FINITE
             what = ("the original fails" if failed else
                     "the original's outputs are not finite (inf or NaN where the inputs were numbers)")
             cr.error = (f"{what} on every input tried for {case.label()}: {'; '.join(tried)}; the port is not at "

@@ -32,7 +32,7 @@ from typing import Optional
 
 from ..fortran import ir
 from ..translate.blocks import GPU_BLOCK, blocks_at, fast_order, team_blocks
-from . import analysis as A
+from . import ir_facts
 from .spec import Spec, eval_expr
 
 CROSS_BYTES = 32 * 2**20  # array data of the case at most
@@ -157,7 +157,7 @@ def _band(do: ir.Do) -> list[ir.Do]:
         if len(body) != 1 or not isinstance(body[0], ir.Do) or not may_run_parallel(body[0]):
             break
         inner = body[0]
-        if (A.names_in(inner.start) | A.names_in(inner.end)) & {d.var for d in band}:
+        if (ir_facts.names_in(inner.start) | ir_facts.names_in(inner.end)) & {d.var for d in band}:
             break
         band.append(inner)
         cur = inner
@@ -326,7 +326,7 @@ class _Model:
             for k, top in enumerate(tops):
                 if k < len(spec_dims) and not str(spec_dims[k]).endswith("auto") and top is not None:
                     over[(a.name, k)] = max(0, top - lay.arrays[a.name].ubound[k])
-        c = Cost(nbytes, A.count_flops(self.kernel, ints, branches="max"),
+        c = Cost(nbytes, ir_facts.count_flops(self.kernel, ints, branches="max"),
                  work[0] if work else None, work[1] if work else None, over)
         self._cost[key] = c
         return c

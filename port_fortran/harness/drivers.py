@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..fortran import ir
 from ..fortran_lines import wrap_free_source
-from . import commons as CM
+from . import members
 from .inputs import type_code
 
 C_TYPES = {
@@ -26,7 +26,7 @@ def unsupported_reason(kernel: ir.Kernel) -> str:
         return (f"{kernel.name} is an internal procedure of {kernel.host}: the reference driver cannot call it "
                 "from outside its host (it must be outlined first, which the hybrid mode does)")
     if kernel.commons:
-        from ..translate.commons import blocks
+        from ..translate.common_blocks import blocks
         from ..translate.symbols import Refusal
         try:
             blocks(kernel)
@@ -66,11 +66,11 @@ def fortran_driver(kernel: ir.Kernel) -> str:
     k = kernel.name
     decl, read, write, save, restore = [], [], [], [], []
     actual = []
-    decl += CM.fortran_decls(kernel)  # COMMON members: read into the block, not passed
+    decl += members.fortran_decls(kernel)  # COMMON members: read into the block, not passed
     for a in kernel.args:
         v = f"a_{a.name}"
         tc = type_code(a.ftype)
-        if CM.is_member(a):
+        if members.is_member(a):
             shape = "(" + ", ".join(f"{d.lower.value}:{d.upper.value}" for d in a.dims) + ")" if a.rank else ""
             if a.intent != "in":
                 decl.append(f"  {_f_type(a.ftype)} :: s_{a.name}{shape}")
@@ -107,7 +107,7 @@ def fortran_driver(kernel: ir.Kernel) -> str:
             restore.append(f"    {v} = s_{a.name}")
     args = ", ".join(actual)
     use = f"  use {kernel.module}, only: {k}\n" if kernel.module else ""
-    use += "".join(line + "\n" for line in CM.fortran_module_uses(kernel))  # driven module variables
+    use += "".join(line + "\n" for line in members.fortran_module_uses(kernel))  # driven module variables
     if kernel.result is not None:
         rt = kernel.result.ftype
         tc = type_code(rt)
@@ -175,7 +175,7 @@ def cpp_prototype(kernel: ir.Kernel, entry: str | None = None) -> str:
     entry = entry or f"{kernel.name}_kokkos"
     params = []
     for a in kernel.args:
-        if CM.is_member(a):
+        if members.is_member(a):
             continue
         params.append(c_type(a.ftype) if a.value and a.rank == 0 else f"{c_type(a.ftype)}*")
     ret = c_type(kernel.result.ftype) if kernel.result is not None else "void"
@@ -187,9 +187,9 @@ def cpp_driver(kernel: ir.Kernel, views_timer: bool = False) -> str:
     generated ``views_timer.cpp``) for kernel-only timing (``time-views`` mode)."""
     n = len(kernel.args) + (1 if kernel.result is not None else 0)
     actual = []
-    load, store = CM.cpp_copies(kernel, kernel)
+    common_protos, load, store = members.cpp_common_calls(kernel)
     for i, a in enumerate(kernel.args):
-        if CM.is_member(a):
+        if members.is_member(a):
             continue
         ptr = f"static_cast<{c_type(a.ftype)}*>(R[{i}].p())"
         actual.append(f"*{ptr}" if a.value and a.rank == 0 else ptr)
@@ -200,8 +200,8 @@ def cpp_driver(kernel: ir.Kernel, views_timer: bool = False) -> str:
     names = [a.name for a in kernel.args] + (["result"] if kernel.result is not None else [])
     names_init = ", ".join(f'"{x}"' for x in names)
     nl = "\n"
-    if load:  # COMMON members: records -> gfortran's symbols before the call, back after
-        call = " ".join(load) + "\n      " + call + ";\n      " + " ".join(store)
+    if load:  # COMMON members: records -> the Fortran-owned blocks before the call, back after
+        call = load + "\n      " + call + ";\n      " + store
     views_decl = 'extern "C" int pf_time_views(std::vector<pf_harness::Rec>&, int, int);' if views_timer else ""
     views_mode = ("  } else if (mode == \"time-views\") {\n"
                   "    rc = pf_time_views(R, std::atoi(argv[3]), std::atoi(argv[4]));\n") if views_timer else ""
@@ -216,7 +216,7 @@ def cpp_driver(kernel: ir.Kernel, views_timer: bool = False) -> str:
 #include "pf_harness_io.hpp"
 
 {cpp_prototype(kernel)}
-{nl.join(CM.cpp_defs(kernel))}
+{nl.join(common_protos)}
 {views_decl}
 
 int main(int argc, char** argv) {{
@@ -261,14 +261,17 @@ def driver_cmake(kernel: ir.Kernel, port_dir: str, support_dir: str, extra_sourc
                  link_libraries: list[str] = ()) -> str:
     """CMake project: the port (add_subdirectory) + the driver executable ``pf_driver``,
     linked with ``link_libraries`` too (the original objects the routine needs, as a static
-    library, and the Fortran run-time: what the port's host code may call)."""
+    library, and the Fortran run-time: what the port's host code may call). A ``.f90``
+    among ``extra_sources`` (the COMMON owner, ``members.fortran_common_owner``) enables
+    Fortran in the project."""
     srcs = " ".join(["pf_driver.cpp", *extra_sources])
+    fortran = "enable_language(Fortran)\n" if any(x.endswith(".f90") for x in extra_sources) else ""
     libs = "".join(f' "{x}"' if not x.startswith("-") else f" {x}" for x in link_libraries)
     return f"""\
 # Generated by port-fortran: harness project for {kernel.name} (do not edit).
 cmake_minimum_required(VERSION 3.16)
 project(pf_harness_{kernel.name} CXX)
-find_package(Kokkos REQUIRED)
+{fortran}find_package(Kokkos REQUIRED)
 if(PF_BACKEND)
   string(TOUPPER "${{PF_BACKEND}}" _pf_b)
   add_compile_definitions(PF_BACKEND_${{_pf_b}})

@@ -27,7 +27,7 @@ from ..build_runner.sandbox import run_limited
 from ..build_runner.toolchain import gfortran_path
 from ..errors import ToolMissing, UserError
 from ..records import BuildResult
-from . import drivers as D
+from . import drivers
 from .core import HOST_BACKENDS, HOST_CXXFLAGS, REF_BUILD_LIMITS, SUPPORT_DIR, Harness
 from .linking import hide_main
 
@@ -78,7 +78,7 @@ class HybridHarness(Harness):
         bdir = self.port_dir / "build" / ("hybrid-fortran-timing" if timing else "hybrid-fortran")
         flags = self._fflags(timing, False)
         first = [f"-I{d}" for d in self.info.get("include_dirs_first", [])]
-        driver = D.fortran_driver(self.kernel)
+        driver = drivers.fortran_driver(self.kernel)
         support = (SUPPORT_DIR / "pf_harness_io.f90").read_text()
         k = self.kernel.name
         module = self.port_dir / f"{k}_kokkos_mod.f90"

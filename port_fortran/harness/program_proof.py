@@ -268,7 +268,7 @@ def cmd_program(args) -> int:
     import shlex
 
     from ..fortran import parse_file
-    from ..fortran.commands import parse_defines
+    from ..config import parse_defines
     from ..records import TranslationRefused
     from ..translate import write_port
     from ..translate.hybrid import hybrid_port
@@ -277,7 +277,7 @@ def cmd_program(args) -> int:
     src = Path(args.source)
     if not src.is_file():
         raise UserError(f"{src}: no such file (give the Fortran file holding the main program)")
-    include, defines = list(args.include or []), parse_defines(args.define)
+    include, defines = list(args.include or []), parse_defines(args.define or [])
     sf = parse_file(str(src), include_dirs=tuple(include), defines=defines)
     if not sf.program_units:
         raise UserError(f"{src}: no main program found" + (f" ({sf.errors[0]})" if sf.errors else ""))

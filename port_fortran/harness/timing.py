@@ -11,14 +11,14 @@ import os
 import shutil
 import socket
 import statistics
-import tempfile
 import time
 from pathlib import Path
 from typing import Optional
 
 from ..build_runner.sandbox import Limits, run_limited
+from ..cache import cache_root
 from ..records import Timing
-from . import analysis as A
+from . import ir_facts
 from .inputs import Case, Layout, make_inputs, write_records
 
 WARMUP = 2
@@ -106,7 +106,7 @@ def bench(h, backends: list[str], threads: int, repeats: Optional[int] = None,
     write_records(fin, recs)
     nbytes = moved_bytes(kernel, spec, lay)
     env = {k: v for k, v in lay.scalars.items() if isinstance(v, int)}
-    flops = A.count_flops(kernel, env)
+    flops = ir_facts.count_flops(kernel, env)
     sizes = {**spec.timing, **{k: v for k, v in choices.items() if isinstance(v, int)}}
     out: list[Timing] = []
     h.bench_notes = []
@@ -167,15 +167,10 @@ def _save(h, timings: list[Timing]) -> None:
 # --------------------------------------------------------------------------- bandwidth probe
 
 
-def cache_dir() -> Path:
-    root = os.environ.get("PORT_FORTRAN_CACHE")
-    return Path(root) if root else Path.home() / ".cache" / "port-fortran"
-
-
 def bandwidth(threads: int, refresh: bool = False) -> Optional[float]:
     """Measured memory bandwidth (GB/s, STREAM triad) of this host at ``threads`` OpenMP
     threads; cached in ``<cache>/bandwidth.json`` by host name. None if the probe fails."""
-    path = cache_dir() / "bandwidth.json"
+    path = cache_root() / "bandwidth.json"
     host = socket.gethostname()
     try:
         data = json.loads(path.read_text()) if path.exists() else {}
@@ -207,7 +202,7 @@ def gpu_bandwidth(refresh: bool = False) -> Optional[float]:
     """Measured device memory bandwidth (GB/s, median of a CUDA STREAM triad over 3 GiB) of
     this host's first NVIDIA GPU; cached in ``<cache>/bandwidth.json`` under the key 'cuda'.
     None without nvcc or a GPU."""
-    path = cache_dir() / "bandwidth.json"
+    path = cache_root() / "bandwidth.json"
     host = socket.gethostname()
     try:
         data = json.loads(path.read_text()) if path.exists() else {}
@@ -237,7 +232,7 @@ def gpu_bandwidth(refresh: bool = False) -> Optional[float]:
 def _probe_exe(name: str, compile_cmd: list[str]) -> Optional[Path]:
     """A bandwidth probe compiled once into the cache (``compile_cmd`` without ``-o``);
     None when it does not compile."""
-    pdir = cache_dir() / "probe"
+    pdir = cache_root() / "probe"
     pdir.mkdir(parents=True, exist_ok=True)
     exe = pdir / name
     if not exe.exists():

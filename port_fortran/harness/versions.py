@@ -19,8 +19,10 @@ from typing import Any, Optional
 
 from ..fortran import affine, ir
 from ..fortran.render import expr_str
-from . import analysis as A
-from .extents import FlowRanges, GiveUp
+from . import ir_facts
+from .flowranges import FlowRanges, GiveUp
+from .inputs import layout
+from .spec import eval_expr
 
 STRIDE_EXTRA = (-2, 0)  # besides the inferred positive strides
 MAX_COMBOS = 512  # cases checked for one candidate value; beyond it the value is left out
@@ -83,7 +85,6 @@ def _cycled(spec, n: str) -> bool:
 def _case_values(kernel: ir.Kernel, spec, sizes: dict, choice: dict, points: bool = False) -> tuple[dict, dict]:
     """Scalar values and integer array value ranges of a case. A scalar drawn at random is
     an interval (any value of its range), or with ``points`` the low end of its range."""
-    from .inputs import layout
     lay = layout(kernel, spec, sizes, choice, rng=None)
     values: dict[str, Any] = dict(lay.scalars)
     arrays: dict[str, tuple] = dict(lay.index_ranges)
@@ -119,7 +120,6 @@ def _combos(spec, fixed: dict) -> Optional[list[dict]]:
 def resolve(v, sizes: dict):
     """A choice value: an int, or a spec expression of the sizes (``n``, ``n + 1``)."""
     if isinstance(v, str):
-        from .spec import eval_expr
         try:
             return eval_expr(v, sizes)
         except ValueError:
@@ -184,7 +184,7 @@ def _pivots(atom: ir.Expr, name: str, known: dict) -> list:
 
     for side, other in ((atom.left, atom.right), (atom.right, atom.left)):
         inner = side.args[0] if isinstance(side, ir.FuncCall) and side.name in ("abs", "iabs") and side.args else side
-        if isinstance(inner, ir.Name) and inner.name == name and name not in A.names_in(other):
+        if isinstance(inner, ir.Name) and inner.name == name and name not in ir_facts.names_in(other):
             p = fix(affine.poly_of(other))
             if p is not None and all(known.get(n, 0) is None for n in affine.names(p)):
                 return [p]
@@ -202,7 +202,7 @@ def _pivots(atom: ir.Expr, name: str, known: dict) -> list:
 def _spelled(p) -> Any:
     if affine.is_const(p):
         return affine.constant(p)
-    return A.to_py(affine.to_expr(p))
+    return ir_facts.to_py(affine.to_expr(p))
 
 
 def _candidates(cond: ir.Expr, name: str, known: dict) -> list:
@@ -250,8 +250,8 @@ def _condition_values(kernel: ir.Kernel, spec, do: ir.Do, name: str, notes: list
     ref = _reference_sizes(spec)
     a = spec.args[name]
     saved = a.values
-    exprs = [cond] + [x for x in _atoms(cond) if name in A.names_in(x)]
-    nonzero = any(isinstance(x, ir.BinOp) and x.op == "/=" and name in A.names_in(x) for x in exprs[1:])
+    exprs = [cond] + [x for x in _atoms(cond) if name in ir_facts.names_in(x)]
+    nonzero = any(isinstance(x, ir.BinOp) and x.op == "/=" and name in ir_facts.names_in(x) for x in exprs[1:])
     seen: dict = {}
 
     def probe(v):

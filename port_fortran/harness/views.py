@@ -26,7 +26,7 @@ def _cxx(t: ir.FType) -> Optional[str]:
 
 
 def _takes_common_members(kernel: ir.Kernel, header: str) -> bool:
-    """The COMMON members driven as arguments (harness.commons) must be the trailing
+    """The COMMON members driven as arguments (harness.members) must be the trailing
     parameters of the declared views-level function (the rules translator's convention); a
     port whose views function does not take them (hand-written, LLM) gets no views timer."""
     import re

@@ -50,8 +50,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-import yaml
-
 from ..config import Config, load_file, parse_defines, parse_fflags
 from ..errors import UserError
 from ..reports.db import RunDB

@@ -29,7 +29,7 @@ class Stages:
         (given the modules other files of the program define, when it takes them)."""
         import inspect
 
-        from ..fortran.program import build_program
+        from ..fortran.program_build import build_program
 
         if "modules" in inspect.signature(self.parse).parameters:
             def parse(p, inc, d, modules=None):
@@ -98,7 +98,7 @@ class RealStages(Stages):
     def parse(self, path, include_dirs=(), defines=None, modules=None):
         """``modules``: {name: SourceFile defining it} from the program model (parsed before
         this file); modules not among them are looked for in the configured search paths."""
-        from ..fortran.program import parse_with_modules
+        from ..fortran.program_build import parse_with_modules
 
         search = list(getattr(self.config, "module_search", None) or []) or None
         return parse_with_modules(path, include_dirs, defines, modules, module_search=search)
@@ -126,7 +126,7 @@ class RealStages(Stages):
             raise TranslationRefused(kernel.name, [ir.Diagnostic(
                 "harness-unsupported", f"{port.mode} port not provable: {reason}", kernel.line_start, kernel.file)])
         if port.mode == "hybrid":
-            from ..harness.commons import module_state_problems
+            from ..harness.members import module_state_problems
 
             problems = module_state_problems(kernel)
             if problems:

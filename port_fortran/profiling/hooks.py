@@ -17,7 +17,7 @@ import threading
 from pathlib import Path
 from typing import Optional, Union
 
-from ..build_runner.kokkos import cache_root
+from ..cache import cache_root
 from ..build_runner.sandbox import Limits, run_limited
 
 SOURCE = Path(__file__).with_name("kokkosp_timer.cpp")

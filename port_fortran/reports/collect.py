@@ -13,6 +13,7 @@ import time
 from collections import defaultdict
 from typing import Any, Iterable, Optional
 
+from ..reasons import meaning
 from .db import RunDB
 
 SCHEMA_VERSION = "1.0"
@@ -313,6 +314,7 @@ def collect_report(db: RunDB, run_id: str) -> dict:
             "status": k["status"],
             "reason": k.get("reason") or "",
             "reason_code": k.get("reason_code") or "",
+            "reason_meaning": meaning(k.get("reason_code") or ""),  # what the code always stands for
             "model": k.get("model") or "",
             "patterns": [str(p) for p in _loads(k.get("patterns"), [])],
             "mode": k.get("mode") or "",

@@ -16,12 +16,12 @@ from .hybrid import translate_mode
 
 def _parse(path: str, include, define):
     from ..fortran import parse_file
-    from ..fortran.commands import parse_defines
+    from ..config import parse_defines
 
     p = Path(path)
     if not p.is_file():
         raise UserError(f"{path}: no such file (give a Fortran source file)")
-    sf = parse_file(str(p), include_dirs=tuple(include or ()), defines=parse_defines(define))
+    sf = parse_file(str(p), include_dirs=tuple(include or ()), defines=parse_defines(define or []))
     return sf
 
 

@@ -22,7 +22,8 @@ from typing import Optional
 
 from ..fortran import ir
 from ..records import TranslateOptions
-from . import render as R
+from . import render
+from .checks import kernel_checks
 from .access import reads_deep, scalars_written
 from .cexpr import function_cname, lower_name
 from .emit import Emitter, const_int, zero_init
@@ -38,9 +39,7 @@ def device_function(fn: ir.Kernel, source: Optional[ir.SourceFile], options: Tra
     """The C++ of one callee (its file or, with a program, any file of the tree) as a
     KOKKOS_INLINE_FUNCTION named ``<name>_fn``; raises :class:`Refusal` (code
     ``impure-call`` and the like) naming the callee's line when it cannot."""
-    from .engine import _checks
-
-    diags = _checks(fn)
+    diags = kernel_checks(fn)
     if diags:
         raise Refusal("impure-call", f"'{fn.name}' cannot be a device function: {diags[0].message}", diags[0].line)
     if fn.commons:
@@ -94,7 +93,7 @@ def device_function(fn: ir.Kernel, source: Optional[ir.SourceFile], options: Tra
             ln = lower_name(name, d)
             if ln in em.host_used:
                 bounds.append(f"  const int {ln} = {em.ex(sym.lower(d), ir.INTEGER, sym.line)};")
-    consts = [f"  const {sym.ctype} {sym.c} = {R.param_text(sym)};" for name, sym in tab.symbols.items()
+    consts = [f"  const {sym.ctype} {sym.c} = {render.param_text(sym)};" for name, sym in tab.symbols.items()
               if sym.role == "param" and (name in used or name in em.host_used)]
     ret = cxx_type(fn.result.ftype) if res else "void"
     if res and res not in used:

@@ -13,40 +13,15 @@ from typing import Optional
 
 from ..fortran import ir
 from ..records import Port, TranslateOptions, TranslationRefused
-from . import commons as C
-from . import render as R
+from . import common_blocks
+from . import render
 from .cexpr import function_cname
+from .checks import kernel_checks
 from .emit import Emitter, zero_init
 from .lower import lower_arrays
 from .plan import PKernel, Planner
 from .structure import restructure
 from .symbols import Refusal, SymbolTable, build_symbols
-
-
-def _checks(kernel: ir.Kernel) -> list[ir.Diagnostic]:
-    """Kernel-level reasons to refuse, all of them at once."""
-    out: list[ir.Diagnostic] = []
-    for u in kernel.unsupported:
-        out.append(ir.Diagnostic(u.construct, u.reason, u.line))
-    if kernel.module_vars:
-        names = ", ".join(sorted(kernel.module_vars))
-        line = min((v.line for v in kernel.module_vars.values()), default=kernel.line_start)
-        out.append(ir.Diagnostic("module-variable", f"module variables {names} are shared state the port cannot reach", line))
-    for a in kernel.args:
-        if a.optional:
-            out.append(ir.Diagnostic("optional-argument", f"OPTIONAL argument '{a.name}'", a.line))
-        if any(d.assumed_shape for d in a.dims) or a.allocatable:
-            out.append(ir.Diagnostic("assumed-shape", f"assumed-shape or allocatable argument '{a.name}' "
-                                     "(needs an array descriptor)", a.line))
-        if a.ftype.base == "character" and (a.dims or a.ftype.char_len != 1):
-            out.append(ir.Diagnostic("unsupported-type", f"CHARACTER argument '{a.name}' other than one character", a.line))
-    for name, v in kernel.locals.items():
-        if v.allocatable:
-            out.append(ir.Diagnostic("allocatable", f"ALLOCATABLE local '{name}'", v.line))
-        elif v.save and v.parameter is None:
-            out.append(ir.Diagnostic("save-variable", f"local '{name}' keeps its value between calls (SAVE or "
-                                     "initialised in its declaration)", v.line))
-    return out
 
 
 def _callees(kernel: ir.Kernel, tab: SymbolTable, program=None) -> list[ir.Kernel]:
@@ -129,7 +104,7 @@ def translate_kernel(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None,
     """``program`` (fortran.program.Program): callees are found in every file of the tree;
     without it only in the kernel's own file."""
     options = options or TranslateOptions()
-    diags = _checks(kernel)
+    diags = kernel_checks(kernel)
     if diags:
         raise TranslationRefused(kernel.name, diags)
     try:
@@ -166,7 +141,7 @@ def translate_parts(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None,
                     options: Optional[TranslateOptions] = None, program=None) -> KernelParts:
     """The pieces of a kernel's port (raises TranslationRefused like translate_kernel)."""
     options = options or TranslateOptions()
-    diags = _checks(kernel)
+    diags = kernel_checks(kernel)
     if diags:
         raise TranslationRefused(kernel.name, diags)
     try:
@@ -181,8 +156,8 @@ def translate_parts(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None,
 def _parts(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: TranslateOptions,
            program=None) -> KernelParts:
     tab = build_symbols(kernel, source, program)
-    blocks = C.blocks(kernel)  # refuses layouts it cannot be sure of
-    R.result_ctype(kernel)
+    blocks = common_blocks.blocks(kernel)  # refuses layouts it cannot be sure of
+    render.result_ctype(kernel)
     for a in kernel.args:
         tab[a.name].ctype  # refuses types without a C++ equivalent
     callees = _callees(kernel, tab, program)
@@ -222,17 +197,17 @@ def _parts(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Translat
     for fn in callees:
         where = f"line {fn.line_start}" if fn.file == kernel.file else f"{fn.file}:{fn.line_start}"
         planner.notes.append(f"{fn.kind} {fn.name} ({where}) -> KOKKOS_INLINE_FUNCTION {function_cname(fn.name)}")
-    planner.notes += C.notes(kernel)
+    planner.notes += common_blocks.notes(kernel)
     patterns = list(planner.patterns)
     if not patterns and not any(isinstance(n, PKernel) for n in plan):
         planner.notes.append("no array work: the routine runs on the host")
     return KernelParts(
         kernel=kernel, tab=tab, blocks=blocks, used=used, helpers=helpers + em.structs,
-        commons=[C.struct_decl(b) for b in blocks if b.used()],
-        views_signature=R.views_signature(kernel, tab, used),
+        commons=[common_blocks.struct_decl(b) for b in blocks if b.used()],
+        views_signature=render.views_signature(kernel, tab, used),
         views_body=_contiguity_checks(kernel, tab, body) + decls + lines,
-        entry_signature='extern "C" ' + R.entry_signature(kernel, tab, decl=False),
-        entry_body=R.entry_body(kernel, tab), patterns=patterns, notes=planner.notes,
+        entry_signature='extern "C" ' + render.entry_signature(kernel, tab, decl=False),
+        entry_body=render.entry_body(kernel, tab), patterns=patterns, notes=planner.notes,
         versions=list(planner.versions))
 
 
@@ -240,7 +215,7 @@ def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Tran
     parts = _parts(kernel, source, options, program)
     k = kernel.name
     files = {
-        f"{k}.kokkos.cpp": R.render(
+        f"{k}.kokkos.cpp": render.render(
             "kernel.cpp.j2", k=k, kind=kernel.kind, file=Path(kernel.file).name if kernel.file else "?",
             line_start=kernel.line_start, line_end=kernel.line_end, helpers=parts.helpers,
             commons=parts.commons, views_signature=parts.views_signature, views_body=parts.views_body,
@@ -256,9 +231,9 @@ def _contiguity_checks(kernel: ir.Kernel, tab: SymbolTable, body: list[ir.Stmt])
     from the element passed): the Views given to the views-level function must be
     contiguous. The port's own are; a caller of the views-level function with padded
     Views is stopped with the reason."""
-    from ..fortran.effects import direct_actuals
+    from ..fortran.accesses import direct_actuals
 
-    params = {a.name for a in kernel.args} | {m.name for m in C.used_members(kernel)}
+    params = {a.name for a in kernel.args} | {m.name for m in common_blocks.used_members(kernel)}
     passed: dict[str, str] = {}
     for s in ir.walk(body):
         for callee, args, q in direct_actuals(s):
@@ -276,14 +251,14 @@ def _host_decls(kernel: ir.Kernel, tab: SymbolTable, used: set[str]) -> list[str
     params, scalars, arrays, lbs = [], [], [], []
     arg_names = {a.name for a in kernel.args}
     p = ExprPrinter(tab)
-    common_params = {m.name for m in C.used_members(kernel)}
+    common_params = {m.name for m in common_blocks.used_members(kernel)}
     for name, sym in tab.symbols.items():
         if name in arg_names or name not in used or sym.role == "common":
             continue  # COMMON members are parameters of the views-level function
         if sym.role == "param" and sym.is_array:
             arrays += _constant_table(sym, p, pad)
         elif sym.role == "param":
-            params.append(pad + f"const {sym.ctype} {sym.c} = {R.param_text(sym)};")
+            params.append(pad + f"const {sym.ctype} {sym.c} = {render.param_text(sym)};")
         elif sym.is_array:
             exts = []
             for d, dim in enumerate(sym.dims):
@@ -301,7 +276,7 @@ def _host_decls(kernel: ir.Kernel, tab: SymbolTable, used: set[str]) -> list[str
     for name in p.used:
         s = tab.get(name)
         if s is not None and s.role == "param" and name not in used:
-            params.append(pad + f"const {s.ctype} {s.c} = {R.param_text(s)};")
+            params.append(pad + f"const {s.ctype} {s.c} = {render.param_text(s)};")
         elif s is not None and s.role not in ("arg", "param") and not (s.role == "common" and name in common_params) \
                 and name not in used:
             raise Refusal("unknown-extent", f"a bound depends on local '{name}'", s.line)
@@ -317,7 +292,7 @@ def _constant_table(sym, p, pad: str) -> list[str]:
         if dim.upper is None:
             raise Refusal("unknown-extent", f"constant array '{sym.name}' without an upper bound", sym.line)
         exts.append(f"pf::extent({p.expr(sym.lower(d))}, {p.expr(dim.upper)})")
-    table = ", ".join(R.value_text(v, sym.ftype, sym.name, sym.line) for v in vals)
+    table = ", ".join(render.value_text(v, sym.ftype, sym.name, sym.line) for v in vals)
     return [pad + f'pf::View<{sym.ctype}{"*" * sym.rank}> {sym.c}("{sym.name}", {", ".join(exts)});',
             pad + f"{{  // constant table {sym.name}, elements in Fortran order",
             pad + f"  static const {sym.ctype} pf_table[{len(vals)}] = {{{table}}};",
@@ -340,16 +315,16 @@ def interface_files(kernel: ir.Kernel, tab, blocks, used: set[str]) -> dict[str,
     k = kernel.name
     is_function = kernel.kind == "function" and kernel.result is not None
     return {
-        f"{k}.kokkos.hpp": R.render(
-            "kernel.hpp.j2", k=k, guard=R.guard(k), is_function=is_function,
+        f"{k}.kokkos.hpp": render.render(
+            "kernel.hpp.j2", k=k, guard=render.guard(k), is_function=is_function,
             common_params=[f"{m.name} (COMMON {b.title}{', written back' if m.written else ''})"
                            for b in blocks for m in b.used()],
-            views_decl=R.views_signature(kernel, tab, used, with_names=False),
-            entry_decl=R.entry_signature(kernel, tab, decl=True)),
-        f"{k}_kokkos_mod.f90": R.module_text(kernel, tab),
-        "pf_kokkos_compat.hpp": R.compat_header(),
-        "pf_runtime.hpp": R.runtime_header(),
-        "CMakeLists.txt": R.render("CMakeLists.txt.j2", k=k),
+            views_decl=render.views_signature(kernel, tab, used, with_names=False),
+            entry_decl=render.entry_signature(kernel, tab, decl=True)),
+        f"{k}_kokkos_mod.f90": render.module_text(kernel, tab),
+        "pf_kokkos_compat.hpp": render.compat_header(),
+        "pf_runtime.hpp": render.runtime_header(),
+        "CMakeLists.txt": render.render("CMakeLists.txt.j2", k=k),
     }
 
 
@@ -359,8 +334,8 @@ def scaffold(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None, program=
     itself has no C++ equivalent (argument types, COMMON layouts)."""
     try:
         tab = build_symbols(kernel, source, program)
-        blocks = C.blocks(kernel)
-        R.result_ctype(kernel)
+        blocks = common_blocks.blocks(kernel)
+        render.result_ctype(kernel)
         for a in kernel.args:
             tab[a.name].ctype  # refuses types without a C++ equivalent
     except Refusal as r:

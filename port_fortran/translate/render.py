@@ -47,7 +47,7 @@ def views_params(kernel: ir.Kernel, tab: SymbolTable, used: set[str]) -> list[st
             out.append(f"{unused}{sym.ctype} {sym.c}")
         else:
             out.append(f"{unused}{sym.ctype}& {sym.c}")
-    from .commons import used_members
+    from .common_blocks import used_members
     for m in used_members(kernel):  # trailing: the COMMON members the routine uses
         sym = tab[m.name]
         unused = "" if m.name in used else "[[maybe_unused]] "
@@ -168,13 +168,13 @@ def entry_body(kernel: ir.Kernel, tab: SymbolTable) -> list[str]:
         lines.append(pad + "// elements the routine does not write keep their values")
         for a in arrays:
             lines.append(pad + f"auto d_{a.name} = pf::to_device(h_{a.name});")
-    from .commons import blocks as common_blocks
+    from .common_blocks import blocks as common_blocks
     members = [(b, m) for b in common_blocks(kernel) for m in b.used()]
     if members:
         lines.append(pad + "// the COMMON members the routine uses, from gfortran's global symbols")
     for b, m in members:
         sym = tab[m.name]
-        if not m.rank and m.is_complex:  # stored as (re, im): see translate/commons.py
+        if not m.rank and m.is_complex:  # stored as (re, im): see translate/common_blocks.py
             lines.append(pad + f"{sym.ctype} {sym.c}({b.symbol}.{m.c}[0], {b.symbol}.{m.c}[1]);")
             continue
         if not m.rank:

@@ -175,7 +175,7 @@ def _rows_of(kernel: ir.Kernel, arr: ir.Argument, dim: int) -> str:
         return ends[0]
     if ends:
         return f"max({', '.join(ends)})"
-    sizes = sorted(size_candidates(kernel) - {n for n in ()})
+    sizes = sorted(size_candidates(kernel))
     return f"max({', '.join(sizes)}, 1)" if sizes else "1"
 
 

@@ -218,6 +218,18 @@ def struct_decl(blk: Block) -> list[str]:
     return lines
 
 
+def struct_def(blk: Block) -> list[str]:
+    """C++ lines *defining* gfortran's symbol for the block with this layout: for a Python
+    module of ports, where no Fortran object defines it. (The harness never does this: its
+    driver links a Fortran object that owns the block, so the layout is checked.)"""
+    out = ['extern "C" {', f"struct {blk.struct} {{"]
+    for m in blk.members:
+        out.append(f"  {m.declaration()}")
+    out += ["};", f"{blk.struct} {blk.symbol};  // defined here: no Fortran object defines it",
+            '}  // extern "C"']
+    return out
+
+
 def notes(kernel: ir.Kernel) -> list[str]:
     out = []
     for b in blocks(kernel):

@@ -20,8 +20,8 @@ import copy
 
 from ..errors import UserError
 from ..fortran import ir
-from ..fortran_lines import wrap_free_line
-from ..translate.commons import Block, blocks, used_members
+from ..fortran_lines import wrap_free_line, wrap_free_source
+from ..translate.common_blocks import Block, blocks, used_members
 from ..translate.symbols import Refusal
 
 
@@ -106,28 +106,91 @@ def module_members(kernel: ir.Kernel) -> list[tuple]:
     if problems:
         raise UserError(f"{kernel.file}:{kernel.line_start}: {kernel.name}: {problems[0]} (the harness cannot "
                         "drive it)")
-    from ..translate.commons import touched
+    from ..translate.common_blocks import touched
     _, written = touched(kernel)
     env = {n: v.parameter for n, v in kernel.locals.items() if v.parameter is not None}
     return [(name, v, _bounds(v, env), name in written) for name, v in kernel.module_vars.items()]
 
 
-def fortran_decls(kernel: ir.Kernel, prefix: str = "a_") -> list[str]:
-    """Declarations of every block the kernel uses, as the kernel declares them (members
-    named ``<prefix><name>``; storage association is by position, the names are free),
-    as free-form lines within 132 columns."""
-    out = []
-    for b in _blocks(kernel):
-        if not b.used():
+def declared_blocks(kernel: ir.Kernel) -> list[tuple[str, list[tuple[str, ir.FType, list[tuple[int, int]]]]]]:
+    """(block name, [(member, type, constant bounds)]) of every block holding a member the
+    driven ``kernel`` drives (arguments with ``common`` set), members in declaration order,
+    read from the IR (the kernel's COMMON statements and declarations) as gfortran reads
+    the source: the harness's own view, independent of the translator's layout."""
+    driven = {a.common for a in kernel.args if a.common is not None}
+    env = {n: v.parameter for n, v in kernel.locals.items() if v.parameter is not None}
+    order: list[str] = []
+    members: dict[str, list] = {}
+    for cb in kernel.commons:
+        if cb.name not in driven:
             continue
-        names = []
-        for m in b.members:
-            shape = "(" + ", ".join(f"{lo}:{hi}" for lo, hi in m.bounds) + ")" if m.rank else ""
-            out += wrap_free_line(f"  {m.ftype.base}({m.ftype.kind}) :: {prefix}{m.name}{shape}")
-            names.append(prefix + m.name)
-        title = f"/{b.name}/" if b.name else "//"
-        out += wrap_free_line(f"  common {title} {', '.join(names)}")  # many members: continued lines
+        if cb.name not in members:
+            order.append(cb.name)
+            members[cb.name] = []
+        for name in cb.variables:
+            v = kernel.locals.get(name)
+            bounds = _bounds(v, env) if v is not None else None
+            if v is None or bounds is None or v.ftype.base == "character":
+                title = f"/{cb.name}/" if cb.name else "//"
+                raise UserError(f"{kernel.file}:{cb.line}: {kernel.name}: COMMON {title} member '{name}' has no "
+                                "type and constant bounds the harness can declare (the harness cannot drive it)")
+            members[cb.name].append((name, v.ftype, bounds))
+    return [(b, members[b]) for b in order]
+
+
+def _shape(bounds) -> str:
+    return "(" + ", ".join(f"{lo}:{hi}" for lo, hi in bounds) + ")" if bounds else ""
+
+
+def fortran_decls(kernel: ir.Kernel, prefix: str = "a_") -> list[str]:
+    """Declarations of every block holding a driven member, as the kernel declares them
+    (members named ``<prefix><name>``; storage association is by position, the names are
+    free), as free-form lines within 132 columns."""
+    out = []
+    for block, members in declared_blocks(kernel):
+        for name, ftype, bounds in members:
+            out += wrap_free_line(f"  {ftype.base}({ftype.kind}) :: {prefix}{name}{_shape(bounds)}")
+        title = f"/{block}/" if block else "//"
+        out += wrap_free_line(f"  common {title} {', '.join(prefix + n for n, _, _ in members)}")
     return out
+
+
+def fortran_common_owner(kernel: ir.Kernel) -> str:
+    """Fortran source owning the blocks for the port's driver ('' when the driven kernel
+    has no COMMON member): gfortran defines each block's symbol from these declarations,
+    and ``pf_set_commons(m_1, ...)`` / ``pf_get_commons(m_1, ...)`` (external names
+    ``pf_set_commons_`` / ``pf_get_commons_``, every argument by reference, one per driven
+    COMMON member in the order of ``kernel.args``) copy records into the block before the
+    call and the written members back after it."""
+    members = [a for a in kernel.args if a.common is not None]
+    if not members:
+        return ""
+    decls = fortran_decls(kernel)
+    dummies = []
+    for a in members:
+        bounds = [(d.lower.value, d.upper.value) for d in a.dims]
+        dummies += wrap_free_line(f"  {a.ftype.base}({a.ftype.kind}) :: m_{a.name}{_shape(bounds)}")
+    args = ", ".join(f"m_{a.name}" for a in members)
+    sets = [f"  a_{a.name} = m_{a.name}" for a in members]
+    gets = [f"  m_{a.name} = a_{a.name}" for a in members if a.intent != "in"]
+    nl = "\n"
+    routine = lambda name, body: (f"subroutine {name}({args})\n  implicit none\n{nl.join(dummies)}\n"  # noqa: E731
+                                  f"{nl.join(decls)}\n{nl.join(body)}\nend subroutine {name}\n")
+    return wrap_free_source(f"! Generated by port-fortran: the COMMON blocks {kernel.name} uses, owned by Fortran "
+                            "(do not edit).\n" + routine("pf_set_commons", sets) + routine("pf_get_commons", gets))
+
+
+def cpp_common_calls(kernel: ir.Kernel) -> tuple[list[str], str, str]:
+    """(prototypes, call before, call after without its semicolon) for the C++ driver: the
+    records of the driven COMMON members handed to :func:`fortran_common_owner`'s
+    routines ([] and '' without)."""
+    idx = [i for i, a in enumerate(kernel.args) if a.common is not None]
+    if not idx:
+        return [], "", ""
+    params = ", ".join("void*" for _ in idx)
+    ptrs = ", ".join(f"R[{i}].p()" for i in idx)
+    protos = [f'extern "C" void pf_set_commons_({params});', f'extern "C" void pf_get_commons_({params});']
+    return protos, f"pf_set_commons_({ptrs});", f"pf_get_commons_({ptrs})"
 
 
 def fortran_module_uses(kernel: ir.Kernel, prefix: str = "a_") -> list[str]:
@@ -138,46 +201,6 @@ def fortran_module_uses(kernel: ir.Kernel, prefix: str = "a_") -> list[str]:
         if a.module is not None and a.common is None:
             by_mod.setdefault(a.module, []).append(f"{prefix}{a.name} => {a.name}")
     return [f"  use {m}, only: {', '.join(names)}" for m, names in by_mod.items()]
-
-
-def cpp_defs(kernel: ir.Kernel) -> list[str]:
-    """C++ definitions of gfortran's symbols for the blocks the kernel uses (the port's
-    ``.cpp`` declares them ``extern`` with the same struct)."""
-    out = []
-    for b in _blocks(kernel):
-        if b.used():
-            out += cpp_block_def(b)
-    return out
-
-
-def cpp_block_def(b) -> list[str]:
-    """The C++ definition of one block's symbol (a driver, or a Python module of ports,
-    defines it: the original Fortran is not linked in)."""
-    out = ['extern "C" {', f"struct {b.struct} {{"]
-    for m in b.members:
-        out.append(f"  {m.declaration()}")
-    out += ["};", f"{b.struct} {b.symbol};  // defined here: the original Fortran is not linked in",
-            '}  // extern "C"']
-    return out
-
-
-def cpp_copies(kernel: ir.Kernel, driven: ir.Kernel) -> tuple[list[str], list[str]]:
-    """(records -> blocks, blocks -> records) C++ statements, records indexed as in ``driven``."""
-    symbol = {b.name: b.symbol for b in _blocks(kernel)}
-    load, store = [], []
-    for i, a in enumerate(driven.args):
-        if a.common is None:  # arguments; module variables are driven by Fortran drivers only
-            continue
-        member = f"{symbol[a.common]}.{_c(a.name)}"
-        addr = member if (a.rank or a.ftype.base == "complex") else f"&{member}"  # arrays, and COMPLEX as parts
-        load.append(f"std::memcpy({addr}, R[{i}].p(), R[{i}].nbytes);")
-        store.append(f"std::memcpy(R[{i}].p(), {addr}, R[{i}].nbytes);")
-    return load, store
-
-
-def _c(name: str) -> str:
-    from ..translate.symbols import cname
-    return cname(name)
 
 
 def member_range(kernel: ir.Kernel, a: ir.Argument) -> list:

@@ -1,0 +1,71 @@
+"""Reduction idioms of a loop body (pure): ``s = s + x`` and its kin (the operator of a
+scalar or array-element reduction) and the MIN/MAX-with-location idiom (an IF that keeps
+the best value and where it was)."""
+from __future__ import annotations
+
+from typing import Optional
+
+from . import ir
+
+_RED_OPS = {"+": "sum", "-": "sum", "*": "prod"}
+
+
+def mentions(e: ir.Expr, name: str) -> bool:
+    return any(isinstance(x, (ir.Name, ir.ArrayRef)) and x.name == name for x in ir.walk_expr(e))
+
+
+def same_expr(a: ir.Expr, b: ir.Expr) -> bool:
+    return ir.to_dict(a) == ir.to_dict(b)
+
+
+def reduction_op(target: ir.Expr, value: ir.Expr) -> Optional[str]:
+    """``t = t + e`` / ``t = e + t`` / ``t = t - e`` / ``t = t * e`` / ``t = max(t, e...)``
+    -> op name; None when the statement is not a reduction update of ``target``."""
+    name = target.name
+
+    def is_t(x):
+        return same_expr(x, target)
+
+    if isinstance(value, ir.BinOp) and value.op in _RED_OPS:
+        if is_t(value.left) and not mentions(value.right, name):
+            return _RED_OPS[value.op]
+        if value.op in ("+", "*") and is_t(value.right) and not mentions(value.left, name):
+            return _RED_OPS[value.op]
+        # t = t + a + b parses as (t + a) + b
+        if value.op in ("+", "-") and isinstance(value.left, ir.BinOp) and not mentions(value.right, name):
+            inner = reduction_op(target, value.left)
+            if inner == "sum":
+                return "sum"
+    if isinstance(value, ir.FuncCall) and value.intrinsic and value.name in ("max", "min", "amax1", "amin1",
+                                                                          "dmax1", "dmin1", "max0", "min0"):
+        ts = [a for a in value.args if is_t(a)]
+        others = [a for a in value.args if not is_t(a)]
+        if len(ts) == 1 and not any(mentions(a, name) for a in others):
+            return "max" if "max" in value.name else "min"
+    return None
+
+
+def minmax_idiom(s: ir.Stmt) -> Optional[tuple[str, str, list[ir.Stmt]]]:
+    """``if (e > m) m = e`` (max) / ``if (e < m) m = e`` (min). Returns (var, op, other
+    statements in the branch); other statements mean a *loc* reduction (maxloc style)."""
+    if not isinstance(s, ir.If) or len(s.branches) != 1 or s.else_body:
+        return None
+    cond, body = s.branches[0]
+    if not isinstance(cond, ir.BinOp) or cond.op not in (">", ">=", "<", "<="):
+        return None
+    assigns = [x for x in body if isinstance(x, ir.Assign)]
+    for a in assigns:
+        if not isinstance(a.target, ir.Name):
+            continue
+        m = a.target.name
+        e = a.value
+        if isinstance(cond.right, ir.Name) and cond.right.name == m and same_expr(cond.left, e):
+            op = "max" if cond.op in (">", ">=") else "min"
+        elif isinstance(cond.left, ir.Name) and cond.left.name == m and same_expr(cond.right, e):
+            op = "max" if cond.op in ("<", "<=") else "min"
+        else:
+            continue
+        if mentions(e, m):
+            return None
+        return m, op, [x for x in body if x is not a]
+    return None

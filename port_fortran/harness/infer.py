@@ -1,0 +1,276 @@
+"""Harness spec inference (pure, but for :func:`load_or_infer`, which reads and writes
+the spec file): argument roles, size sets for correctness and timing, the values that
+select each loop version (``versions.choose``), the configuration's hints. The data model
+and its YAML are :mod:`.spec`.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import yaml
+
+from ..errors import UserError
+from ..fortran import ir
+from . import ir_facts
+from .inputs import layout
+from .spec import (CORRECTNESS_SIZES, TIMING_BYTES, TIMING_FLOPS, TIMING_MAX_EXTENT, ArgSpec, Spec, _canon_hash,
+                   dump, eval_expr, infer_tolerances, parse)
+from .versions import choose
+
+
+def infer(kernel: ir.Kernel, hints: Optional[dict] = None) -> Spec:
+    """A spec from the IR (pure); ``hints`` is the configuration's
+    ``routines.<kernel>.args`` (per argument: dims, range, values), which wins."""
+    notes: list[str] = []
+    ptrs = ir_facts.pointer_arrays(kernel)
+    idx = ir_facts.index_arrays(kernel)
+    lds = ir_facts.leading_dims(kernel)
+    strides = ir_facts.stride_args(kernel) - set(lds)
+    sizes = ir_facts.size_candidates(kernel) - strides - set(lds)
+    positive = ir_facts.positive_args(kernel)
+    args: dict[str, ArgSpec] = {}
+    for a in kernel.args:
+        intent = a.intent if a.intent in ("in", "out", "inout") else "inout"
+        t = a.ftype.base
+        if a.rank == 0:
+            if t == "integer" and a.name in lds:
+                args[a.name] = ArgSpec("leading-dim", intent, rows=lds[a.name], pad=3)
+            elif t == "integer" and a.name in strides:
+                args[a.name] = ArgSpec("stride", intent, values=[1, 2])
+            elif t == "integer" and a.name in sizes:
+                args[a.name] = ArgSpec("size", intent)
+            elif t == "character":
+                vals = ir_facts.flag_values(kernel, a)
+                if not vals:
+                    vals = ["N"]
+                    notes.append(f"{a.name}: no comparison found; using 'N' only")
+                args[a.name] = ArgSpec("flag", intent, values=vals)
+            elif t == "logical":
+                args[a.name] = ArgSpec("scalar", intent, values=[True, False])
+            elif t == "integer":
+                args[a.name] = ArgSpec("scalar", intent, range=[1, 5])
+            else:
+                args[a.name] = ArgSpec("scalar", intent, range=[0.5, 1.5] if a.name in positive else [-1.0, 1.0])
+            continue
+        dims = _dims_of(a, notes)
+        if a.name in ptrs and t == "integer":
+            nnz = "auto"
+            for s in sizes:
+                if s.startswith("nnz") or s.startswith("nz"):
+                    nnz = s
+            args[a.name] = ArgSpec("pointer", intent, dims=dims, rows=ptrs[a.name].rows, nnz=nnz, per_row=[0, 6])
+        elif a.name in idx and t == "integer":
+            lo, hi = _index_range(kernel, a.name, idx[a.name], sizes, ptrs)
+            args[a.name] = ArgSpec("index", intent, dims=dims, range=[lo, hi])
+        elif t == "integer":
+            args[a.name] = ArgSpec("array", intent, dims=dims, range=[-5, 5])
+        elif t == "logical":
+            args[a.name] = ArgSpec("array", intent, dims=dims, values=[True, False])
+        elif t == "character":
+            args[a.name] = ArgSpec("array", intent, dims=dims, values=["A", "B"])
+        else:
+            args[a.name] = ArgSpec("array", intent, dims=dims,
+                                   range=[0.5, 1.5] if a.name in positive else [-1.0, 1.0])
+    _common_members(kernel, args, notes)
+    _apply_hints(kernel, args, hints or {}, notes)
+    # a pointer whose count lives in a size argument: that size follows the rows
+    size_names = [n for n, s in args.items() if s.role == "size"]
+    nnz_sizes = {s.nnz: s.rows for s in args.values() if s.role == "pointer" and s.nnz != "auto"}
+    correctness = []
+    for k, base in enumerate(CORRECTNESS_SIZES):
+        env: dict[str, int] = {}
+        for j, n in enumerate(n for n in size_names if n not in nnz_sizes):
+            env[n] = 1 if base == 1 else base + (-2 * j if j % 2 else 2 * j)
+        for n, rows in nnz_sizes.items():
+            try:
+                env[n] = 3 * max(1, eval_expr(rows, env))
+            except ValueError:
+                env[n] = 3 * base
+        correctness.append({n: env[n] for n in size_names})
+    order = _ordering(kernel, size_names, hints)
+    correctness = [order.satisfy(c) for c in correctness]  # x_min <= x_max, depth <= halo, ...
+    notes += order.notes
+    tol = infer_tolerances(kernel)
+    spec = Spec(kernel=kernel.name, args=args, correctness=correctness, timing={}, tolerance=tol, notes=notes)
+    choose(kernel, spec)  # zero/negative strides and the values that select each loop version
+    spec.timing = timing_sizes(kernel, spec)
+    for n, h in (hints or {}).items():  # a size given a range keeps its size sets in it
+        r = (h or {}).get("range")
+        if n in args and args[n].role == "size" and isinstance(r, list) and len(r) == 2:
+            for sizes in spec.correctness + [spec.timing]:
+                if n in sizes:
+                    sizes[n] = int(min(max(sizes[n], r[0]), r[1]))
+    return spec
+
+
+def _ordering(kernel: ir.Kernel, size_names, hints: Optional[dict] = None):
+    """The orderings between size arguments the kernel implies (harness.constraints), the
+    sizes the configuration gives a range left where they are."""
+    from .constraints import Ordering
+    fixed = [n for n, h in (hints or {}).items() if isinstance(h, dict) and h.get("range") is not None]
+    return Ordering.of(kernel, size_names, fixed)
+
+
+def _apply_hints(kernel: ir.Kernel, args: dict[str, ArgSpec], hints: dict, notes: list[str]) -> None:
+    """The configuration's word on an argument (``routines.<k>.args.<a>``): dims,
+    value range, values."""
+    for name, h in hints.items():
+        if name not in args or not isinstance(h, dict):
+            continue
+        a, s = kernel.arg(name), args[name]
+        given = []
+        if h.get("dims") is not None and a.rank:
+            if len(h["dims"]) != a.rank:
+                raise UserError(f"configuration key routines.{kernel.name}.args.{name}.dims: {len(h['dims'])} "
+                                f"dimension(s) given, '{name}' has {a.rank}")
+            s.dims = [str(d) if ":" in str(d) else f"1:{d}" for d in h["dims"]]
+            given.append("dims")
+        if h.get("range") is not None and s.role in ("scalar", "array", "size"):
+            s.range = list(h["range"])
+            s.values = None if s.role != "size" else s.values
+            given.append("range")
+        if h.get("values") is not None and s.role in ("scalar", "array", "flag", "stride"):
+            s.values = list(h["values"])
+            given.append("values")
+        if given:
+            notes.append(f"{name}: {', '.join(given)} from the configuration (routines.{kernel.name}.args.{name})")
+
+
+def _common_members(kernel: ir.Kernel, args: dict[str, ArgSpec], notes: list[str]) -> None:
+    """COMMON members and module variables driven as arguments (harness.members): never
+    sizes (their arrays have constant bounds); an integer scalar stays within the bounds of
+    those arrays."""
+    from .members import is_member, member_range
+    for a in kernel.args:
+        if not is_member(a) or a.rank or a.ftype.base != "integer":
+            continue
+        rng = member_range(kernel, a)
+        args[a.name] = ArgSpec("scalar", args[a.name].intent, range=rng)
+        what = "COMMON member" if a.common is not None else f"variable of module {a.module}"
+        notes.append(f"{a.name}: {what}, values {rng[0]}..{rng[1]} (within the COMMON and module arrays' bounds)")
+
+
+def _dims_of(a: ir.Argument, notes: list[str]) -> list[str]:
+    out = []
+    for k, d in enumerate(a.dims):
+        try:
+            lo = ir_facts.to_py(d.lower) if d.lower is not None else "1"
+        except ValueError:
+            lo = "1"
+            notes.append(f"{a.name}: lower bound of dim {k + 1} not expressible; using 1")
+        if d.upper is None:
+            hi = "auto"
+        else:
+            try:
+                hi = ir_facts.to_py(d.upper)
+            except ValueError:
+                hi = "auto"
+        out.append(f"{lo}:{hi}")
+    return out
+
+
+def _index_range(kernel, name, uses, sizes, ptrs) -> tuple[str, str]:
+    """Values of an index array: within the declared bounds of every array it indexes."""
+    los, his = [], []
+    for arr, dim, off in uses:
+        try:
+            target = kernel.arg(arr)
+        except KeyError:
+            continue
+        if dim >= target.rank:
+            continue
+        d = target.dims[dim]
+        lo = ir_facts.to_py(d.lower) if d.lower is not None else "1"
+        if d.upper is not None:
+            try:
+                hi = ir_facts.to_py(d.upper)
+            except ValueError:
+                hi = None
+        else:
+            hi = None
+        if hi is None:  # assumed size: the column count is not declared; use the row count
+            rows = next((p.rows for p in ptrs.values()), None)
+            hi = rows or (f"max({', '.join(sorted(sizes))})" if sizes else "1")
+        if off:
+            lo, hi = f"{lo} - ({off})", f"{hi} - ({off})"
+        los.append(lo)
+        his.append(hi)
+    if not los:
+        return "1", "1"
+    lo = los[0] if len(set(los)) == 1 else f"max({', '.join(sorted(set(los)))})"
+    hi = his[0] if len(set(his)) == 1 else f"min({', '.join(sorted(set(his)))})"
+    return lo, hi
+
+
+def timing_sizes(kernel: ir.Kernel, spec: Spec) -> dict[str, int]:
+    """Sizes whose array data is about TIMING_BYTES (all sizes scaled together)."""
+    names = spec.sizes()
+    if not names:
+        return {}
+    nnz_sizes = {s.nnz: s.rows for s in spec.args.values() if s.role == "pointer" and s.nnz != "auto"}
+
+    order = _ordering(kernel, names)
+
+    def sizes_for(s: int) -> dict[str, int]:
+        env = {n: s for n in names if n not in nnz_sizes}
+        for n, rows in nnz_sizes.items():
+            try:
+                env[n] = 5 * max(1, eval_expr(rows, env))
+            except ValueError:
+                env[n] = 5 * s
+        return order.satisfy({n: env[n] for n in names})
+
+    def total(s: int) -> int:
+        """Bytes of array data at scale s; past the cap (TIMING_BYTES) also when the
+        estimated work exceeds TIMING_FLOPS (an O(n^3) nest stays a few seconds)."""
+        try:
+            lay = layout(kernel, spec, sizes_for(s), choice_index=0, rng=None)
+        except (ValueError, KeyError):  # a spec expression with no value at this scale (layout's own errors)
+            return -1
+        nbytes = sum(x.nbytes for n, x in lay.arrays.items())
+        ints = {k: v for k, v in lay.scalars.items() if isinstance(v, int) and not isinstance(v, bool)}
+        work = ir_facts.count_flops(kernel, ints, branches="max")
+        if work is not None and work > TIMING_FLOPS:
+            return TIMING_BYTES
+        return nbytes
+
+    lo, hi = 1, 2
+    while hi < TIMING_MAX_EXTENT and 0 <= total(hi) < TIMING_BYTES:
+        lo, hi = hi, hi * 2
+    while hi - lo > max(1, lo // 64):
+        mid = (lo + hi) // 2
+        if 0 <= total(mid) < TIMING_BYTES:
+            lo = mid
+        else:
+            hi = mid
+    return sizes_for(lo)
+
+
+
+def load_or_infer(kernel: ir.Kernel, path: Path, hints: Optional[dict] = None) -> Spec:
+    """The spec at ``path`` if the user edited it, else a fresh inference (written there)."""
+    inferred = infer(kernel, hints)
+    fresh_text = dump(inferred, kernel)
+    if path.exists():
+        text = path.read_text()
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = f":{mark.line + 1}" if mark is not None else ""
+            raise UserError(f"{path}{line}: not valid YAML ({getattr(exc, 'problem', exc)}); "
+                            f"fix it or delete the file to infer it again") from None
+        if not isinstance(data, dict):
+            raise UserError(f"{path}: expected a mapping at the top level; delete the file to infer it again")
+        edited = data.get("inferred_hash") != _canon_hash(data)
+        if edited:
+            spec = parse(data, kernel, path.name)
+            spec.edited = True
+            spec.path = str(path)
+            return spec
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text() != fresh_text:
+        path.write_text(fresh_text)
+    inferred.path = str(path)
+    return inferred

@@ -1,0 +1,32 @@
+"""Kernel-level reasons the translator refuses a routine, before any code is made (pure):
+what the front end could not model, module state, arguments that need a descriptor,
+local state kept between calls. Asked for the kernel and for every device function."""
+from __future__ import annotations
+
+from ..fortran import ir
+
+
+def kernel_checks(kernel: ir.Kernel) -> list[ir.Diagnostic]:
+    """Kernel-level reasons to refuse, all of them at once."""
+    out: list[ir.Diagnostic] = []
+    for u in kernel.unsupported:
+        out.append(ir.Diagnostic(u.construct, u.reason, u.line))
+    if kernel.module_vars:
+        names = ", ".join(sorted(kernel.module_vars))
+        line = min((v.line for v in kernel.module_vars.values()), default=kernel.line_start)
+        out.append(ir.Diagnostic("module-variable", f"module variables {names} are shared state the port cannot reach", line))
+    for a in kernel.args:
+        if a.optional:
+            out.append(ir.Diagnostic("optional-argument", f"OPTIONAL argument '{a.name}'", a.line))
+        if any(d.assumed_shape for d in a.dims) or a.allocatable:
+            out.append(ir.Diagnostic("assumed-shape", f"assumed-shape or allocatable argument '{a.name}' "
+                                     "(needs an array descriptor)", a.line))
+        if a.ftype.base == "character" and (a.dims or a.ftype.char_len != 1):
+            out.append(ir.Diagnostic("unsupported-type", f"CHARACTER argument '{a.name}' other than one character", a.line))
+    for name, v in kernel.locals.items():
+        if v.allocatable:
+            out.append(ir.Diagnostic("allocatable", f"ALLOCATABLE local '{name}'", v.line))
+        elif v.save and v.parameter is None:
+            out.append(ir.Diagnostic("save-variable", f"local '{name}' keeps its value between calls (SAVE or "
+                                     "initialised in its declaration)", v.line))
+    return out
