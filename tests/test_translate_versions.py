@@ -82,7 +82,7 @@ def test_both_versions_are_proven_on_serial_and_openmp(tmp_path, name):
         zero_stride_race_case(h)
         v = h.verify("openmp")
         assert v.passed, v.reason
-        assert [(c.sizes["n"], c.sizes["incy"]) for c in v.cases] == [(RACE_N, 0)]
+        assert [(c.sizes["n"], c.sizes["incy"]) for c in v.cases if c.kind != "cross-tiles"] == [(RACE_N, 0)]
 
 
 @pytest.mark.integration

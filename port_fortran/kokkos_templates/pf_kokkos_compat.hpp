@@ -589,6 +589,13 @@ KOKKOS_INLINE_FUNCTION T min(T a, T b) { return b < a ? b : a; }
 template <class T>
 KOKKOS_INLINE_FUNCTION T max(T a, T b) { return b > a ? b : a; }
 
+// an integer division in an array's extent (the largest subscript a DO loop with step b
+// reaches): a loop with step 0 never runs (Fortran forbids it), so the routine cannot
+// reach that subscript through it, and the entry must not divide by zero before the
+// routine's own guard (dscal with incx = 0 returns at once)
+template <class T>
+KOKKOS_INLINE_FUNCTION T extent_div(T a, T b) { return b == T(0) ? T(0) : a / b; }
+
 // integer power (Fortran i**n, x**n with an integer exponent): binary powering
 template <class T, class I>
 KOKKOS_INLINE_FUNCTION T ipow(T base, I n) {

@@ -85,6 +85,9 @@ class ExprPrinter:
         self.renames = dict(renames or {})
         self.line = line
         self.used: set[str] = set()  # Fortran names printed (and lower-bound locals)
+        # integer divisions by a name print as pf::extent_div (0 when the divisor is 0): for
+        # array extents, evaluated before the routine's own guards run (render.array_extents)
+        self.safe_division = False
 
     # ------------------------------------------------------------------ public
     def expr(self, e: ir.Expr, want: Optional[ir.FType] = None) -> str:
@@ -265,6 +268,9 @@ class ExprPrinter:
             if t.base == "complex" and op not in ("==", "/="):
                 self.refuse("type-mismatch", "ordering comparison of complex values")
             return f"{self.wrap(lt, lp, my)} {CXX_OP[op]} {self.wrap(rt, rp, my + 1)}", my, ir.LOGICAL
+        if op == "/" and self.safe_division and t.base == "integer" and not (
+                isinstance(e.right, ir.Literal) and e.right.value != 0):
+            return f"pf::extent_div({lt}, {rt})", ATOM, t
         # + - * / : left-associative; right operand of - and / needs parentheses at equal precedence
         return f"{self.wrap(lt, lp, my)} {CXX_OP[op]} {self.wrap(rt, rp, my + 1)}", my, t
 

@@ -104,6 +104,7 @@ def array_extents(kernel: ir.Kernel, tab: SymbolTable) -> tuple[dict[str, list[t
     Pure; shared by the entry and the Python bindings (which check a numpy array against
     exactly what the entry will read and write)."""
     p = ExprPrinter(tab)
+    p.safe_division = True  # evaluated before the routine's guards (a stride of 0 that it rejects)
     out: dict[str, list[tuple[str, str]]] = {}
     for a in kernel.args:
         sym = tab[a.name]
