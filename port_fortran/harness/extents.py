@@ -45,6 +45,26 @@ def _union(a: Interval, b: Interval) -> Interval:
     return (min(a[0], b[0]), max(a[1], b[1]))
 
 
+def intrinsic_interval(name: str, args: list[Interval]) -> Interval:
+    """The interval of MAX, MIN, ABS or MOD/MODULO of arguments in these intervals (None:
+    unknown, or another function)."""
+    if not args or any(a is None for a in args):
+        return None
+    if name in ("max", "max0"):
+        return (max(a[0] for a in args), max(a[1] for a in args))
+    if name in ("min", "min0"):
+        return (min(a[0] for a in args), min(a[1] for a in args))
+    if name in ("abs", "iabs") and len(args) == 1:
+        lo, hi = args[0]
+        return (lo, hi) if lo >= 0 else (-hi, -lo) if hi <= 0 else (0, max(-lo, hi))
+    if name in ("mod", "modulo") and len(args) == 2:
+        m = max(abs(args[1][0]), abs(args[1][1]))
+        lo = 0 if args[0][0] >= 0 else -(m - 1)
+        hi = 0 if args[0][1] <= 0 else m - 1
+        return (lo, max(lo, hi))
+    return None
+
+
 class Ranges:
     """Interval evaluation of integer expressions in one case."""
 
@@ -97,26 +117,7 @@ class Ranges:
         if isinstance(e, ir.ArrayRef):
             return self.array_values.get(e.name)
         if isinstance(e, ir.FuncCall):
-            args = [self.expr(a, loopvars) for a in e.args]
-            if any(a is None for a in args) or not args:
-                return None
-            if e.name in ("max", "max0"):
-                return (max(a[0] for a in args), max(a[1] for a in args))
-            if e.name in ("min", "min0"):
-                return (min(a[0] for a in args), min(a[1] for a in args))
-            if e.name in ("abs", "iabs") and len(args) == 1:
-                lo, hi = args[0]
-                if lo >= 0:
-                    return (lo, hi)
-                if hi <= 0:
-                    return (-hi, -lo)
-                return (0, max(-lo, hi))
-            if e.name == "mod" and len(args) == 2:
-                m = max(abs(args[1][0]), abs(args[1][1]))
-                lo = 0 if args[0][0] >= 0 else -(m - 1)
-                hi = 0 if args[0][1] <= 0 else m - 1
-                return (lo, max(lo, hi))
-            return None
+            return intrinsic_interval(e.name, [self.expr(a, loopvars) for a in e.args])
         return None
 
     # loops -----------------------------------------------------------------------

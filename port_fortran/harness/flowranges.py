@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..fortran import ir
-from .extents import Interval, _add, _div, _increment, _mul, _names, _neg, _union
+from .extents import Interval, intrinsic_interval, _add, _div, _increment, _mul, _names, _neg, _union
 
 class GiveUp(Exception):
     """The walk cannot follow the routine (a backward or computed jump)."""
@@ -119,20 +119,7 @@ class FlowRanges:
                     and (e.args[1].ftype is None or e.args[1].ftype.base == "integer"):
                 self.errors.append(f"line {line}: mod(.., {_text(e.args[1])}) with {_text(e.args[1])} = 0")
                 return None
-            if any(a is None for a in args) or not args:
-                return None
-            if e.name in ("max", "max0"):
-                return (max(a[0] for a in args), max(a[1] for a in args))
-            if e.name in ("min", "min0"):
-                return (min(a[0] for a in args), min(a[1] for a in args))
-            if e.name in ("abs", "iabs") and len(args) == 1:
-                lo, hi = args[0]
-                return (lo, hi) if lo >= 0 else (-hi, -lo) if hi <= 0 else (0, max(-lo, hi))
-            if e.name in ("mod", "modulo") and len(args) == 2:
-                m = max(abs(args[1][0]), abs(args[1][1]))
-                lo = 0 if args[0][0] >= 0 else -(m - 1)
-                hi = 0 if args[0][1] <= 0 else m - 1
-                return (lo, max(lo, hi))
+            return intrinsic_interval(e.name, args)
         return None
 
     def bval(self, e: ir.Expr, env: dict):
