@@ -48,15 +48,15 @@ def plant(cpp: str, name: str) -> str:
     above PF_TEST_SKIP; relax2's tiled MDRange drops the last partial tile of m when there
     is a full one; gathr's subscript is computed in 32 bits."""
     cpp = cpp.replace(f'#include "{name}.kokkos.hpp"\n', f'#include "{name}.kokkos.hpp"\n{SWITCHES}', 1)
-    cpp, n = re.subn(r"\n(\s*)(Kokkos::parallel_(?:for|reduce)\()",
+    cpp, n = re.subn(r"\n(\s*)((?:Kokkos|pf)::parallel_(?:for|reduce)\()",
                      r"\n\1const long pf_skip = pf_test_skip_above;\n\1const bool pf_int32 = pf_test_int32;\n\1\2", cpp)
     assert n == 1, cpp
     cpp, n = re.subn(r"(KOKKOS_LAMBDA\(const int i\b[^{]*\{\n)", r"\1    if (i > pf_skip) return;\n", cpp)
     assert n == 1, cpp
     if name == "relax2":
-        old = "pf::mdrange<2>({1, 1}, {m, n}, {64, 4})"
+        old = "pf::nest<2>({1, 1}, {m, n}, {64, 4})"
         assert old in cpp, cpp
-        cpp = cpp.replace(old, "pf::mdrange<2>({1, 1}, {pf_test_tile_rem && m >= 64 ? (m / 64) * 64 : m, n}, {64, 4})")
+        cpp = cpp.replace(old, "pf::nest<2>({1, 1}, {pf_test_tile_rem && m >= 64 ? (m / 64) * 64 : m, n}, {64, 4})")
     if name == "gathr":
         old = "static_cast<long long>(i - 1) * 40503LL % static_cast<long long>(n)"
         assert old in cpp, cpp
