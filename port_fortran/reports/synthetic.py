@@ -22,17 +22,17 @@ KERNELS = [
     ("jacobi2d", "stencil.f90", 8, 31, "verified", ["mdrange"], "", ""),
     ("heat3d", "stencil.f90", 34, 66, "failed", ["mdrange"],
      "stencil.f90:51: output 'unew' differs on openmp: max rel error 3.1e-02 at (1,7,3) (tolerance 1e-12)",
-     "verify-mismatch"),
+     "wrong-result"),
     ("spmv_csr", "sparse.f90", 3, 25, "verified", ["parallel_for", "reduce"], "", ""),
     ("histogram", "scatter.f90", 4, 22, "verified", ["parallel_for", "atomic"], "", ""),
     ("tridiag", "solvers.f", 10, 38, "refused", [],
-     "solvers.f:21: loop carries a dependence through c(i-1) (recurrence); it must stay serial", "loop-carried"),
+     "solvers.f:21: loop carries a dependence through c(i-1) (recurrence); it must stay serial", "loop-carried-dependence"),
     ("lcg_random", "random.f", 3, 19, "refused", [],
-     "random.f:11: each value depends on the previous seed (sequential generator)", "loop-carried"),
+     "random.f:11: each value depends on the previous seed (sequential generator)", "loop-carried-dependence"),
     ("pic_push", "pic.f90", 40, 90, "budget-reached", [],
-     "pic.f90:40: budget of $0.05 reached before an LLM could retry the translation", "budget"),
+     "pic.f90:40: budget of $0.05 reached before an LLM could retry the translation", "budget-reached"),
     ("nbody_forces", "nbody.f90", 6, 48, "error", [],
-     "nbody.f90:6: internal error in the harness: <unexpected> & \"quoted\" | text", "internal"),
+     "nbody.f90:6: internal error in the harness: <unexpected> & \"quoted\" | text", "stage-error"),
 ]
 
 
