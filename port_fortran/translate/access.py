@@ -60,17 +60,28 @@ def reads_deep(stmts: Iterable[ir.Stmt]) -> set[str]:
 
 def scalars_written(stmts: Iterable[ir.Stmt], out_args: Optional[dict] = None) -> set[str]:
     """Scalars assigned (targets that are plain names), DO variables, and actual arguments
-    passed to dummies that may be modified (``out_args``: callee name -> set of positions)."""
+    passed to dummies that may be modified (``out_args``: callee name -> set of positions),
+    by a CALL or by a user function referenced in an expression (Nekbone's PNLEG(Z, N)
+    resets a tiny Z to 0)."""
     out: set[str] = set()
+
+    def passed(name: str, args: list) -> None:
+        for pos in out_args.get(name, ()):
+            if pos < len(args) and isinstance(args[pos], ir.Name):
+                out.add(args[pos].name)
+
     for s in ir.walk(list(stmts)):
         if isinstance(s, ir.Assign) and isinstance(s.target, ir.Name):
             out.add(s.target.name)
         elif isinstance(s, ir.Do):
             out.add(s.var)
         elif isinstance(s, ir.CallStmt) and out_args is not None:
-            for pos in out_args.get(s.name, ()):
-                if pos < len(s.args) and isinstance(s.args[pos], ir.Name):
-                    out.add(s.args[pos].name)
+            passed(s.name, s.args)
+        if out_args:
+            for e in ir.stmt_exprs(s):
+                for x in ir.walk_expr(e):
+                    if isinstance(x, ir.FuncCall) and not x.intrinsic:
+                        passed(x.name, x.args)
     return out
 
 
