@@ -58,4 +58,6 @@ def test_default_real_8_routine_is_fed_and_proven_in_double(tmp_path):
     v = h.verify("serial")
     assert v.passed, v.reason or [c.error for c in v.cases]
     ys = [o for c in v.cases for o in c.outputs if o.name == "y"]
-    assert ys and max(o.max_rel_err for o in ys) < 1e-12  # real(4) anywhere would show ~1e-7
+    # |y| <= 1.4 on these inputs: real(4) anywhere would show absolute errors near 1e-8
+    # (a pointwise relative error is unbounded where y passes near 0)
+    assert ys and max(o.max_abs_err for o in ys) < 1e-12
