@@ -16,7 +16,7 @@ from pathlib import Path
 from ..cache import cache_root
 from .limits import ensure_recursion_limit
 from . import ir
-from .reader import FORTRAN_EXTS, SourceText, read_source
+from .reader import FORTRAN_EXTS, SourceText, read_source, strip_comment
 
 # CPU seconds allowed to parse one program unit, and again to build and analyse a file's
 # IR: a base plus a share per 1,000 lines (fparser2 needs about 1 s per 1,000 lines);
@@ -203,8 +203,9 @@ def _syntax_diag(src: SourceText, msg: str) -> ir.Diagnostic:
             detail = ln.strip()
             break
     message = f"syntax error: {text}" + (f" ({detail})" if detail and detail not in text else "")
-    if _CODIMENSION_RE.search(_strip_comment(text)):
-        return ir.Diagnostic("coarray", f"coarray Fortran (a codimension in `{_strip_comment(text).strip()}`) is "
+    code = strip_comment(text)
+    if _CODIMENSION_RE.search(code):
+        return ir.Diagnostic("coarray", f"coarray Fortran (a codimension in `{code.strip()}`) is "
                              "not supported: the parser reads Fortran 2008 without coarrays", org.line, org.file)
     if src.preprocessed:
         # an identifier left as written by the preprocessor is often a macro the build
@@ -374,20 +375,6 @@ _END_OTHER_RE = re.compile(r"^\s*end\s*(if|do|select|where|forall|type|interface
 _MODULE_PROC_RE = re.compile(r"^\s*module\s+procedure\b", re.IGNORECASE)
 
 
-def _strip_comment(stmt: str) -> str:
-    """The statement without a trailing ``!`` comment (quotes respected)."""
-    quote = None
-    for i, c in enumerate(stmt):
-        if quote:
-            if c == quote:
-                quote = None
-        elif c in "'\"":
-            quote = c
-        elif c == "!":
-            return stmt[:i]
-    return stmt
-
-
 def _statements(text: str, form: str):
     """(line, statement text) of each statement's first line (comments, blank lines and
     continuation lines skipped; labels and trailing comments removed)."""
@@ -396,9 +383,9 @@ def _statements(text: str, form: str):
         if form == "fixed":
             if not line or line[0] in "cC*!dD" or len(line) < 7 or line[5] not in " 0":
                 continue
-            st = _strip_comment(line[6:])
+            st = strip_comment(line[6:])
         else:
-            body = _strip_comment(line)
+            body = strip_comment(line)
             was_continued, continued = continued, body.rstrip().endswith("&")
             if was_continued or not body.strip():
                 continue

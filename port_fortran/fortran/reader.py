@@ -117,6 +117,20 @@ def _is_fixed_comment(line: str) -> bool:
     return bool(line) and (line[0] in "cC*!dD" and not line[:6].strip().isdigit()) and line[0] != " "
 
 
+def strip_comment(text: str) -> str:
+    """``text`` without a ``!`` comment outside character literals."""
+    quote = None
+    for i, c in enumerate(text):
+        if quote:
+            if c == quote:
+                quote = None
+        elif c in "'\"":
+            quote = c
+        elif c == "!":
+            return text[:i]
+    return text
+
+
 def find_include(name: str, from_file: str, include_dirs=()) -> Path | None:
     """Where gfortran finds an INCLUDE: next to the including file, in the -I directories,
     then in the compiler's own directory (``omp_lib.h``, ``openacc_lib.h``)."""

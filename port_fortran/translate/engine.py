@@ -103,12 +103,17 @@ def translate_kernel(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None,
                      options: Optional[TranslateOptions] = None, program=None) -> Port:
     """``program`` (fortran.program.Program): callees are found in every file of the tree;
     without it only in the kernel's own file."""
-    options = options or TranslateOptions()
+    return _refusing(kernel, _translate, source, options or TranslateOptions(), program)
+
+
+def _refusing(kernel: ir.Kernel, make, *args):
+    """``make(kernel, *args)`` after the kernel-level checks; a Refusal becomes
+    TranslationRefused with the kernel's file."""
     diags = kernel_checks(kernel)
     if diags:
         raise TranslationRefused(kernel.name, diags)
     try:
-        return _translate(kernel, source, options, program)
+        return make(kernel, *args)
     except Refusal as r:
         d = r.diagnostic
         if not d.file:
@@ -140,17 +145,7 @@ class KernelParts:
 def translate_parts(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None,
                     options: Optional[TranslateOptions] = None, program=None) -> KernelParts:
     """The pieces of a kernel's port (raises TranslationRefused like translate_kernel)."""
-    options = options or TranslateOptions()
-    diags = kernel_checks(kernel)
-    if diags:
-        raise TranslationRefused(kernel.name, diags)
-    try:
-        return _parts(kernel, source, options, program)
-    except Refusal as r:
-        d = r.diagnostic
-        if not d.file:
-            d.file = kernel.file
-        raise TranslationRefused(kernel.name, [d]) from None
+    return _refusing(kernel, _parts, source, options or TranslateOptions(), program)
 
 
 def _parts(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: TranslateOptions,

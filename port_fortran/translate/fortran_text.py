@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ..fortran.reader import strip_comment
+
 FIXED_WIDTH = 72
 FREE_WIDTH = 132
 
@@ -75,20 +77,6 @@ def code_part(line: str, form: str) -> tuple[str, str]:
         m = re.match(r"^\s*(\d{1,5})\s+(.*)$", line)
         label, body = (m.group(1), m.group(2)) if m else ("", line)
     return label, strip_comment(body)
-
-
-def strip_comment(text: str) -> str:
-    """``text`` without a ``!`` comment outside character literals."""
-    quote = None
-    for i, c in enumerate(text):
-        if quote:
-            if c == quote:
-                quote = None
-        elif c in "'\"":
-            quote = c
-        elif c == "!":
-            return text[:i]
-    return text
 
 
 def head_end(lines: list[str], first: int, form: str) -> int:
