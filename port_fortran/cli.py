@@ -130,6 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--input", action="append", default=[], metavar="FILE",
                    help="a file the program reads, copied into both programs' working directories (repeatable)")
     p.add_argument("--stdin", default=None, metavar="FILE", help="what both programs read on standard input")
+    p.add_argument("--fflags", default=None, metavar="FLAGS",
+                   help="extra gfortran flags the program is built with, e.g. '-fopenmp -fdefault-real-8' (quoted)")
     _add_source_opts(p)
 
     p = sub.add_parser("app", help="modernise a whole application: build it through a compiler wrapper, port the "

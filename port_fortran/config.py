@@ -28,6 +28,8 @@ Example file::
           u: {extent: "n*m"}                # upper bound of an assumed-size dimension
           w: {dims: ["0:n+1", "1:m"], range: [0.0, 1.0]}   # harness arrays and values
           k: {values: [1, 2]}
+    programs:                               # how to run each main program for its proof
+      stencil: {args: "10 1000", inputs: [stencil.in], stdin: null, ignore: ["time"], rtol: 1.0e-9}
     fflags: -fno-range-check              # extra gfortran flags for the original (string or list)
     module_search: [src/, ../common/]     # where USEd modules of other files are looked for
 """
@@ -94,6 +96,9 @@ class Config:
     mode: str = "auto"
     # per routine of the tree: {name: {args: {arg: {extent, dims, range, values}}}} (fortran.program)
     routines: dict[str, dict] = field(default_factory=dict)
+    # per main program: how the proof runs it {name: {args, inputs, stdin, ignore, rtol}}
+    # (pipeline/program_job.py); a program with no entry runs without arguments
+    programs: dict[str, dict] = field(default_factory=dict)
     seeds: Optional[int] = None  # random input sets for the differential test (harness default)
     recursion_limit: Optional[int] = None  # graph steps per kernel; None: enough for the configured bounds
     quiet: bool = False
@@ -258,6 +263,8 @@ def _build(d: dict, where: str, base: Optional[Config] = None) -> Config:
             cfg.limits = _sub(Limits, v, key, where)
         elif key == "routines":
             cfg.routines = _routines(v, where)
+        elif key == "programs":
+            cfg.programs = _programs(v, where)
         elif key == "defines":
             if isinstance(v, list):
                 cfg.defines = parse_defines(v)
@@ -270,6 +277,60 @@ def _build(d: dict, where: str, base: Optional[Config] = None) -> Config:
 
 
 ROUTINE_ARG_KEYS = ("extent", "dims", "range", "values")
+PROGRAM_KEYS = ("args", "inputs", "stdin", "ignore", "rtol")
+
+
+def _programs(v: Any, where: str) -> dict[str, dict]:
+    """``programs: {name: {args: str, inputs: [files], stdin: file, ignore: [regex], rtol: x}}``:
+    how a main program runs for its proof (names lower case; files relative to the current
+    directory)."""
+    import re
+    import shlex
+
+    if not isinstance(v, dict):
+        raise _err(where, "programs", "expected a mapping program name -> {args, inputs, stdin, ignore, rtol}")
+    out: dict[str, dict] = {}
+    for name, pv in v.items():
+        key = f"programs.{name}"
+        if pv is None:
+            pv = {}
+        if not isinstance(pv, dict):
+            raise _err(where, key, f"expected a mapping with some of {', '.join(PROGRAM_KEYS)}")
+        extra = set(pv) - set(PROGRAM_KEYS)
+        if extra:
+            raise _err(where, f"{key}.{sorted(extra)[0]}", f"unknown key (known: {', '.join(PROGRAM_KEYS)})")
+        d: dict = {}
+        if pv.get("args") is not None:
+            a = pv["args"]
+            if isinstance(a, list):
+                d["args"] = [str(x) for x in a]
+            elif isinstance(a, (str, int, float)) and not isinstance(a, bool):
+                try:
+                    d["args"] = shlex.split(str(a))
+                except ValueError as exc:
+                    raise _err(where, f"{key}.args", f"cannot split {a!r} into arguments: {exc}")
+            else:
+                raise _err(where, f"{key}.args", "expected a string ('10 1000') or a list of arguments")
+        if pv.get("inputs") is not None:
+            d["inputs"] = _as_list(pv["inputs"], f"{key}.inputs", where)
+        if pv.get("ignore") is not None:  # one regex as a string (commas are regex text), or a list
+            d["ignore"] = [pv["ignore"]] if isinstance(pv["ignore"], str) else \
+                _as_list(pv["ignore"], f"{key}.ignore", where)
+        for pat in d.get("ignore", []):
+            try:
+                re.compile(pat)
+            except re.error as exc:
+                raise _err(where, f"{key}.ignore", f"{pat!r} is not a regular expression: {exc}")
+        if pv.get("stdin") is not None:
+            if not isinstance(pv["stdin"], str):
+                raise _err(where, f"{key}.stdin", "expected a file name")
+            d["stdin"] = pv["stdin"]
+        if pv.get("rtol") is not None:
+            d["rtol"] = _num(pv["rtol"], f"{key}.rtol", where)
+            if not 0 <= d["rtol"] < 1:
+                raise _err(where, f"{key}.rtol", "expected a relative tolerance in [0, 1)")
+        out[str(name).lower()] = d
+    return out
 
 
 def _routines(v: Any, where: str) -> dict[str, dict]:

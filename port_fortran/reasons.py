@@ -129,7 +129,8 @@ _ALL = [
         nest_not_in_source="the nest's lines are not in the file as the IR has them",
         shared_line="a line of the nest holds another statement (';')",
         preprocessor_in_nest="a preprocessor line inside the nest",
-        openmp_region="the nest is inside an OpenMP parallel region"),
+        openmp_region="the nest is inside an OpenMP parallel region",
+        not_exercised="the program's run never reached the nest, so its proof could not cover a port of it"),
     # ---------------------------------------------------------------- the validator (any port's C++)
     *_r("validate",
         no_code="the answer holds no C++",
@@ -153,6 +154,13 @@ _ALL = [
         original_failed="the original failed on every input drawn: the port is not at fault",
         wrong_result="the port's outputs differ from the original's",
         run_error="the port's driver failed or was stopped"),
+    # ---------------------------------------------------------------- main programs of a run (pipeline/program_job.py)
+    *_r("harness",
+        program_not_exercised="the program's run (its configured arguments and inputs) reached none of the ported "
+                              "loop nests, so it proves nothing about them",
+        original_build_failed="the original program does not build from the files of the tree (a library it needs "
+                              "is not given)",
+        modern_build_failed="the modern program (hybrid source and Kokkos library) does not build"),
     # ---------------------------------------------------------------- whole applications (app/)
     *_r("app",
         hybrid_source_moved="the hybrid port was made from another copy of the source than the application builds",

@@ -13,6 +13,7 @@ added to the code's include directories.
 from __future__ import annotations
 
 import re
+import sys
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -58,6 +59,9 @@ class Unit:
     defines: dict[str, Optional[str]] = field(default_factory=dict)  # added to the code's
     fflags: list[str] = field(default_factory=list)  # added to the code's
     notes: str = ""
+    # how the unit's main programs run for their proof: the run configuration's `programs`
+    # ({name: {args, inputs, stdin, ignore, rtol}}; files relative to the code root), over the code's
+    programs: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -74,6 +78,7 @@ class Code:
     defines: dict[str, Optional[str]] = field(default_factory=dict)  # NAME -> value, None: -DNAME
     fflags: list[str] = field(default_factory=list)
     copies: dict[str, str] = field(default_factory=dict)  # repository path -> name in _corpus_include/
+    programs: dict = field(default_factory=dict)  # default `programs` of its units (Unit.programs)
     cpp: Optional[bool] = None  # preprocess every file (None: by suffix, .F/.F90 ...)
     notes: str = ""
 
@@ -119,9 +124,9 @@ def define_flags(defines: dict[str, Optional[str]]) -> list[str]:
     return [f"-D{k}" if v is None else f"-D{k}={v}" for k, v in defines.items()]
 
 
-_KNOWN_CODE_KEYS = {"name", "repository", "commit", "license", "fetch", "files", "units", "exclude",
+_KNOWN_CODE_KEYS = {"programs", "name", "repository", "commit", "license", "fetch", "files", "units", "exclude",
                     "include_dirs", "defines", "fflags", "copies", "cpp", "notes"}
-_KNOWN_UNIT_KEYS = {"name", "files", "context", "stubs", "defines", "fflags", "notes"}
+_KNOWN_UNIT_KEYS = {"name", "files", "context", "stubs", "defines", "fflags", "notes", "programs"}
 
 
 def parse_corpus(data: dict, where: str = "corpus.yaml") -> list[Code]:
@@ -173,7 +178,7 @@ def parse_corpus(data: dict, where: str = "corpus.yaml") -> list[Code]:
             if not ufiles:
                 raise CorpusError(f"{w}: unit '{un}' names no files")
             units.append(Unit(un, ufiles, _strs(u, "context", uw), _strs(u, "stubs", uw), _defines(u, uw),
-                              _strs(u, "fflags", uw), str(u.get("notes") or "")))
+                              _strs(u, "fflags", uw), str(u.get("notes") or ""), _programs(u, uw)))
         if not units:
             raise CorpusError(f"{w}: no units")
         copies = c.get("copies") or {}
@@ -183,10 +188,45 @@ def parse_corpus(data: dict, where: str = "corpus.yaml") -> list[Code]:
                           fetch=_strs(c, "fetch", w, required=True), files=_strs(c, "files", w, required=True),
                           units=units, exclude=excludes, include_dirs=_strs(c, "include_dirs", w),
                           defines=_defines(c, w), fflags=_strs(c, "fflags", w), copies=dict(copies),
-                          cpp=_cpp(c, w),
+                          cpp=_cpp(c, w), programs=_programs(c, w),
                           notes=str(c.get("notes") or "")))
     check_held_out(codes)
     return codes
+
+
+def _programs(c: dict, where: str) -> dict:
+    """``programs: {name: {args, inputs, stdin, ignore, rtol}}``, checked as port-fortran's
+    configuration checks it."""
+    v = c.get("programs")
+    if v is None:
+        return {}
+    sys.path.insert(0, str(HERE.parent.parent))
+    from port_fortran.config import _programs as check
+    from port_fortran.errors import UserError
+
+    try:
+        check(v, where)
+    except UserError as exc:
+        raise CorpusError(str(exc))
+    return dict(v)
+
+
+def unit_programs(code: "Code", unit: "Unit", src_root: Path) -> dict:
+    """The unit's `programs` configuration (the code's, then the unit's), input files as
+    absolute paths under the code's materialised root."""
+    root = code_root(src_root, code)
+    out: dict = {}
+    for name, pv in list(code.programs.items()) + list(unit.programs.items()):
+        d = dict(out.get(str(name).lower(), {}))
+        d.update(pv or {})
+        for key in ("inputs",):
+            if d.get(key):
+                items = [d[key]] if isinstance(d[key], str) else list(d[key])
+                d[key] = [str(root / x) for x in items]
+        if d.get("stdin"):
+            d["stdin"] = str(root / d["stdin"])
+        out[str(name).lower()] = d
+    return out
 
 
 def _cpp(c: dict, where: str) -> Optional[bool]:

@@ -95,6 +95,7 @@ class UnitPlan:
     defines: dict[str, Optional[str]]
     fflags: list[str]
     kernels: list[str] = field(default_factory=list)  # --kernel filter (only when there is context)
+    src_root: Optional[Path] = None  # the materialised codes (inputs of `programs` are under them)
 
     @property
     def key(self) -> str:
@@ -117,7 +118,7 @@ class UnitPlan:
 def plan_unit(code: cp.Code, unit: cp.Unit, src_root: Path, out_root: Path) -> UnitPlan:
     return UnitPlan(code, unit, cp.unit_files(code, unit, src_root), cp.unit_context(code, unit, src_root),
                     Path(out_root) / code.name / unit.name, cp.include_dirs(code, src_root),
-                    cp.unit_defines(code, unit), cp.unit_fflags(code, unit))
+                    cp.unit_defines(code, unit), cp.unit_fflags(code, unit), src_root=Path(src_root))
 
 
 def tool_supports(flag: str, tool: list[str]) -> bool:
@@ -228,7 +229,11 @@ def run_unit(plan: UnitPlan, *, tool: list[str], jobs: int, kernel_limit: float,
             return meta
     out.mkdir(parents=True, exist_ok=True)
     cfg_path = out / "config.yaml"
-    cfg_path.write_text(yaml.safe_dump(RUN_CONFIG, sort_keys=False))
+    cfg = dict(RUN_CONFIG)
+    programs = cp.unit_programs(plan.code, plan.unit, plan.src_root) if plan.src_root is not None else {}
+    if programs:
+        cfg["programs"] = programs
+    cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     prev = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
     meta: dict[str, Any] = {
         "code": plan.code.name, "unit": plan.unit.name, "status": "running",
@@ -364,7 +369,8 @@ def collect_unit(code_name: str, unit_name: str, scan: list[dict], kernels: list
                               f"{_last_line(meta.get('log_tail', ''))}")
         elif s["kind"] == "program":
             code = "unnamed-main-program" if s["name"] == "(main)" else "main-program"
-            row.update(reason_code=code, reason="a main program: port-fortran does not take main programs as kernels"
+            row.update(reason_code=code, reason="a main program port-fortran did not record (it takes a main program "
+                                                "that has loops as a hybrid port proven by running it)"
                        + (" (this one has no PROGRAM statement)" if s["name"] == "(main)" else ""))
         elif s.get("internal"):
             row.update(reason_code="internal-procedure",
@@ -622,7 +628,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                 plan.out_dir.mkdir(parents=True, exist_ok=True)
                 (plan.out_dir / "scan.json").write_text(json.dumps(scan, indent=1))
                 if plan.context:
-                    plan.kernels = sorted({s["name"] for s in scan if s.get("name") and s["kind"] != "program"
+                    # main programs too: the tool takes those with loops as hybrid ports proven by a run
+                    plan.kernels = sorted({s["name"] for s in scan if s.get("name") and s["name"] != "(main)"
                                            and not s.get("internal")})
                 t0 = time.monotonic()
                 print(f"[{i}/{len(pairs)}] {plan.key}: {len(plan.files)} file(s), {len(scan)} routine(s)", flush=True)

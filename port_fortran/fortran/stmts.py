@@ -388,8 +388,11 @@ class StmtBuilder:
             elif ctl.items[0] is not None:
                 node = ir.DoWhile(self.e(ctl.items[0]), body, cname)
             elif ctl.items[1] is None:
-                return ir.Unsupported("unsupported-construct", "DO CONCURRENT is not modelled", str(head).strip(),
-                                      line=line, label=label)
+                node = self.do_concurrent(ctl, body, cname, end_label, line, label, last_raw)
+                if node is None:
+                    return ir.Unsupported("unsupported-construct", "DO CONCURRENT header is not modelled",
+                                          str(head).strip(), line=line, label=label)
+                return node
             else:
                 var, bounds = ctl.items[1]
                 start, end_ = self.e(bounds[0]), self.e(bounds[1])
@@ -402,6 +405,33 @@ class StmtBuilder:
         node.label = label
         if isinstance(node, ir.Do) and last_raw:
             node.end_line = self.src.origin(last_raw).main_line
+        return node
+
+    def do_concurrent(self, ctl, body, cname, end_label, line, label, last_raw):
+        """``DO CONCURRENT (i = a:b[:s], j = ..., mask)`` as DO loops nested in the order of the
+        header (the last index innermost), the mask an IF around the body. Any order of the
+        iterations is a valid execution of DO CONCURRENT, so the nest means the same; whether
+        it runs in parallel is still the dependence test's call, not the header's claim. The
+        indices' construct scope is not modelled: the proof catches a program that reads an
+        outer variable of the same name after the construct."""
+        hdr = ctl.items[3] if len(ctl.items) > 3 else None
+        if hdr is None or type(hdr).__name__ != "Forall_Header":
+            return None
+        specs, mask = hdr.items[0], hdr.items[1] if len(hdr.items) > 1 else None
+        if specs is None or type(specs).__name__ != "Forall_Triplet_Spec_List":
+            return None
+        trips = list(specs.items)
+        if mask is not None:
+            body = [ir.If([(self.e(mask), body)], line=line)]
+        end = self.src.origin(last_raw).main_line if last_raw else 0
+        node = None
+        for k, t in enumerate(reversed(trips)):
+            var, lo, hi, st = t.items
+            node = ir.Do(lname(var), self.e(lo), self.e(hi), self.e(st) if st is not None else None, body,
+                         cname if k == 0 else None, end_label if k == 0 else None)
+            node.line, node.end_line = line, end
+            node.label = label if k == len(trips) - 1 else None
+            body = [node]
         return node
 
     def block_with_enddo(self, nodes):

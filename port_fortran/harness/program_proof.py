@@ -145,6 +145,7 @@ class ProgramVerdict:
     original_seconds: float = 0.0
     modern_seconds: float = 0.0
     files: dict = field(default_factory=dict)  # executables and outputs
+    calls: dict = field(default_factory=dict)  # extern "C" entry -> calls in the modern run (PF_CALL_COUNTS)
 
 
 def fortran_flags(include_dirs: Sequence[str] = (), defines: Optional[dict] = None, cpp: bool = False,
@@ -196,10 +197,25 @@ def run_program(exe: Path, workdir: Path, args: Sequence[str] = (), stdin: Optio
     return ProgramRun(res.returncode, res.stdout, res.stderr, time.monotonic() - t0)
 
 
+def read_call_counts(path: Path) -> dict[str, int]:
+    """``<entry> <calls>`` lines written at exit by the ports' runtime (pf_runtime.hpp)."""
+    out: dict[str, int] = {}
+    try:
+        text = Path(path).read_text()
+    except OSError:
+        return out
+    for ln in text.splitlines():
+        parts = ln.split()
+        if len(parts) == 2 and parts[1].lstrip("-").isdigit():
+            out[parts[0]] = out.get(parts[0], 0) + int(parts[1])
+    return out
+
+
 def prove_program(original: Path, port_dir: Path, backend: str, *, other_sources: Sequence[Path] = (),
                   include_dirs: Sequence[str] = (), defines: Optional[dict] = None, args: Sequence[str] = (),
                   stdin: Optional[Path] = None, inputs: Sequence[Path] = (), ignore: Sequence[str] = (),
-                  rtol: float = DEFAULT_RTOL, threads: int = 2, limits: Optional[Limits] = None) -> ProgramVerdict:
+                  rtol: float = DEFAULT_RTOL, threads: int = 2, limits: Optional[Limits] = None,
+                  fflags: Sequence[str] = ()) -> ProgramVerdict:
     """Build the original program (``original`` with ``other_sources``, which come first:
     modules it uses) and its hybrid port in ``port_dir`` for ``backend``, run both, compare."""
     from ..build_runner.cmake import configure_and_build
@@ -212,11 +228,11 @@ def prove_program(original: Path, port_dir: Path, backend: str, *, other_sources
     k = info["routine"]
     lim = limits or Limits(wall_s=600.0, mem_mb=None)
     build = port_dir / "build" / "program"
-    flags = fortran_flags(include_dirs, defines)
+    flags = fortran_flags(include_dirs, defines) + list(fflags)
     ref_objs = compile_fortran([*other_sources, original], build / "original", flags, lim)
     fc = gfortran_path()
     ref_exe = build / "original" / "program"
-    res = run_limited([fc, *[str(o) for o in ref_objs], "-o", str(ref_exe)], build / "original", lim)
+    res = run_limited([fc, *list(fflags), *[str(o) for o in ref_objs], "-o", str(ref_exe)], build / "original", lim)
     if not res.ok:
         raise UserError(f"{original}: the original program does not link:\n{(res.stderr or res.stdout)[-1500:]}")
     mod_flags = flags + [f"-I{d}" for d in info.get("include_dirs_first", [])]
@@ -244,7 +260,11 @@ def prove_program(original: Path, port_dir: Path, backend: str, *, other_sources
     # OMP_PROC_BIND set: Kokkos warns on stdout when it is not, which would be a line of output
     env = {"OMP_NUM_THREADS": str(t), "KOKKOS_NUM_THREADS": str(t), "OMP_DYNAMIC": "false", "OMP_PROC_BIND": "false"}
     ref = run_program(ref_exe, build / "run-original", args, stdin, inputs, lim, env)
-    new = run_program(exe, build / f"run-{backend}", args, stdin, inputs, lim, env)
+    counts = build / f"calls-{backend}.txt"
+    if counts.exists():
+        counts.unlink()
+    new = run_program(exe, build / f"run-{backend}", args, stdin, inputs, lim, {**env, "PF_CALL_COUNTS": str(counts)})
+    verdict.calls = read_call_counts(counts)
     verdict.original_seconds, verdict.modern_seconds = ref.seconds, new.seconds
     verdict.files = {"original": str(ref_exe), "modern": str(exe)}
     (build / "original.out").write_text(ref.stdout)
@@ -278,7 +298,8 @@ def cmd_program(args) -> int:
     if not src.is_file():
         raise UserError(f"{src}: no such file (give the Fortran file holding the main program)")
     include, defines = list(args.include or []), parse_defines(args.define or [])
-    sf = parse_file(str(src), include_dirs=tuple(include), defines=defines)
+    fflags = shlex.split(getattr(args, "fflags", None) or "")
+    sf = parse_file(str(src), include_dirs=tuple(include), defines=defines, fflags=fflags)
     if not sf.program_units:
         raise UserError(f"{src}: no main program found" + (f" ({sf.errors[0]})" if sf.errors else ""))
     prog = sf.program_units[0]
@@ -297,12 +318,14 @@ def cmd_program(args) -> int:
     for b in _backends(args.backends):
         v = prove_program(src, out, b, other_sources=[Path(x) for x in args.with_sources], include_dirs=include,
                           defines=defines, args=shlex.split(args.args), stdin=Path(args.stdin) if args.stdin else None,
-                          inputs=[Path(x) for x in args.input], ignore=args.ignore, rtol=args.rtol or DEFAULT_RTOL)
+                          inputs=[Path(x) for x in args.input], ignore=args.ignore, rtol=args.rtol or DEFAULT_RTOL,
+                          fflags=fflags)
         ok = ok and v.passed
         how = v.comparison.describe() if v.passed and v.comparison else v.reason
+        ran = ", ".join(f"{o['entry']} x{v.calls.get(o['entry'].removesuffix('_kokkos'), 0)}" for o in h["outlined"])
         print(f"{prog.name} [{b}] {'matched' if v.passed else 'NOT matched'}: {how}; "
-              f"{v.original_seconds:.3g} s original, {v.modern_seconds:.3g} s modern")
-        verdicts[b] = {"passed": v.passed, "reason": v.reason, "original_s": v.original_seconds,
+              f"{v.original_seconds:.3g} s original, {v.modern_seconds:.3g} s modern; kernels called: {ran}")
+        verdicts[b] = {"passed": v.passed, "reason": v.reason, "original_s": v.original_seconds, "calls": v.calls,
                        "modern_s": v.modern_seconds,
                        "comparison": None if v.comparison is None else {
                            k: getattr(v.comparison, k) for k in ("matched", "lines_compared", "numbers_compared",

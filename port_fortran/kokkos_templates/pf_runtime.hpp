@@ -34,6 +34,7 @@
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <string>
 
 namespace pf {
 
@@ -280,6 +281,46 @@ inline Registry& registry() {
   static Registry* r = new Registry();
   return *r;
 }
+
+// ---------------------------------------------------------------- calls of each entry
+// How often each extern "C" entry ran. With PF_CALL_COUNTS=<file> in the environment the
+// counts are written there at exit, one "<entry> <calls>" line each: a program proven by its
+// output (`port-fortran program`, main programs in a run) shows which kernels the run
+// exercised, so a run that never reached a kernel does not count as its proof.
+class CallCounts {
+ public:
+  long& counter(const char* name) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!registered_) {
+      registered_ = true;
+      std::atexit(&CallCounts::write_at_exit);
+    }
+    return counts_[name];  // std::map nodes never move: the reference stays valid
+  }
+  static void write_at_exit();
+  std::map<std::string, long> counts_;
+
+ private:
+  std::mutex mu_;
+  bool registered_ = false;
+};
+
+inline CallCounts& call_counts() {
+  static CallCounts* c = new CallCounts();
+  return *c;
+}
+
+inline void CallCounts::write_at_exit() {
+  const char* path = std::getenv("PF_CALL_COUNTS");
+  if (!path || !*path) return;
+  if (FILE* f = std::fopen(path, "a")) {
+    for (const auto& kv : call_counts().counts_) std::fprintf(f, "%s %ld\n", kv.first.c_str(), kv.second);
+    std::fclose(f);
+  }
+}
+
+// In an entry: `static long& n = pf::call_counter("name"); ++n;` (one map lookup per entry).
+inline long& call_counter(const char* name) { return call_counts().counter(name); }
 
 }  // namespace pf
 

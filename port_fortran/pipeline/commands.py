@@ -85,6 +85,30 @@ def plan_jobs(sources: list[str], config: Config, run_id: str, out_dir: Path, db
                             config=cfg_dict, port_dir=str(port_dir_for(out_dir, rel, k.name)), program=program_path)
             db.upsert_kernel(run_id, job.kernel_id, rel, k.name, k.line_start, k.line_end)
             jobs.append(job)
+        if config.mode == "full":
+            continue  # a main program can only be a hybrid port
+        from .program_job import has_loops
+
+        for k in getattr(sf, "program_units", []):
+            if wanted and k.name not in wanted:
+                continue
+            if not has_loops(k):
+                if k.name in wanted:  # asked for by name: say why there is nothing to port
+                    found.add(k.name)
+                    kid = f"{rel}:{k.name}"
+                    db.upsert_kernel(run_id, kid, rel, k.name, k.line_start, k.line_end)
+                    u = next(iter(k.unsupported), None)
+                    why = f"; the front end did not model line {u.line}: [{u.construct}] {u.reason}" if u else ""
+                    db.set_kernel(run_id, kid, status="refused", reason_code="no-parallel-nest", mode="hybrid",
+                                  reason=f"{f}:{k.line_start}: [no-parallel-nest] main program {k.name} has no loop "
+                                         f"the IR models{why}"[:1000], finished=time.time())
+                continue
+            found.add(k.name)
+            job = KernelJob(run_id=run_id, out_dir=str(out_dir), file=str(f), rel_file=rel, kernel=k.name,
+                            config=cfg_dict, port_dir=str(port_dir_for(out_dir, rel, k.name)), program=program_path,
+                            kind="program")
+            db.upsert_kernel(run_id, job.kernel_id, rel, k.name, k.line_start, k.line_end)
+            jobs.append(job)
     missing = wanted - found
     if missing and not jobs:
         raise UserError(f"--kernel {', '.join(sorted(missing))}: not found in {', '.join(sources)}; "

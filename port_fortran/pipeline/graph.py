@@ -101,6 +101,12 @@ def port_kernel(job: KernelJob, *, stages: Optional[Stages] = None,
                                  row["port_dir"], resumed=True)
         db.set_kernel(job.run_id, job.kernel_id, status="running", started=time.time(), port_dir=job.port_dir)
         stages = stages or make_stages(config)
+        if job.kind == "program":  # a main program: its hybrid port proven by running it
+            from ..fortran.program import load_program
+            from .program_job import port_program
+
+            Path(job.port_dir).mkdir(parents=True, exist_ok=True)
+            return port_program(job, config, db, load_program(job.program))
         ctx = KernelContext(job, config, stages, db, chat_factory)
         ctx.on_stage = on_stage
         try:

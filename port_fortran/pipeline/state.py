@@ -28,6 +28,7 @@ class KernelJob:
     config: dict  # config.Config.to_dict()
     port_dir: str = ""
     program: str = ""  # the saved program model of the run (fortran.program.Program.save), '' if none
+    kind: str = "routine"  # 'program': a main program, proven by running it (pipeline/program_job.py)
 
     @property
     def kernel_id(self) -> str:

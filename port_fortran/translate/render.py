@@ -144,7 +144,9 @@ def entry_body(kernel: ir.Kernel, tab: SymbolTable) -> list[str]:
     """The extern "C" entry: read scalars once, wrap arrays, copy to MemSpace when needed,
     call the views-level function, copy back, fence."""
     pad = "  "
-    lines = [pad + "pf::ensure_initialized();"]
+    lines = [pad + "pf::ensure_initialized();",
+             pad + f'static long& pf_calls = pf::call_counter("{kernel.name}");  // PF_CALL_COUNTS (pf_runtime.hpp)',
+             pad + "++pf_calls;"]
     for a in kernel.args:
         sym = tab[a.name]
         if sym.is_array:
