@@ -712,3 +712,27 @@ def test_fact_prover():
     i, z = condition_facts(ir.BinOp("or", ir.BinOp("<=", ir.Name("n", ftype=ir.INTEGER), ir.Literal(0, "0")),
                                     ir.BinOp("==", ir.Name("k", ftype=ir.INTEGER), ir.Literal(0, "0"))), {}, negate=True)
     assert i == [A.add(n, A.const(-1))] and z == [A.var("k")]  # .not.(n <= 0 .or. k == 0): n >= 1, k /= 0
+
+
+def test_index_array_within_a_slice_of_the_iteration_is_parallel(tmp_path):
+    # SNAP's expxs_slgg: cs(mom:mom+lma(l)-1, i) in the loop over i touches column i only,
+    # whatever the index array picks in the first dimension; without the column it stays serial
+    k = kernel(tmp_path, """
+        do i = 1, n
+          p = 1
+          do j = 1, m
+            cs(p:p+lma(j)-1, i) = s(j)
+            h(idx(j), i) = h(idx(j), i) + 1
+            p = p + lma(j)
+          end do
+        end do
+        do i = 1, n
+          g(idx(i)) = b(i)
+        end do
+    """, decls="integer m, p, lma(m), idx(n)\n  real(8) s(m), cs(100, n), h(100, n), g(100)",
+        args="n, m, lma, idx, s, cs, h, b, g")
+    outer = loop(k, var="i")
+    assert outer.info.parallel, codes(outer)
+    assert "p" in outer.info.private
+    second = [d for d in k.loops() if d.var == "i"][1]
+    assert codes(second) == ["indirect-write"]

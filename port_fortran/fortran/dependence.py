@@ -385,6 +385,8 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
                      if isinstance(x, ir.Name)}
         computed = bool(sub_names & variant) and (sub_names & variant) <= set(info.private)
         if through_array or (computed and _is_update(accs)):
+            if all(not pair_test(w, a, scope).carried for w in ws for a in accs):
+                continue  # another dimension keeps iterations apart: cs(k(j), i) in the loop over i
             if _is_update(accs):
                 info.scattered.append(name)
                 reasons.append(ir.Diagnostic("scattered-update", f"{name}{_subscript_text(ws[0].subs)} is updated through "
