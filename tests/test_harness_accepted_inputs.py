@@ -269,3 +269,29 @@ def test_declared_extents_in_named_constants_are_evaluated(tmp_path):
     spec = infer(k)
     lay = layout(k, spec, {"nel": 5}, rng=None)
     assert lay.arrays["g"].ubound == (6, 16, 5)
+
+
+CAPPED = """\
+      SUBROUTINE CAPPED (N, X)
+      PARAMETER (NMAX=40)
+      DIMENSION X(N)
+      IF (N .GT. NMAX) STOP
+      DO 10 I = 1, N
+         X(I) = 2.0*X(I)
+   10 CONTINUE
+      END
+"""
+
+
+@needs_gfortran
+@pytest.mark.integration
+def test_sizes_the_original_rejects_are_left_out_of_the_proof(tmp_path):
+    """A size check that STOPs (Nekbone's speclib: NP > NMAX): the cases whose sizes the
+    original rejects are not the port's failures; the proof stands on the cases it
+    accepts and says which were left out."""
+    h = _harness(tmp_path, CAPPED, "capped")
+    v = h.verify("serial", seeds=[4])
+    assert v.passed, v.reason
+    assert v.cases and all(c.sizes["n"] <= 40 for c in v.cases)
+    left = [n for n in v.notes if "the original rejects" in n]
+    assert left and all("ended the program" in n for n in left)
