@@ -156,7 +156,10 @@ def port_program(job: KernelJob, config: Config, db, program) -> KernelOutcome:
                 raise
             except UserError as exc:
                 msg = str(exc)
-                modern = str(port_dir.resolve()) in msg or "modern" in msg.split("\n", 1)[0]
+                head = msg.split("\n", 1)[0]
+                # compile_fortran names the file that failed: the hybrid copy and its module
+                # live in the port directory; the original's files and its link do not
+                modern = head.startswith((str(port_dir.resolve()), str(port_dir))) or "modern program" in head
                 code = "modern-build-failed" if modern else "original-build-failed"
                 db.add_attempt(job.run_id, job.kernel_id, "run", False, msg[:2000], backend=b,
                                seconds=time.monotonic() - tb)

@@ -105,10 +105,13 @@ def head_end(lines: list[str], first: int, form: str) -> int:
     return min(last, len(lines))
 
 
-_LOOP_DIRECTIVE = re.compile(r"^(omp\s+(parallel\s+)?do(\s+simd)?|omp\s+simd|acc\s+((parallel|kernels)\s+)?loop|"
+# loop directives, combined constructs included: `!$omp parallel do simd`, `!$omp target teams
+# distribute parallel do`, `!$omp teams loop`, `!$omp taskloop simd`, `!$acc parallel loop`
+_OMP_LOOP = r"((target|teams|distribute|parallel)\s+)*(do|loop|taskloop)(\s+simd)?|simd"
+_LOOP_DIRECTIVE = re.compile(rf"^(omp\s+({_OMP_LOOP})|acc\s+((parallel|kernels|serial)\s+)?loop|"
                              r"(dir|dec|gcc|ibm|pgi)\s)\b")
-_END_LOOP_DIRECTIVE = re.compile(r"^omp\s+end\s+((parallel\s+)?do(\s+simd)?|simd)\b|"
-                                 r"^acc\s+end\s+((parallel|kernels)\s+)?loop\b")
+_END_LOOP_DIRECTIVE = re.compile(rf"^omp\s+end\s+({_OMP_LOOP})\b|"
+                                 r"^acc\s+end\s+((parallel|kernels|serial)\s+)?loop\b")
 
 
 class TextRefusal(Exception):
