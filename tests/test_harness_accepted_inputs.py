@@ -295,3 +295,55 @@ def test_sizes_the_original_rejects_are_left_out_of_the_proof(tmp_path):
     assert v.cases and all(c.sizes["n"] <= 40 for c in v.cases)
     left = [n for n in v.notes if "the original rejects" in n]
     assert left and all("ended the program" in n for n in left)
+
+
+ILL = """\
+subroutine ill(n, x, y, z)
+  integer :: n, i
+  real(8) :: x(n), y(n), z(n)
+  do i = 1, n
+    y(i) = sin(1.0d6 * x(i))
+    z(i) = 2.0d0 * x(i)
+  end do
+end subroutine ill
+"""
+
+
+def _variant_port(tmp_path: Path, text: str):
+    """A 'port' that is the reference driver of another source of the same routine."""
+    def make(ref: Path) -> Path:
+        from port_fortran.harness.core import Harness
+        sub = tmp_path / "variant"
+        sub.mkdir(exist_ok=True)
+        k, sf = _kernel(sub, text, "ill")
+        return Harness(k, sf, sub / "port").build_reference()
+    return make
+
+
+@needs_gfortran
+@pytest.mark.integration
+def test_rounding_the_original_is_sensitive_to_is_within_its_own_noise(tmp_path):
+    """y = sin(1e6 x) moves by ~1e-10 when x moves by 2 ulp: a port rounding 1e6 x another
+    way ((1e3 x) 1e3) is as right as the original there; z = 2x is well conditioned, and the
+    same port off by 5e-11 in z fails."""
+    reordered = ILL.replace("sin(1.0d6 * x(i))", "sin((1.0d3 * x(i)) * 1.0d3)")
+    h = _harness(tmp_path, ILL, "ill", port_exe=_variant_port(tmp_path, reordered))
+    v = h.verify("serial", seeds=[6])
+    assert v.passed, v.reason
+    assert any("own sensitivity" in o.message for c in v.cases for o in c.outputs if o.name == "y")
+    wrong = reordered.replace("2.0d0 * x(i)", "2.0d0 * x(i) + 5.0d-11 * x(i)")
+    h2 = _harness(tmp_path / "w", ILL, "ill", port_exe=_variant_port(tmp_path / "w", wrong)) \
+        if (tmp_path / "w").mkdir() is None else None
+    v2 = h2.verify("serial", seeds=[6])
+    assert not v2.passed and "z" in v2.reason
+
+
+def test_the_noise_floor_is_capped():
+    ref = Record("y", 8, (1,), np.array([1.0, 1.0, 1.0], order="F"))
+    port = Record("y", 8, (1,), np.array([1.0 + 1e-9, 1.0 + 1e-3, 1.0 + 1e-9], order="F"))
+    noise = np.array([1e-10, 1.0, 0.0])
+    tol = Tolerance(rel=1e-12)
+    c = compare(ref, port, tol, noise=noise)
+    # element 1: within 16 x its movement; element 2: beyond the cap; element 3: no movement
+    assert not c.passed and c.message.startswith("2 of 3 elements outside tolerance")
+    assert "1 element(s) within 16x the original's own sensitivity" in c.message

@@ -8,6 +8,15 @@ reductions also ``rel * S`` with S the largest sum of magnitudes of a real input
 (a parallel port may reorder those sums). Integers, logicals and characters must match
 exactly; the poison sentinel left in the port's output is reported as never written.
 Zero-size outputs of the same rank and type are equal whatever their bounds.
+
+The original's own sensitivity (``noise``): how far each output element moves when the
+original runs again on its inputs perturbed by two units in the last place (the harness,
+``Harness.sensitivity``). Where a computation is ill-conditioned (recurrences at high degree,
+differences of near-equal values) a port that rounds differently -- another order of
+operations -- is as right as the original; the allowed error of such an element is raised
+to ``NOISE_FACTOR`` times that movement, but never past ``NOISE_CAP`` of the element's
+magnitude (an output that jumps under a rounding perturbation cannot be checked closer by
+any port and fails as before). The check says how many elements needed it.
 """
 from __future__ import annotations
 
@@ -38,13 +47,15 @@ def magnitude_scale(inputs: list[Record]) -> float:
     return best
 
 
+NOISE_FACTOR = 16.0  # allowed error >= this times the original's own movement under 2-ulp input perturbations
+NOISE_CAP = 1e-6  # ... but never past this fraction of the element's magnitude
 FULL_COMPARE_ELEMENTS = 1 << 27  # outputs up to this many elements are compared whole
 CHUNK = 1 << 22  # elements compared at a time (bounds the temporaries of a large output)
 SAMPLE_ELEMENTS = 1 << 22  # elements of the sample of a larger output, about
 
 
 def compare(ref: Record, port: Record, tol: Tolerance, scale: float = 0.0,
-            full_limit: Optional[int] = None) -> OutputCheck:
+            full_limit: Optional[int] = None, noise: Optional[np.ndarray] = None) -> OutputCheck:
     """Compare one output. Up to ``full_limit`` elements (default FULL_COMPARE_ELEMENTS)
     every element, in chunks; above it a deterministic sample (:func:`sample_indices`),
     and the check says it was sampled and how many elements it compared."""
@@ -64,11 +75,15 @@ def compare(ref: Record, port: Record, tol: Tolerance, scale: float = 0.0,
     if n == 0:
         return OutputCheck(name, True, 0, tolerance=tol.rel)
     where: Optional[np.ndarray] = None  # flat positions compared, when sampled
+    nz = None
+    if noise is not None and noise.shape == ref.data.shape:
+        nz = np.asarray(noise, dtype=np.float64).reshape(-1, order="F")
     if n > (FULL_COMPARE_ELEMENTS if full_limit is None else full_limit):
         where = sample_indices(ref.data.shape)
         r, p = r[where], p[where]
+        nz = nz[where] if nz is not None else None
     if r.dtype.kind in "fc":
-        out = _compare_float(ref, r, p, tol, scale, where)
+        out = _compare_float(ref, r, p, tol, scale, where, nz)
     elif r.dtype.kind == "S":
         poison = np.array(CHAR_POISON * r.dtype.itemsize, dtype=r.dtype)
         out = _exact_result(ref, r, p, lambda pc: pc == poison, lambda i: f"{p[i]!r} vs {r[i]!r}", where)
@@ -156,7 +171,7 @@ def _at(name: str, where: list[int]) -> str:
 
 
 def _compare_float(ref: Record, r: np.ndarray, p: np.ndarray, tol: Tolerance, scale: float,
-                   where: Optional[np.ndarray]) -> OutputCheck:
+                   where: Optional[np.ndarray], noise: Optional[np.ndarray] = None) -> OutputCheck:
     n = int(r.size)
     if all(np.array_equal(r[lo:hi], p[lo:hi], equal_nan=True) for lo, hi in _chunks(n)):
         # identical (an input left alone, most outputs of element-wise kernels): no error
@@ -173,7 +188,8 @@ def _compare_float(ref: Record, r: np.ndarray, p: np.ndarray, tol: Tolerance, sc
                 count += int(finite.sum())
     mean_ref = total / count if count else 0.0
     # pass 2: per element
-    n_unw = n_extra = n_over = 0
+    n_unw = n_extra = n_over = n_noise = 0
+    worst_noise = 0.0
     first_unw: Optional[int] = None
     first_extra: Optional[int] = None
     worst_over: tuple[float, int] = (-np.inf, -1)
@@ -197,6 +213,14 @@ def _compare_float(ref: Record, r: np.ndarray, p: np.ndarray, tol: Tolerance, sc
             if tol.reduction:
                 base = np.maximum(base, scale)
             allowed = tol.abs + tol.rel * np.where(np.isfinite(base), base, 0.0)
+            if noise is not None:  # the original's own sensitivity to rounding (module doc)
+                nzc = np.where(np.isfinite(noise[lo:hi]), noise[lo:hi], 0.0)
+                floor = np.minimum(NOISE_FACTOR * nzc, NOISE_CAP * np.where(np.isfinite(base), base, 0.0))
+                raised = ok_vals & (diff > allowed) & (diff <= floor)
+                if raised.any():
+                    n_noise += int(raised.sum())
+                    worst_noise = max(worst_noise, float(np.max(np.where(raised, nzc, 0.0))))
+                allowed = np.maximum(allowed, floor)
             rel = np.where(ok_vals & (absr > 0), diff / np.where(absr > 0, absr, 1.0),
                            np.where(diff > 0, np.inf, 0.0))
             over = ok_vals & (diff > allowed)
@@ -243,5 +267,9 @@ def _compare_float(ref: Record, r: np.ndarray, p: np.ndarray, tol: Tolerance, sc
         d, a = over_at[worst]
         msg = (f"{n_over} of {n} elements outside tolerance; worst {_at(ref.name, where_f)}: "
                f"port {p[worst]!r} original {r[worst]!r} (abs err {d:.3g} > allowed {a:.3g})")
+    if n_noise:
+        msg = (msg + "; " if msg else "") + (
+            f"{n_noise} element(s) within {NOISE_FACTOR:g}x the original's own sensitivity (its outputs move by up "
+            f"to {worst_noise:.3g} there when its inputs move by 2 ulp), beyond the tolerance {tol.rel:g}")
     return OutputCheck(ref.name, passed, n, max_abs_err=max_abs, max_rel_err=max_rel if any_ok else 0.0,
                        worst_index=where_f, tolerance=tol.rel, message=msg)

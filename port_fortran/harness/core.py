@@ -461,11 +461,20 @@ class Harness:
             if fport.exists():
                 fport.unlink()
         scale = magnitude_scale([r for r, a in zip(recs, self.kernel.args) if self.spec.args[a.name].intent != "out"])
+        noise = self.sensitivity(ref_exe, recs, ref_out, names, work, limits, cr.seed)
         for r, p in zip(ref_out, port_out):
             tol = self.spec.tolerance[r.name]
-            cr.outputs.append(compare(r, p, tol, scale))
+            cr.outputs.append(compare(r, p, tol, scale, noise=noise.get(r.name)))
         cr.passed = all(o.passed for o in cr.outputs)
         return cr
+
+    def sensitivity(self, ref_exe: str, recs: list, ref_out: list, names: list[str], work: Path,
+                    limits: Optional[Limits], seed: int) -> dict:
+        """The original's rounding sensitivity on these inputs (``harness.sensitivity``)."""
+        from .sensitivity import sensitivity
+
+        return sensitivity(self.kernel, self.spec, lambda fin: self._run_original(ref_exe, fin, names, work, limits),
+                           recs, ref_out, work, seed)
 
     def _run_original(self, ref_exe: str, fin: Path, names: list[str], work: Path,
                       limits: Optional[Limits] = None):
@@ -514,9 +523,7 @@ class Harness:
                 cr.sizes.update({k: v for k, v in case.choices.items() if isinstance(v, int)})
                 if case.kind == "cross-tiles" and not cr.passed and cr.code in (redraw.ORIGINAL_FAILED,
                                                                                  redraw.NOT_FINITE):
-                    # sizes past every tile that the original itself rejects (a size check that
-                    # STOPs, a table of fixed size): no caller can reach the port with them
-                    verdict.cross_tiles = False
+                    verdict.cross_tiles = False  # sizes the original rejects: no caller reaches the port so
                     verdict.notes.append(f"boundary-crossing case not run: the original rejects its sizes "
                                          f"({case.label()}: {cr.error[:300]})")
                     continue
@@ -526,9 +533,7 @@ class Harness:
                     verdict.reason = f"{case.label()}: " + (cr.error or _first_failure(cr))
         failing = [c for c in verdict.cases if not c.passed]
         passing = [c for c in verdict.cases if c.passed]
-        if failing and all(c.code for c in failing) and passing:
-            # the original rejects these inputs (a size check that STOPs, values it cannot take)
-            # but accepted others, on which the port agreed: the proof stands on those
+        if failing and all(c.code for c in failing) and passing:  # the proof stands on inputs the original takes
             verdict.passed, verdict.reason = True, ""
             verdict.cases = passing
             for c in failing:

@@ -181,6 +181,9 @@ def translate(ctx: KernelContext, state: KernelState) -> dict:
         except TranslationRefused as exc:
             d = exc.diagnostics[0] if exc.diagnostics else None
             reason = (str(d) if d.file else f"{ctx.job.file}:{d.line}: [{d.code}] {d.message}") if d else str(exc)
+            hybrid = next((x for x in exc.diagnostics[1:] if x.code == "no-parallel-nest"), None)
+            if hybrid is not None:  # auto mode: why the full port and why the hybrid one were refused
+                reason += f"; {hybrid.message}"
             ctx.attempt("translate", False, reason, model=spec.name, seconds=time.monotonic() - t0)
             codes = {x.code for x in exc.diagnostics}
             if is_interface(codes):  # no port can meet the contract: no LLM either (reasons.py)

@@ -228,7 +228,7 @@ class _Outline:
 
 
 def outline(kernel: ir.Kernel, do: ir.Do, flow: FlowGraph, name: str,
-            callees: dict[str, ir.Kernel]) -> _Outline:
+            callees: dict[str, ir.Kernel], program=None) -> _Outline:
     """The synthetic kernel of one nest and the actual arguments the Fortran passes it.
     Raises Keep when the nest must stay Fortran."""
     names = _nest_names([do])
@@ -237,9 +237,11 @@ def outline(kernel: ir.Kernel, do: ir.Do, flow: FlowGraph, name: str,
         if len(both) > 1:
             raise Keep("equivalence-aliasing", f"the loop nest touches {', '.join(both)}, which share storage "
                        f"(EQUIVALENCE, line {line}): one kernel argument cannot alias another", do.line)
-    written = scalars_written([do])
+    # scalars a callee may write through its dummies count as written (JACOBF(P, PD, ...))
+    out_args = {n: {i for i, a in enumerate(k.args) if a.intent != "in"} for n, k in callees.items()}
+    written = scalars_written([do], out_args)
     arrays_out = arrays_written([do])
-    exposed = exposed_reads([do])
+    exposed = exposed_reads([do], outs=flow.outs)  # a callee's output arguments are not reads
     changed = _changed_anywhere(kernel)
     taken = {n.lower() for n in _nest_names(kernel.body)} | {a.name for a in kernel.args} | set(kernel.locals) \
         | set(kernel.module_vars) | set(kernel.calls) | {kernel.name}
@@ -351,6 +353,8 @@ def outline(kernel: ir.Kernel, do: ir.Do, flow: FlowGraph, name: str,
     body = [copy.deepcopy(do)]
     calls = []
     for s in ir.walk(body):
+        if isinstance(s, ir.CallStmt) and s.name not in calls:
+            calls.append(s.name)
         for e in ir.stmt_exprs(s):
             for x in ir.walk_expr(e):
                 if isinstance(x, ir.FuncCall) and not x.intrinsic and x.name not in calls:
@@ -358,7 +362,11 @@ def outline(kernel: ir.Kernel, do: ir.Do, flow: FlowGraph, name: str,
     k = ir.Kernel(name=name, kind="subroutine", file=kernel.file, line_start=do.line,
                   line_end=do.end_line or do.line, args=args, locals=locals_, body=body, calls=calls,
                   implicit_none=True, source_text=_lines_text(kernel, do))
-    analyse_kernel(k, callees)
+    effects = None
+    if program is not None:  # the callees' effects, asked of the routine the nest came from
+        from ..fortran.effects import Calls
+        effects = Calls(_nest_program(program, kernel, k))
+    analyse_kernel(k, callees, effects)
     return _Outline(k, actuals)
 
 
@@ -379,7 +387,13 @@ class _NestProgram:
         return self._program.callee(self._as(k), name)
 
     def __getattr__(self, name):
-        return getattr(self._program, name)
+        attr = getattr(self._program, name)
+        if not callable(attr):
+            return attr
+
+        def asked_of_the_routine(*args, **kw):  # callees(k), reaches(k), impurities(k), ...
+            return attr(*[self._as(a) if isinstance(a, ir.Kernel) else a for a in args], **kw)
+        return asked_of_the_routine
 
 
 def _nest_program(program, routine: ir.Kernel, nest: ir.Kernel):
@@ -456,7 +470,11 @@ def hybrid_port(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Opt
                                                    else "free")
     lines = text.split("\n")
     planner = _planner(kernel, source, options, program)
-    flow = kernel_context(kernel).flow
+    if program is not None:  # what calls write through their arguments, from the callees
+        from ..fortran.effects import Calls
+        flow = kernel_context(kernel, Calls(program)).flow
+    else:
+        flow = kernel_context(kernel).flow
     callees = {k.name: k for k in (source.kernels if source is not None else [])}
     if program is not None:
         callees.update(program.callable_from(kernel))
@@ -468,7 +486,7 @@ def hybrid_port(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Opt
         try:
             span = fortran_text.nest_span(lines, do.line, do.end_line or do.line, form, routine)
             end_continue = end_label_kept(kernel, do)
-            o = outline(kernel, do, flow, name, callees)
+            o = outline(kernel, do, flow, name, callees, program)
             try:
                 parts = translate_parts(o.kernel, source, options, _nest_program(program, kernel, o.kernel))
             except TranslationRefused as exc:
