@@ -155,13 +155,18 @@ void from_device(const HV& h, const DV& d) {
 }
 
 // ---------------------------------------------------------------- policies
+// Policies index with a signed type: Fortran loops may start below zero (DO i = -r, r), and
+// on Kokkos' default index type, the space's unsigned size_type, a negative begin wraps and
+// the loop runs no iteration at all.
+using Range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long>>;
+template <int R, Kokkos::Iterate It = Kokkos::Iterate::Left>
+using MDRange = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<R, It, It>, Kokkos::IndexType<long>>;
+
 // Fortran DO i = lo, hi (inclusive, empty when hi < lo).
-inline Kokkos::RangePolicy<ExecSpace> range(long lo, long hi) {
-  return Kokkos::RangePolicy<ExecSpace>(lo, hi >= lo ? hi + 1 : lo);
-}
+inline Range range(long lo, long hi) { return Range(lo, hi >= lo ? hi + 1 : lo); }
 
 // The (0, 1) range of a single-iteration kernel (serial code kept in MemSpace).
-inline Kokkos::RangePolicy<ExecSpace> single() { return Kokkos::RangePolicy<ExecSpace>(0, 1); }
+inline Range single() { return Range(0, 1); }
 
 // Number of iterations of DO i = lo, hi, step (Fortran: max(0, (hi - lo + step) / step)).
 KOKKOS_INLINE_FUNCTION long trip(long lo, long hi, long step) {
@@ -171,8 +176,8 @@ KOKKOS_INLINE_FUNCTION long trip(long lo, long hi, long step) {
 
 // MDRangePolicy over inclusive Fortran bounds (empty where hi < lo), optional tile sizes.
 template <int R, Kokkos::Iterate It = Kokkos::Iterate::Left>
-inline Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<R, It, It>> mdrange(const long (&lo)[R], const long (&hi)[R]) {
-  using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<R, It, It>>;
+inline MDRange<R, It> mdrange(const long (&lo)[R], const long (&hi)[R]) {
+  using Policy = MDRange<R, It>;
   typename Policy::point_type lower, upper;
   for (int d = 0; d < R; ++d) {
     lower[d] = lo[d];
@@ -181,9 +186,9 @@ inline Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<R, It, It>> mdrange(const l
   return Policy(lower, upper);
 }
 template <int R, Kokkos::Iterate It = Kokkos::Iterate::Left>
-inline Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<R, It, It>> mdrange(const long (&lo)[R], const long (&hi)[R],
+inline MDRange<R, It> mdrange(const long (&lo)[R], const long (&hi)[R],
                                                                          const long (&tile)[R]) {
-  using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<R, It, It>>;
+  using Policy = MDRange<R, It>;
   typename Policy::point_type lower, upper;
   typename Policy::tile_type tiles;
   for (int d = 0; d < R; ++d) {
@@ -203,7 +208,7 @@ template <int R>
 struct Nest {
   long lo[R], hi[R], tile[R];  // inclusive Fortran bounds
   bool tiled = false;
-  Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<R, Kokkos::Iterate::Left, Kokkos::Iterate::Left>> policy() const {
+  MDRange<R> policy() const {
     return tiled ? mdrange<R>(lo, hi, tile) : mdrange<R>(lo, hi);
   }
 };
@@ -329,7 +334,7 @@ inline bool host_inline() {
 }
 
 template <class F>
-inline void parallel_for(const char* label, const Kokkos::RangePolicy<ExecSpace>& p, const F& f) {
+inline void parallel_for(const char* label, const Range& p, const F& f) {
 #ifdef PF_HOST_LOOPS
   if (host_inline()) {
     host_loop(static_cast<long>(p.begin()), static_cast<long>(p.end()), f);
@@ -349,7 +354,7 @@ inline void parallel_for(const char* label, const Kokkos::RangePolicy<ExecSpace>
 }
 
 template <class F, class Reducer>
-inline void parallel_reduce(const char* label, const Kokkos::RangePolicy<ExecSpace>& p, const F& f,
+inline void parallel_reduce(const char* label, const Range& p, const F& f,
                             const Reducer& reducer) {
 #ifdef PF_HOST_LOOPS
   using V = typename Reducer::value_type;
