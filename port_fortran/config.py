@@ -29,7 +29,7 @@ Example file::
           w: {dims: ["0:n+1", "1:m"], range: [0.0, 1.0]}   # harness arrays and values
           k: {values: [1, 2]}
     programs:                               # how to run each main program for its proof
-      stencil: {args: "10 1000", inputs: [stencil.in], stdin: null, ignore: ["time"], rtol: 1.0e-9}
+      stencil: {args: "10 1000", inputs: [stencil.in], stdin: null, ignore: ["time"], rtol: 1.0e-9, atol: 0}
     fflags: -fno-range-check              # extra gfortran flags for the original (string or list)
     module_search: [src/, ../common/]     # where USEd modules of other files are looked for
 """
@@ -277,11 +277,11 @@ def _build(d: dict, where: str, base: Optional[Config] = None) -> Config:
 
 
 ROUTINE_ARG_KEYS = ("extent", "dims", "range", "values")
-PROGRAM_KEYS = ("args", "inputs", "stdin", "ignore", "rtol")
+PROGRAM_KEYS = ("args", "inputs", "stdin", "ignore", "rtol", "atol")
 
 
 def _programs(v: Any, where: str) -> dict[str, dict]:
-    """``programs: {name: {args: str, inputs: [files], stdin: file, ignore: [regex], rtol: x}}``:
+    """``programs: {name: {args: str, inputs: [files], stdin: file, ignore: [regex], rtol: x, atol: y}}``:
     how a main program runs for its proof (names lower case; files relative to the current
     directory)."""
     import re
@@ -325,6 +325,8 @@ def _programs(v: Any, where: str) -> dict[str, dict]:
             if not isinstance(pv["stdin"], str):
                 raise _err(where, f"{key}.stdin", "expected a file name")
             d["stdin"] = pv["stdin"]
+        if pv.get("atol") is not None:
+            d["atol"] = _num(pv["atol"], f"{key}.atol", where)
         if pv.get("rtol") is not None:
             d["rtol"] = _num(pv["rtol"], f"{key}.rtol", where)
             if not 0 <= d["rtol"] < 1:

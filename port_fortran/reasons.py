@@ -130,6 +130,8 @@ _ALL = [
         shared_line="a line of the nest holds another statement (';')",
         preprocessor_in_nest="a preprocessor line inside the nest",
         openmp_region="the nest is inside an OpenMP parallel region",
+        small_nest="a nest of few iterations (a compile-time constant) stays Fortran: a kernel launch costs more",
+        loop_directive_removed="the OpenMP/OpenACC directive of a loop kept in Fortran around outlined nests is removed",
         not_exercised="the program's run never reached the nest, so its proof could not cover a port of it"),
     # ---------------------------------------------------------------- the validator (any port's C++)
     *_r("validate",
@@ -158,6 +160,8 @@ _ALL = [
     *_r("harness",
         program_not_exercised="the program's run (its configured arguments and inputs) reached none of the ported "
                               "loop nests, so it proves nothing about them",
+        original_nondeterministic="the original program's output changes between two runs of it (uninitialised memory, "
+                                  "timing): its output cannot prove a port",
         original_build_failed="the original program does not build from the files of the tree (a library it needs "
                               "is not given)",
         modern_build_failed="the modern program (hybrid source and Kokkos library) does not build"),

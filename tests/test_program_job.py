@@ -85,3 +85,51 @@ def test_do_concurrent_is_a_nest_of_do_loops(tmp_path):
     assert isinstance(second.body[0], ir.If)  # the mask
     analyse_kernel(k, sf)
     assert outer.info.parallel and second.info.parallel
+
+
+def test_an_original_whose_output_changes_between_runs_proves_nothing(tmp_path):
+    _kokkos_or_skip()
+    from port_fortran.cli import main
+
+    cfg = tmp_path / "pf.yaml"
+    cfg.write_text("bench: false\noptimize: false\n")
+    out = tmp_path / "out"
+    main([str(DATA / "clockprog.f90"), "--backends", "serial", "--out", str(out), "--config", str(cfg), "--quiet"])
+    k = json.loads((out / "report.json").read_text())["kernels"][0]
+    assert k["status"] == "refused" and k["reason_code"] == "original-nondeterministic", k["reason"]
+    assert "changes from run to run" in k["reason"] and "tick" in k["reason"]
+
+
+def test_the_openmp_directive_of_a_kept_loop_around_outlined_nests_is_removed(tmp_path):
+    from port_fortran.cli import main
+
+    out = tmp_path / "port"
+    assert main(["translate", str(DATA / "ompkept.f90"), "--mode", "hybrid", "-o", str(out)]) == 0
+    out = out / "ompkept"
+    text = (out / "ompkept.f90").read_text()
+    assert "!$omp parallel do" not in text and "!$omp end parallel do" not in text
+    assert "directive of the loop of line 7 removed" in text
+    info = json.loads((out / "hybrid.json").read_text())
+    assert [o["line"] for o in info["outlined"]] == [9]
+    assert any(k["code"] == "loop-directive-removed" and k["line"] == 6 for k in info["kept"])
+
+
+def test_internal_procedures_are_ported_and_proven_with_their_program(tmp_path):
+    """miniWeather's shape: the work is in CONTAINed procedures using the program's variables;
+    their nests are outlined in place and the program's run proves them, each procedure
+    getting its own row."""
+    _kokkos_or_skip()
+    from port_fortran.cli import main
+
+    cfg = tmp_path / "pf.yaml"
+    cfg.write_text("bench: false\noptimize: false\n")
+    out = tmp_path / "out"
+    main([str(DATA / "hostprog.f90"), "--backends", "serial", "--out", str(out), "--config", str(cfg), "--quiet"])
+    ks = {k["name"]: k for k in json.loads((out / "report.json").read_text())["kernels"]}
+    assert ks["hostprog"]["status"] == "verified", ks["hostprog"]["reason"]
+    for name in ("init", "tendencies", "reduce_total"):
+        assert ks[name]["status"] == "verified" and ks[name]["mode"] == "hybrid", (name, ks[name]["reason"])
+    assert "reduce" in ks["reduce_total"]["patterns"]
+    assert ks["halo"]["status"] == "refused" and "internal procedure halo of program hostprog" in ks["halo"]["reason"]
+    outlined = {o["routine"] for o in ks["hostprog"]["hybrid"]["outlined"]}
+    assert {"init", "tendencies", "reduce_total"} <= outlined

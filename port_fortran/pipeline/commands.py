@@ -77,8 +77,15 @@ def plan_jobs(sources: list[str], config: Config, run_id: str, out_dir: Path, db
             first = sf.errors[0]
             db.set_kernel(run_id, kid, status="error", reason=f"{f}:{first.line}: {first.message}"[:1000],
                           reason_code=first.code or "syntax-error", finished=time.time())
+        from .program_job import has_loops, program_covers
+
+        # internal procedures of a main program that becomes a program job are ported and
+        # proven with it (their nests outlined in place, the program's run their proof)
+        hosted = set() if config.mode == "full" else \
+            {r.name for u in getattr(sf, "program_units", []) if program_covers(u, sf) for r in sf.kernels
+             if r.host == u.name}
         for k in sf.kernels:
-            if wanted and k.name not in wanted:
+            if (wanted and k.name not in wanted) or k.name in hosted:
                 continue
             found.add(k.name)
             job = KernelJob(run_id=run_id, out_dir=str(out_dir), file=str(f), rel_file=rel, kernel=k.name,
@@ -87,12 +94,10 @@ def plan_jobs(sources: list[str], config: Config, run_id: str, out_dir: Path, db
             jobs.append(job)
         if config.mode == "full":
             continue  # a main program can only be a hybrid port
-        from .program_job import has_loops
-
         for k in getattr(sf, "program_units", []):
             if wanted and k.name not in wanted:
                 continue
-            if not has_loops(k):
+            if not program_covers(k, sf):
                 if k.name in wanted:  # asked for by name: say why there is nothing to port
                     found.add(k.name)
                     kid = f"{rel}:{k.name}"

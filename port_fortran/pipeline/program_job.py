@@ -33,12 +33,64 @@ from ..errors import ToolMissing, UserError
 from .state import KernelJob, KernelOutcome
 
 ENTRY_SUFFIX = "_kokkos"
+MAX_ROUNDS = 4  # hybrid ports made for one program, each without the nests the last run missed
 
 
 def has_loops(k) -> bool:
     from ..fortran import ir
 
     return any(isinstance(s, (ir.Do, ir.DoWhile)) for s in ir.walk(k.body))
+
+
+def program_covers(k, sf) -> bool:
+    """Is the main program ``k`` a program job: it, or an internal procedure of it, has loops."""
+    return has_loops(k) or any(has_loops(r) for r in getattr(sf, "kernels", []) if r.host == k.name)
+
+
+def record_internals(db, job: KernelJob, sf, k, info: Optional[dict], status: str, why: str,
+                     calls: Optional[dict] = None) -> None:
+    """One row per internal procedure of the program: verified when a nest of it runs as a
+    kernel the program's proven run called, else the reason it is not."""
+    from ..translate.hybrid import summary
+
+    for r in [x for x in getattr(sf, "kernels", []) if x.host == k.name]:
+        kid = f"{job.rel_file}:{r.name}"
+        db.upsert_kernel(job.run_id, kid, job.rel_file, r.name, r.line_start, r.line_end)
+        mine = [o for o in (info or {}).get("outlined", []) if o.get("routine") == r.name]
+        ran = [o for o in mine if (calls or {}).get(o["entry"][: -len(ENTRY_SUFFIX)], 0) > 0]
+        if status == "verified" and ran:
+            patterns = sorted({p for o in ran for p in o.get("patterns", [])})
+            sub = summary({**info, "outlined": ran, "kept": [x for x in info.get("kept", [])
+                                                              if x.get("message", "").startswith(f"in {r.name}:")]})
+            db.set_kernel(job.run_id, kid, status="verified", reason="", reason_code="", mode="hybrid", model="rules",
+                          patterns=patterns, hybrid=sub, port_dir=job.port_dir, finished=time.time())
+            db.add_attempt(job.run_id, kid, "finalize", True,
+                           f"internal procedure of program {k.name}: {len(ran)} nest(s) run as Kokkos kernels in the "
+                           f"program's hybrid port, proven by its run ({', '.join(o['entry'] for o in ran)})")
+            continue
+        if not has_loops(r):
+            code, reason = "no-parallel-nest", f"{sf.path}:{r.line_start}: [no-parallel-nest] internal procedure " \
+                                               f"{r.name} of program {k.name} has no loop"
+        elif status == "verified":
+            code = "not-exercised" if mine else "no-parallel-nest"
+            why_kept = [x for x in (info or {}).get("kept", []) if x.get("message", "").startswith(f"in {r.name}:")]
+            first = f" (line {why_kept[0]['line']}: [{why_kept[0]['code']}] " \
+                    f"{why_kept[0]['message'][len(r.name) + 4:][:300]})" if why_kept else ""
+            reason = (f"{sf.path}:{r.line_start}: [{code}] internal procedure {r.name} of program {k.name}: "
+                      + ("the program's run never called its kernels" if mine else
+                         "none of its loop nests runs as a Kokkos kernel in the program's hybrid port") + first)
+        else:
+            code, reason = status_code(why), f"{sf.path}:{r.line_start}: internal procedure {r.name} of program " \
+                                             f"{k.name}, ported and proven with it: {why}"
+        db.set_kernel(job.run_id, kid, status="refused" if status != "failed" else "failed", reason=reason[:1000],
+                      reason_code=code, mode="hybrid", port_dir=job.port_dir, finished=time.time())
+
+
+def status_code(why: str) -> str:
+    import re
+
+    m = re.search(r"\[([a-z][a-z0-9-]+)\]", why)
+    return m.group(1) if m else "program-not-proven"
 
 
 def program_sources(program, k) -> list[str]:
@@ -83,7 +135,19 @@ def _refuse(db, job: KernelJob, code: str, reason: str, t0: float, hybrid: Optio
 
 
 def port_program(job: KernelJob, config: Config, db, program) -> KernelOutcome:
-    """The hybrid port of the main program ``job.kernel``, proven by running it (module doc)."""
+    """The hybrid port of the main program ``job.kernel``, proven by running it (module doc);
+    its internal procedures get their rows from the same proof."""
+    sf = program.file(job.file)
+    units = [u for u in getattr(sf, "program_units", []) if u.name == job.kernel]
+    if not units:
+        raise UserError(f"{job.file}: main program '{job.kernel}' not found")
+    seen: dict = {"info": None, "calls": {}}
+    outcome = _prove(job, config, db, program, seen)
+    record_internals(db, job, sf, units[0], seen["info"], outcome.status, outcome.reason, seen["calls"])
+    return outcome
+
+
+def _prove(job: KernelJob, config: Config, db, program, seen: dict) -> KernelOutcome:
     from ..build_runner.sandbox import Limits
     from ..harness.program_proof import DEFAULT_RTOL, prove_program
     from ..records import TranslateOptions, TranslationRefused
@@ -117,12 +181,16 @@ def port_program(job: KernelJob, config: Config, db, program) -> KernelOutcome:
     run_kw = dict(other_sources=others, include_dirs=list(config.include_dirs), defines=dict(config.defines),
                   args=list(settings.get("args", [])), stdin=stdin, inputs=inputs,
                   ignore=list(settings.get("ignore", [])), rtol=settings.get("rtol", DEFAULT_RTOL),
+                  atol=settings.get("atol", 0.0),
                   threads=config.threads or 2, limits=limits, fflags=list(config.fflags))
     how = (f"arguments {' '.join(run_kw['args'])!r}" if run_kw["args"] else "no arguments") + \
         (f", inputs {', '.join(p.name for p in inputs)}" if inputs else "")
     serial: set[int] = set()
     unexercised: list[dict] = []
-    for attempt in range(2):
+    # until the run reaches every outlined nest: a nest taken back to Fortran can let the
+    # loop around it become the nest (at most MAX_ROUNDS ports; coverage is read on the first
+    # backend, the others run once it holds)
+    for attempt in range(MAX_ROUNDS):
         options = TranslateOptions(serial_loops=set(serial))
         db.set_kernel(job.run_id, job.kernel_id, status="running")
         try:
@@ -133,6 +201,7 @@ def port_program(job: KernelJob, config: Config, db, program) -> KernelOutcome:
                 return _refuse(db, job, "program-not-exercised", _not_exercised(job, k, unexercised, how), t0)
             return _refuse(db, job, d.code, f"{d.file or job.file}:{d.line}: [{d.code}] {d.message}", t0)
         info = port.hybrid
+        seen["info"] = info
         for kept in info.get("kept", []):  # nests taken back to Fortran because the run never reached them
             if kept.get("line") in serial:
                 kept["code"] = "not-exercised"
@@ -148,7 +217,9 @@ def port_program(job: KernelJob, config: Config, db, program) -> KernelOutcome:
                        f"hybrid port of program {k.name}: {len(info['outlined'])} of {info['nests']} loop nests as "
                        "Kokkos kernels")
         verdicts = []
-        for b in config.backends:
+        for bi, b in enumerate(config.backends):
+            if bi == 1 and attempt + 1 < MAX_ROUNDS and _unreached(verdicts[0], info):
+                break  # port again first
             tb = time.monotonic()
             try:
                 v = prove_program(Path(job.file), port_dir, b, **run_kw)
@@ -170,18 +241,25 @@ def port_program(job: KernelJob, config: Config, db, program) -> KernelOutcome:
             if not v.passed:
                 break
         first = verdicts[0]
+        seen["calls"] = first.calls
         entries = {o["entry"]: o for o in info["outlined"]}
-        ran = {e for e in entries if first.calls.get(e[: -len(ENTRY_SUFFIX)], 0) > 0}
-        if attempt == 0 and all(v.passed for v in verdicts) and len(ran) < len(entries):
-            unexercised = [entries[e] for e in entries if e not in ran]
-            if not ran:
+        missed = _unreached(first, info)
+        if attempt + 1 < MAX_ROUNDS and first.passed and missed:
+            unexercised = missed
+            if len(missed) == len(entries):
                 return _refuse(db, job, "program-not-exercised", _not_exercised(job, k, unexercised, how), t0, hsum)
-            serial |= {o["line"] for o in unexercised}
+            serial |= {o["line"] for o in missed}
             continue
         break
+    if verdicts and verdicts[0].passed and _unreached(verdicts[0], info):
+        return _refuse(db, job, "program-not-exercised",
+                       _not_exercised(job, k, _unreached(verdicts[0], info), how) + f" (after {MAX_ROUNDS} ports)", t0,
+                       summary(info))
     for v in verdicts:
         db.add_verdict(job.run_id, job.kernel_id, v.backend, v.passed, v.reason, _verdict_data(v))
     failed = [v for v in verdicts if not v.passed]
+    if failed and failed[0].code == "original-nondeterministic":
+        return _refuse(db, job, failed[0].code, f"{where}: {failed[0].reason}", t0, summary(info))
     patterns = sorted({p for o in info["outlined"] for p in o.get("patterns", [])})
     if failed or len(verdicts) < len(config.backends):
         v = failed[0] if failed else verdicts[-1]
@@ -200,6 +278,11 @@ def port_program(job: KernelJob, config: Config, db, program) -> KernelOutcome:
         {"kernel_id": job.kernel_id, "status": "verified", "mode": "hybrid", "kind": "program", "note": note,
          "verdicts": [_verdict_data(v) for v in verdicts]}, indent=2, default=str))
     return KernelOutcome(job.kernel_id, "verified", "", "", "rules", job.port_dir, seconds=time.monotonic() - t0)
+
+
+def _unreached(v, info: dict) -> list[dict]:
+    """The outlined nests whose kernel the run never called."""
+    return [o for o in info["outlined"] if v.calls.get(o["entry"][: -len(ENTRY_SUFFIX)], 0) == 0]
 
 
 def _not_exercised(job: KernelJob, k, nests: list[dict], how: str) -> str:

@@ -167,7 +167,8 @@ def hybrid_entry(row: dict) -> Optional[dict]:
         return None
     h = _loads(row.get("hybrid"), {}) or {}
     outlined = [{"entry": str(o.get("entry", "")), "line": _line(o.get("line")), "end_line": _line(o.get("end_line")),
-                 "patterns": [str(p) for p in o.get("patterns") or []]} for o in h.get("outlined") or []]
+                 "patterns": [str(p) for p in o.get("patterns") or []], "routine": str(o.get("routine") or "")}
+                for o in h.get("outlined") or []]
     kept = [{"code": str(x.get("code", "")), "line": _line(x.get("line")), "message": str(x.get("message", ""))}
             for x in h.get("kept") or []]
     return {"source": str(h.get("source", "")), "nests": int(h.get("nests") or 0), "nests_outlined": len(outlined),

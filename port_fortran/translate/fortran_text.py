@@ -195,6 +195,25 @@ def nest_span(lines: list[str], first: int, last: int, form: str, routine: tuple
     return start, end
 
 
+def loop_directives(lines: list[str], first: int, last: int, form: str,
+                    routine: tuple[int, int]) -> list[tuple[int, int]]:
+    """The line ranges of the loop directives of the DO at ``first`` (ending at ``last``):
+    the ``!$omp``/``!$acc`` loop directives just above it and the matching end directive
+    just below it, [] when it has none."""
+    above = first - 1
+    while above >= routine[0] and is_comment(lines[above - 1], form):
+        above -= 1
+    out = [(d.first, d.last) for d in directives(lines, above + 1, first - 1, form)
+           if _LOOP_DIRECTIVE.match(d.text) and re.match(r"^(omp|acc)\b", d.text)]
+    below = last + 1
+    while below <= routine[1] and is_comment(lines[below - 1], form):
+        below += 1
+    after = directives(lines, last + 1, below - 1, form)
+    if out and after and _END_LOOP_DIRECTIVE.match(after[0].text):
+        out.append((after[0].first, after[0].last))
+    return out
+
+
 def _open_parallel_region(lines: list[str], begin: int, line: int, form: str) -> int:
     """The line of an ``!$omp parallel`` (not a combined ``parallel do``) still open at
     ``line``, or 0."""

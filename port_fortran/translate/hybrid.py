@@ -43,20 +43,12 @@ from . import fortran_text
 from . import render
 from .access import arrays_written, names_in, scalars_written
 from .engine import KernelParts, translate_parts
+from .hybrid_kept import SMALL_NEST, Kept, constants as _constants, kept_statements, nest_trips as _nest_trips
 from .plan import Planner
 from .symbols import build_symbols
 
 #: patterns that mean a kernel runs in parallel (a 'serial' single-iteration kernel does not)
 PARALLEL_PATTERNS = {"parallel_for", "mdrange", "reduce", "atomic", "team"}
-
-
-@dataclass
-class Kept:
-    """Something the hybrid routine keeps in Fortran, and why."""
-
-    code: str
-    line: int
-    message: str
 
 
 @dataclass
@@ -68,6 +60,7 @@ class Outlined:
     end_line: int
     patterns: list[str]
     arguments: list[str]  # actual arguments of the CALL, as written in the Fortran
+    routine: str = ""  # the internal procedure it lies in ('' : the routine itself)
 
 
 @dataclass
@@ -169,7 +162,7 @@ def _variable(kernel: ir.Kernel, name: str) -> Optional[ir.Variable]:
             return a
     if kernel.result is not None and kernel.result.name == name:
         return kernel.result
-    return kernel.locals.get(name) or kernel.module_vars.get(name)
+    return kernel.locals.get(name) or kernel.module_vars.get(name) or kernel.host_vars.get(name)
 
 
 def _nest_names(stmts: list[ir.Stmt]) -> list[str]:
@@ -469,51 +462,31 @@ def hybrid_port(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Opt
     form = source.form if source is not None else ("fixed" if Path(kernel.file).suffix.lower() in (".f", ".for", ".f77")
                                                    else "free")
     lines = text.split("\n")
-    planner = _planner(kernel, source, options, program)
-    if program is not None:  # what calls write through their arguments, from the callees
-        from ..fortran.effects import Calls
-        flow = kernel_context(kernel, Calls(program)).flow
-    else:
-        flow = kernel_context(kernel).flow
-    callees = {k.name: k for k in (source.kernels if source is not None else [])}
-    if program is not None:
-        callees.update(program.callable_from(kernel))
-    nests, kept, count = find_nests(kernel.body, planner)
-    routine = (kernel.line_start, kernel.line_end)
-    outlined: list[tuple[ir.Do, KernelParts, list[str], tuple[int, int], bool]] = []
-    for do in nests:
-        name = f"{base}_l{do.line}"
-        try:
-            span = fortran_text.nest_span(lines, do.line, do.end_line or do.line, form, routine)
-            end_continue = end_label_kept(kernel, do)
-            o = outline(kernel, do, flow, name, callees, program)
-            try:
-                parts = translate_parts(o.kernel, source, options, _nest_program(program, kernel, o.kernel))
-            except TranslationRefused as exc:
-                d = exc.diagnostics[0]
-                raise Keep(d.code, f"the rules cannot translate the nest: {d.message} (line {d.line})", do.line)
-            if not set(parts.patterns) & PARALLEL_PATTERNS:
-                raise Keep("not-parallel-outlined", "outlined, the nest would run as a single-iteration kernel: "
-                           + "; ".join(parts.notes[:2]), do.line)
-        except fortran_text.TextRefusal as r:
-            kept.append(Kept(r.code, r.line, r.message))
-            continue
-        except Keep as k:
-            kept.append(k.kept)
-            continue
-        outlined.append((do, parts, o.actuals, span, end_continue))
+    # the routine itself and, for a main program, its internal procedures (CONTAINed: they
+    # see the program's variables, so their nests are outlined in place the same way)
+    routines = [kernel] + ([r for r in source.kernels if r.host == kernel.name]
+                           if kernel.kind == "program" and source is not None else [])
+    outlined: list[tuple[ir.Do, KernelParts, list[str], tuple[int, int], bool, ir.Kernel]] = []
+    kept: list[Kept] = []
+    count = 0
+    for r in routines:
+        prefix = base if r is kernel else f"{base}_{r.name}"
+        got, r_kept, r_count = _outline_routine(r, source, options, program, lines, form, prefix)
+        outlined += got
+        kept += r_kept if r is kernel else [Kept(x.code, x.line, f"in {r.name}: {x.message}") for x in r_kept]
+        count += r_count
     if not outlined:
         detail = "; ".join(f"line {k.line}: [{k.code}] {k.message}" for k in kept[:4]) or "it has no loops"
         line = kept[0].line if kept else kernel.line_start
         raise TranslationRefused(kernel.name, [ir.Diagnostic(
             "no-parallel-nest", f"hybrid: no loop nest of {kernel.name} can run as a Kokkos kernel ({detail})",
             line, kernel.file)] + [ir.Diagnostic(k.code, k.message, k.line, kernel.file) for k in kept])
-    kept += kept_statements(kernel, [o[0] for o in outlined])
+    kept += kept_statements(kernel, [o[0] for o in outlined if o[5] is kernel])
     kept.sort(key=lambda k: k.line)
     k = base
     upper = fortran_text.upper_style(lines, kernel.line_start, form)
     edits, infos = [], []
-    for do, parts, actuals, (first, last), end_continue in outlined:
+    for do, parts, actuals, (first, last), end_continue, _r in outlined:
         entry = f"{parts.kernel.name}_kokkos"
         call = f"{'CALL' if upper else 'call'} {entry.upper() if upper else entry}({', '.join(_case(a, upper) for a in actuals)})"
         indent = fortran_text.indentation(lines, do.line, form)
@@ -523,7 +496,27 @@ def hybrid_port(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Opt
         if end_continue:
             new += fortran_text.statement("CONTINUE" if upper else "continue", form, indent, do.end_label)
         edits.append(fortran_text.Edit(first, last, new, f"loop nest of lines {do.line}-{do.end_line}"))
-        infos.append(Outlined(entry, do.line, do.end_line, list(parts.patterns), list(actuals)))
+        infos.append(Outlined(entry, do.line, do.end_line, list(parts.patterns), list(actuals),
+                              "" if _r is kernel else _r.name))
+    # a loop that stays Fortran around outlined nests loses its OpenMP/OpenACC loop directive:
+    # its iterations now launch Kokkos kernels, which must not run once per thread (and a
+    # collapse(2) would miss the loop it collapsed); running them in order is what any
+    # schedule of that loop may do
+    seen: set[int] = set()
+    for do, *_rest, owner in outlined:
+        for outer in _enclosing(owner.body, do):
+            for first, last in fortran_text.loop_directives(lines, outer.line, outer.end_line or outer.line, form,
+                                                           (owner.line_start, owner.line_end)):
+                if first in seen:
+                    continue
+                seen.add(first)
+                note = fortran_text.comment(f"port-fortran: directive of the loop of line {outer.line} removed: its "
+                                            "body launches Kokkos kernels", form,
+                                            fortran_text.indentation(lines, outer.line, form))
+                edits.append(fortran_text.Edit(first, last, [note], f"loop directive of line {outer.line}"))
+                kept.append(Kept("loop-directive-removed", first, f"the directive of the loop of line {outer.line} "
+                                 "is removed: the loop stays Fortran and its body launches Kokkos kernels"))
+    kept.sort(key=lambda x: x.line)
     use = f"{'USE' if upper else 'use'} {(k + '_kokkos_mod').upper() if upper else k + '_kokkos_mod'}"
     use_indent = fortran_text.indentation(lines, kernel.line_start, form) + "  " if form == "free" else "      "
     if kernel.kind == "program" and not re.match(r"\s*program\b", fortran_text.code_part(lines[kernel.line_start - 1], form)[1],
@@ -554,41 +547,51 @@ def hybrid_port(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Opt
                 mode="hybrid", hybrid=info.to_dict())
 
 
+def _outline_routine(kernel: ir.Kernel, source, options, program, lines: list[str], form: str, base: str):
+    """The outlined nests of one routine: (outlined, kept, number of nests)."""
+    planner = _planner(kernel, source, options, program)
+    if program is not None:  # what calls write through their arguments, from the callees
+        from ..fortran.effects import Calls
+        flow = kernel_context(kernel, Calls(program)).flow
+    else:
+        flow = kernel_context(kernel).flow
+    callees = {k.name: k for k in (source.kernels if source is not None else [])}
+    if program is not None:
+        callees.update(program.callable_from(kernel))
+    nests, kept, count = find_nests(kernel.body, planner)
+    routine = (kernel.line_start, kernel.line_end)
+    outlined = []
+    consts = _constants(kernel)
+    for do in nests:
+        name = f"{base}_l{do.line}"
+        try:
+            trips = _nest_trips(do, consts)
+            if trips is not None and trips < SMALL_NEST:
+                raise Keep("small-nest", f"the nest runs {trips} iterations (a constant): launching a kernel for it "
+                           "costs more than the loop", do.line)
+            span = fortran_text.nest_span(lines, do.line, do.end_line or do.line, form, routine)
+            end_continue = end_label_kept(kernel, do)
+            o = outline(kernel, do, flow, name, callees, program)
+            try:
+                parts = translate_parts(o.kernel, source, options, _nest_program(program, kernel, o.kernel))
+            except TranslationRefused as exc:
+                d = exc.diagnostics[0]
+                raise Keep(d.code, f"the rules cannot translate the nest: {d.message} (line {d.line})", do.line)
+            if not set(parts.patterns) & PARALLEL_PATTERNS:
+                raise Keep("not-parallel-outlined", "outlined, the nest would run as a single-iteration kernel: "
+                           + "; ".join(parts.notes[:2]), do.line)
+        except fortran_text.TextRefusal as r:
+            kept.append(Kept(r.code, r.line, r.message))
+            continue
+        except Keep as k:
+            kept.append(k.kept)
+            continue
+        outlined.append((do, parts, o.actuals, span, end_continue, kernel))
+    return outlined, kept, count
+
+
 def _case(text: str, upper: bool) -> str:
     return text.upper() if upper else text.lower()
-
-
-def kept_statements(kernel: ir.Kernel, outlined: list[ir.Do]) -> list[Kept]:
-    """The statements outside the outlined nests that a full port could not take along:
-    what the IR does not model (I/O, FORMAT, ENTRY, EQUIVALENCE, SAVE, ...), calls to other
-    routines, STOP and jumps."""
-    inside = {id(s) for d in outlined for s in ir.walk([d])}
-    out = [Kept(u.construct, u.line, _statement_text(u)) for u in kernel.unsupported if id(u) not in inside]
-    for s in ir.walk(kernel.body):
-        if id(s) in inside:
-            continue
-        if isinstance(s, ir.CallStmt):
-            out.append(Kept("call", s.line, f"CALL {s.name.upper()} stays a Fortran call"))
-        elif isinstance(s, ir.Stop):
-            out.append(Kept("stop", s.line, "STOP"))
-        elif isinstance(s, (ir.Goto, ir.ComputedGoto, ir.ArithmeticIf)):
-            out.append(Kept("goto", s.line, "a jump (GO TO / arithmetic IF) stays Fortran control flow"))
-        elif isinstance(s, ir.Return) and s is not kernel.body[-1]:
-            out.append(Kept("return", s.line, "RETURN stays Fortran control flow"))
-    reported = {(k.line, k.code) for k in out}
-    for name, v in kernel.locals.items():
-        if v.save and v.parameter is None and v.common is None and (v.line, "save-variable") not in reported:
-            out.append(Kept("save-variable", v.line, f"{name} keeps its value between calls (SAVE)"))
-    return out
-
-
-def _statement_text(u: ir.Unsupported) -> str:
-    """What a kept statement is: its text (one line, shortened), else the front end's reason."""
-    text = " ".join(u.text.split())
-    if not text:
-        return u.reason
-    return f"{text[:70]}{'...' if len(text) > 70 else ''} ({u.reason.split(';')[0]})" if u.construct not in (
-        "io-in-kernel",) else f"{text[:70]}{'...' if len(text) > 70 else ''}"
 
 
 def _files(kernel: ir.Kernel, parts: list[KernelParts], info: HybridInfo, k: str) -> dict[str, str]:
@@ -671,5 +674,6 @@ def summary(info: Optional[dict]) -> dict:
     if not info:
         return {}
     return {"source": info.get("source", ""), "nests": info.get("nests", 0),
-            "outlined": [{k: o[k] for k in ("entry", "line", "end_line", "patterns")} for o in info.get("outlined", [])],
+            "outlined": [{k: o.get(k, "") for k in ("entry", "line", "end_line", "patterns", "routine")}
+                         for o in info.get("outlined", [])],
             "kept": [dict(k) for k in info.get("kept", [])], "why": list(info.get("why", []))}

@@ -1,0 +1,88 @@
+"""What a hybrid routine keeps in Fortran (translate.hybrid): the statements outside its
+outlined nests, and nests too small to be worth a kernel launch."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from ..fortran import ir
+
+
+@dataclass
+class Kept:
+    """Something the hybrid routine keeps in Fortran, and why."""
+
+    code: str
+    line: int
+    message: str
+
+
+def kept_statements(kernel: ir.Kernel, outlined: list[ir.Do]) -> list[Kept]:
+    """The statements outside the outlined nests that a full port could not take along:
+    what the IR does not model (I/O, FORMAT, ENTRY, EQUIVALENCE, SAVE, ...), calls to other
+    routines, STOP and jumps."""
+    inside = {id(s) for d in outlined for s in ir.walk([d])}
+    out = [Kept(u.construct, u.line, _statement_text(u)) for u in kernel.unsupported if id(u) not in inside]
+    for s in ir.walk(kernel.body):
+        if id(s) in inside:
+            continue
+        if isinstance(s, ir.CallStmt):
+            out.append(Kept("call", s.line, f"CALL {s.name.upper()} stays a Fortran call"))
+        elif isinstance(s, ir.Stop):
+            out.append(Kept("stop", s.line, "STOP"))
+        elif isinstance(s, (ir.Goto, ir.ComputedGoto, ir.ArithmeticIf)):
+            out.append(Kept("goto", s.line, "a jump (GO TO / arithmetic IF) stays Fortran control flow"))
+        elif isinstance(s, ir.Return) and s is not kernel.body[-1]:
+            out.append(Kept("return", s.line, "RETURN stays Fortran control flow"))
+    reported = {(k.line, k.code) for k in out}
+    for name, v in kernel.locals.items():
+        if v.save and v.parameter is None and v.common is None and (v.line, "save-variable") not in reported:
+            out.append(Kept("save-variable", v.line, f"{name} keeps its value between calls (SAVE)"))
+    return out
+
+
+def _statement_text(u: ir.Unsupported) -> str:
+    """What a kept statement is: its text (one line, shortened), else the front end's reason."""
+    text = " ".join(u.text.split())
+    if not text:
+        return u.reason
+    return f"{text[:70]}{'...' if len(text) > 70 else ''} ({u.reason.split(';')[0]})" if u.construct not in (
+        "io-in-kernel",) else f"{text[:70]}{'...' if len(text) > 70 else ''}"
+
+
+SMALL_NEST = 256  # a nest of fewer iterations, known at compile time, stays Fortran
+
+
+def constants(kernel: ir.Kernel) -> dict:
+    """Values of the named constants the routine sees (its own, its host's, its modules')."""
+    env: dict = {}
+    pending = {n: v.parameter for d in (kernel.module_vars, kernel.host_vars, kernel.locals)
+               for n, v in d.items() if v.parameter is not None and not v.dims}
+    for _ in range(4):  # constants defined from constants
+        for n, e in list(pending.items()):
+            try:
+                env[n] = ir.evaluate(e, env) if isinstance(e, ir.Expr) else e
+                del pending[n]
+            except (KeyError, ValueError, TypeError, ZeroDivisionError):
+                pass
+    return env
+
+
+def nest_trips(do: ir.Do, env: dict) -> Optional[int]:
+    """Iterations of the nest's loops (the chain of loops each alone in its parent), when
+    every trip count is a constant; None otherwise."""
+    total, loop = 1, do
+    while True:
+        try:
+            lo, hi = ir.evaluate(loop.start, env), ir.evaluate(loop.end, env)
+            st = ir.evaluate(loop.step, env) if loop.step is not None else 1
+        except (KeyError, ValueError, TypeError, ZeroDivisionError):
+            return None
+        if not all(isinstance(x, int) for x in (lo, hi, st)) or st == 0:
+            return None
+        total *= max(0, (hi - lo + st) // st)
+        body = [s for s in loop.body if not isinstance(s, ir.Continue)]
+        if len(body) == 1 and isinstance(body[0], ir.Do):
+            loop = body[0]
+            continue
+        return total
