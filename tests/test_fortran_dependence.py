@@ -736,3 +736,37 @@ def test_index_array_within_a_slice_of_the_iteration_is_parallel(tmp_path):
     assert "p" in outer.info.private
     second = [d for d in k.loops() if d.var == "i"][1]
     assert codes(second) == ["indirect-write"]
+
+
+def test_scratch_arrays_filled_before_use_are_private(tmp_path):
+    # miniWeather's flux loops: stencil(1:4) and vals(1:nv) are filled by a nest over their
+    # whole extent before any read in each iteration, so each iteration gets its own copy
+    k = kernel(tmp_path, """
+        do i = 1, n
+          do l = 1, nv
+            do j = 1, 4
+              st(j) = a(i) * j * l
+            end do
+            v(l) = st(1) + st(4)
+          end do
+          b(i) = v(1) + v(nv)
+        end do
+        do i = 1, n
+          do j = 1, 2
+            t(j) = a(i) * j
+          end do
+          c(i) = t(1) + t(3)
+        end do
+        do i = 1, n
+          if (a(i) > 0) then
+            do j = 1, 3
+              u(j) = a(i)
+            end do
+          end if
+          c(i) = u(2)
+        end do
+    """, decls="integer, parameter :: nv = 3\n  integer l\n  real(8) st(4), v(nv), t(3), u(3)")
+    first, second, third = [d for d in k.loops() if d.var == "i"]
+    assert first.info.parallel and {"st", "v"} <= set(first.info.private), codes(first)
+    assert not second.info.parallel and "t" not in second.info.private  # t(3) is read, never written
+    assert not third.info.parallel and "u" not in third.info.private  # filled only when a(i) > 0

@@ -154,6 +154,24 @@ void from_device(const HV& h, const DV& d) {
   }
 }
 
+// ---------------------------------------------------------------- private arrays
+// A local array each iteration of a parallel loop fills before reading it (the dependence
+// test's privatisation): one copy per iteration, declared in the kernel's body, fixed
+// extents, Fortran (column-major) order, indexed from 0 like the Views.
+template <class T, long... N>
+struct Private {
+  T data[(N * ...)];
+  template <class... I>
+  KOKKOS_INLINE_FUNCTION T& operator()(I... i) {
+    static_assert(sizeof...(I) == sizeof...(N), "rank of a private array");
+    const long idx[] = {static_cast<long>(i)...};
+    const long ext[] = {N...};
+    long off = 0;
+    for (int d = static_cast<int>(sizeof...(N)) - 1; d >= 0; --d) off = off * ext[d] + idx[d];
+    return data[off];
+  }
+};
+
 // ---------------------------------------------------------------- policies
 // Policies index with a signed type: Fortran loops may start below zero (DO i = -r, r), and
 // on Kokkos' default index type, the space's unsigned size_type, a negative begin wraps and

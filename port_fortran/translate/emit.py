@@ -266,9 +266,29 @@ class Emitter:
             sym = self.tab.get(nm)
             if sym is None:
                 raise Refusal("unknown-name", f"'{nm}' is not declared", 0)
-            if sym.is_array:
-                raise Refusal("private-array", f"array '{nm}' would need a private copy per iteration", sym.line)
+            if sym.is_array:  # a scratch array each iteration fills first (dependence.privatizable_array)
+                ext = self.private_extents(sym)
+                if ext is None:
+                    raise Refusal("private-array", f"array '{nm}' would need a private copy per iteration", sym.line)
+                out.append(IND * ind + f"pf::Private<{sym.ctype}, {', '.join(str(e) for e in ext)}> {sym.c};")
+                continue
             out.append(IND * ind + f"{sym.ctype} {sym.c} = {zero_init(sym.ftype)};")
+        return out
+
+    def private_extents(self, sym) -> Optional[list[int]]:
+        """Constant extents of a local array, or None."""
+        env = {n: v.parameter for n, v in {**self.kernel.module_vars, **self.kernel.host_vars,
+                                             **self.kernel.locals}.items() if v.parameter is not None}
+        out = []
+        for d in sym.dims:
+            try:
+                lo = ir.evaluate(d.lower, env) if d.lower is not None else 1
+                hi = ir.evaluate(d.upper, env) if d.upper is not None else None
+            except (KeyError, ValueError, TypeError, ZeroDivisionError):
+                return None
+            if not isinstance(lo, int) or not isinstance(hi, int) or hi < lo:
+                return None
+            out.append(hi - lo + 1)
         return out
 
     def policy_range(self, do: ir.Do):
