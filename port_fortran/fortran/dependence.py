@@ -31,6 +31,7 @@ from .accesses import Access, CallSites, array_accesses, scalar_writes
 from .arraytest import LoopScope, join_conditions, pair_test
 from .dataflow import FlowGraph, exposed_reads
 from .facts import Facts, guard_facts, loop_var_facts, path_to
+from .privatize import privatizable_array
 from .reductions import mentions, minmax_idiom, reduction_op, same_expr
 from .render import expr_str
 
@@ -398,7 +399,7 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
             continue
         # a local scratch array every iteration fills before reading it (stencil(1:4) in
         # miniWeather's flux loops): private to each iteration, not a dependence
-        if privatizable_array(name, loop, kernel, ctx):
+        if privatizable_array(name, loop, kernel, ctx.env):
             info.private.append(name)
             continue
         # accumulation into an element invariant in the loop
@@ -437,117 +438,6 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
     info.reasons = reasons
     info.parallel = not reasons
     return info
-
-
-PRIVATE_ARRAY_ELEMENTS = 4096  # a private copy lives in each iteration (registers, the GPU thread's stack)
-
-
-def privatizable_array(name: str, loop: ir.Do, kernel: ir.Kernel, ctx: Context) -> bool:
-    """Can each iteration of ``loop`` have its own copy of the array ``name``? It is a local
-    of the routine (no dummy, COMMON, module, host or SAVEd storage) of constant extents, no
-    larger than PRIVATE_ARRAY_ELEMENTS; in the iteration it is read only after a loop nest
-    wrote all of it (each dimension's whole extent, unconditionally); and nothing outside the
-    loop reads it."""
-    v = kernel.locals.get(name)
-    if v is None or not v.dims or v.save or v.common is not None or v.parameter is not None or v.allocatable \
-            or any(name in cls for cls in kernel.equivalences):
-        return False
-    bounds = []
-    for d in v.dims:
-        try:
-            lo = ir.evaluate(d.lower, ctx.env) if d.lower is not None else 1
-            hi = ir.evaluate(d.upper, ctx.env) if d.upper is not None else None
-        except (KeyError, ValueError, TypeError, ZeroDivisionError):
-            return False
-        if not isinstance(lo, int) or not isinstance(hi, int) or hi < lo:
-            return False
-        bounds.append((lo, hi))
-    size = 1
-    for lo, hi in bounds:
-        size *= hi - lo + 1
-    if size > PRIVATE_ARRAY_ELEMENTS:
-        return False
-    inside = {id(x) for x in ir.walk([loop])}
-    if any(id(st) not in inside and _reads(st, name) for st in ir.walk(kernel.body)):
-        return False
-    return _scan_kills(loop.body, name, bounds, ctx.env) != "unsafe"
-
-
-def _reads(st: ir.Stmt, name: str) -> bool:
-    """Does the statement itself (not the statements it holds) read the array ``name``?"""
-    exprs = list(ir.stmt_exprs(st))
-    if isinstance(st, ir.Assign) and isinstance(st.target, ir.ArrayRef) and st.target.name == name:
-        exprs = [st.value] + list(st.target.subscripts)  # the target element is written, its subscripts read
-    if isinstance(st, ir.CallStmt) and any(isinstance(a, (ir.Name, ir.ArrayRef)) and a.name == name for a in st.args):
-        return True  # the callee may read it
-    for e in exprs:
-        for x in ir.walk_expr(e):
-            if isinstance(x, (ir.ArrayRef, ir.Name)) and getattr(x, "name", None) == name:
-                return True
-    return False
-
-
-def _scan_kills(stmts: list[ir.Stmt], name: str, bounds: list, env: dict) -> str:
-    """'killed' (a nest wrote all of ``name`` before any read), 'clean' (no read before any
-    full write), 'unsafe' (a read may see a value from another iteration)."""
-    for st in stmts:
-        if isinstance(st, ir.Do):
-            if _full_write(st, name, bounds, env):
-                return "killed"
-            if _reads(st, name) or _scan_kills(st.body, name, bounds, env) == "unsafe":
-                return "unsafe"
-        elif isinstance(st, (ir.If, ir.DoWhile, ir.SelectCase, ir.Where)) or hasattr(st, "body"):
-            if _reads(st, name):
-                return "unsafe"
-            bodies = [b for _, b in st.branches] + [st.else_body] if isinstance(st, ir.If) else \
-                [c.body for c in st.cases] if isinstance(st, ir.SelectCase) else [getattr(st, "body", [])]
-            if isinstance(st, ir.Where):
-                bodies.append(getattr(st, "elsewhere", []) or [])
-            if any(_scan_kills(b, name, bounds, env) == "unsafe" for b in bodies):
-                return "unsafe"
-        elif _reads(st, name):
-            return "unsafe"
-    return "clean"
-
-
-def _full_write(do: ir.Do, name: str, bounds: list, env: dict) -> bool:
-    """Is ``do`` a nest that assigns every element of ``name``: loops each alone in its
-    parent (or the last loop holding the assignment among other statements), step 1, over a
-    dimension's whole declared extent, the assignment unconditional at the top of the
-    innermost body with each subscript one of the nest's variables, and no read of ``name``
-    in the nest?"""
-    chain, loop = [], do
-    while True:
-        if loop.step is not None and not (isinstance(loop.step, ir.Literal) and loop.step.value == 1):
-            return False
-        try:
-            lo, hi = ir.evaluate(loop.start, env), ir.evaluate(loop.end, env)
-        except (KeyError, ValueError, TypeError, ZeroDivisionError):
-            return False
-        chain.append((loop.var, lo, hi))
-        body = [st for st in loop.body if not isinstance(st, ir.Continue)]
-        target = [st for st in body if isinstance(st, ir.Assign) and isinstance(st.target, ir.ArrayRef)
-                  and st.target.name == name]
-        if target:
-            break
-        inner = [st for st in body if isinstance(st, ir.Do)]
-        if len(inner) != 1:
-            return False
-        loop = inner[0]
-    if any(_reads(st, name) for st in ir.walk([do])):
-        return False
-    subs = target[0].target.subscripts
-    if len(subs) != len(bounds):
-        return False
-    range_of = {var: (lo, hi) for var, lo, hi in chain}
-    used = set()
-    for sub, (lo, hi) in zip(subs, bounds):
-        if not isinstance(sub, ir.Name) or sub.name not in range_of or sub.name in used:
-            return False
-        used.add(sub.name)
-        if range_of[sub.name] != (lo, hi):
-            return False
-    return True
 
 
 def find_inductions(loop: ir.Do, writes: dict[str, int], variant: set[str], ctx: Context) -> list[ir.Induction]:
