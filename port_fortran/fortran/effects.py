@@ -144,8 +144,16 @@ class Calls:
         return cls(prog)
 
     # ------------------------------------------------------------------ resolution
-    def resolve(self, caller: ir.Kernel, name: str) -> Optional[ir.Kernel]:
+    def _callee(self, caller: ir.Kernel, name: str):
+        """Where ``name`` is defined, for a routine of the program or a main program (which
+        is no routine of it: its calls, to its internal procedures too, are resolved now)."""
         c = self.program.callee(caller, name)
+        if c is None and getattr(caller, "kind", "") == "program" and hasattr(self.program, "resolve_from"):
+            c = self.program.resolve_from(caller, name)
+        return c
+
+    def resolve(self, caller: ir.Kernel, name: str) -> Optional[ir.Kernel]:
+        c = self._callee(caller, name)
         if c is None or c.routine is None:
             return None
         k = self.program.kernel_of(c.routine)
@@ -154,11 +162,11 @@ class Calls:
     def _unresolved(self, caller: ir.Kernel, name: str) -> str:
         from .program import Callee, unknown_where
 
-        c = self.program.callee(caller, name) or Callee(name, "external")
+        c = self._callee(caller, name) or Callee(name, "external")
         return unknown_where(c)
 
     def _is_intrinsic(self, caller: ir.Kernel, name: str) -> bool:
-        c = self.program.callee(caller, name)
+        c = self._callee(caller, name)
         return c is not None and c.where == "intrinsic"
 
     def callee_first(self, kernels: list[ir.Kernel]) -> list[ir.Kernel]:
