@@ -130,7 +130,8 @@ _ALL = [
         shared_line="a line of the nest holds another statement (';')",
         preprocessor_in_nest="a preprocessor line inside the nest",
         openmp_region="the nest is inside an OpenMP parallel region",
-        small_nest="a nest of few iterations (a compile-time constant) stays Fortran: a kernel launch costs more",
+        small_nest="a nest of few iterations (a compile-time constant) inside another loop stays Fortran: a launch "
+                   "each time costs more than the loop",
         loop_directive_removed="the OpenMP/OpenACC directive of a loop kept in Fortran around outlined nests is removed",
         not_exercised="the program's run never reached the nest, so its proof could not cover a port of it"),
     # ---------------------------------------------------------------- the validator (any port's C++)

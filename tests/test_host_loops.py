@@ -57,7 +57,7 @@ def test_reductions_go_through_the_compat_reduce_with_a_local_accumulator():
     assert "pf::parallel_reduce(\"vdist:L36\", pf::range(1, n)" in cpp
     assert "Kokkos::parallel_reduce" not in cpp
     host = _host_branch(_function(compat_header(), "inline void parallel_reduce(const char* label, "
-                                                   "const Kokkos::RangePolicy<ExecSpace>& p"))
+                                                   "const Range& p"))
     # the functor accumulates into `acc`, a local of the chunk; Kokkos' reference (`out`)
     # only receives each chunk's join
     assert re.search(r"\bV acc;", host) and "reducer.init(acc);" in host
@@ -109,7 +109,7 @@ def test_host_loops_only_on_host_backends():
     text = compat_header()
     assert re.search(r"#if defined\(PF_BACKEND_SERIAL\) \|\| defined\(PF_BACKEND_OPENMP\)\n#define PF_HOST_LOOPS 1",
                      text)
-    for sig in ("inline void parallel_reduce(const char* label, const Kokkos::RangePolicy<ExecSpace>& p",
+    for sig in ("inline void parallel_reduce(const char* label, const Range& p",
                 "inline void parallel_for(const char* label, const Nest<R>& m",
                 "inline void single_for(const char* label"):
         body = _function(text, sig)

@@ -275,6 +275,12 @@ def prove_program(original: Path, port_dir: Path, backend: str, *, other_sources
         same = compare_output(ref.stdout, again.stdout, ignore, rtol, atol)
         if ref.returncode != again.returncode or not same.matched:
             break
+    if ref.returncode is not None and ref.returncode < 0 and ref.returncode == again.returncode:
+        verdict = ProgramVerdict(backend, False, code="original-failed", original_seconds=ref.seconds)
+        tail = " | ".join((ref.stderr or "").strip().splitlines()[-2:])
+        verdict.reason = (f"the original program dies of signal {-ref.returncode} on every run{': ' + tail if tail else ''}"
+                          "; its output proves nothing")
+        return verdict
     if ref.returncode != again.returncode or not same.matched:
         verdict = ProgramVerdict(backend, False, code="original-nondeterministic", original_seconds=ref.seconds)
         why = (f"exit status {ref.returncode} then {again.returncode}" if ref.returncode != again.returncode

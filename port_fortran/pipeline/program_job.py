@@ -258,7 +258,7 @@ def _prove(job: KernelJob, config: Config, db, program, seen: dict) -> KernelOut
     for v in verdicts:
         db.add_verdict(job.run_id, job.kernel_id, v.backend, v.passed, v.reason, _verdict_data(v))
     failed = [v for v in verdicts if not v.passed]
-    if failed and failed[0].code == "original-nondeterministic":
+    if failed and failed[0].code in ("original-nondeterministic", "original-failed"):
         return _refuse(db, job, failed[0].code, f"{where}: {failed[0].reason}", t0, summary(info))
     patterns = sorted({p for o in info["outlined"] for p in o.get("patterns", [])})
     if failed or len(verdicts) < len(config.backends):

@@ -565,7 +565,7 @@ def _outline_routine(kernel: ir.Kernel, source, options, program, lines: list[st
     for do in nests:
         name = f"{base}_l{do.line}"
         try:
-            trips = _nest_trips(do, consts)
+            trips = _nest_trips(do, consts) if _enclosing(kernel.body, do) else None  # launched again and again
             if trips is not None and trips < SMALL_NEST:
                 raise Keep("small-nest", f"the nest runs {trips} iterations (a constant): launching a kernel for it "
                            "costs more than the loop", do.line)

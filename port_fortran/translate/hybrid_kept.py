@@ -50,7 +50,7 @@ def _statement_text(u: ir.Unsupported) -> str:
         "io-in-kernel",) else f"{text[:70]}{'...' if len(text) > 70 else ''}"
 
 
-SMALL_NEST = 256  # a nest of fewer iterations, known at compile time, stays Fortran
+SMALL_NEST = 256  # a nest inside another loop with fewer iterations, known at compile time, stays Fortran
 
 
 def constants(kernel: ir.Kernel) -> dict:
