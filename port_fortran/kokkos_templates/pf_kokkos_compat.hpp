@@ -346,6 +346,10 @@ KOKKOS_FORCEINLINE_FUNCTION void host_reduce_loop(long b, long e, V& acc, const 
 inline bool host_inline() {
 #if defined(PF_BACKEND_SERIAL)
   return !Kokkos::Tools::profileLibraryLoaded();
+#elif defined(PF_BACKEND_OPENMP)
+  // one OpenMP thread: a parallel region is pure cost (libgomp allocates a one-thread team at
+  // every region: 0.7 ms a launch measured in miniWeather's hybrid port, 36x its run time)
+  return ExecSpace().concurrency() == 1 && !Kokkos::Tools::profileLibraryLoaded();
 #else
   return false;
 #endif
