@@ -770,3 +770,22 @@ def test_scratch_arrays_filled_before_use_are_private(tmp_path):
     assert first.info.parallel and {"st", "v"} <= set(first.info.private), codes(first)
     assert not second.info.parallel and "t" not in second.info.private  # t(3) is read, never written
     assert not third.info.parallel and "u" not in third.info.private  # filled only when a(i) > 0
+
+
+def test_branches_named_constants_rule_out_are_not_paths(tmp_path):
+    # miniWeather's init: `if (data_spec_int == DATA_SPEC_COLLISION) call collision(x, z, r, ...)`
+    # for each case, data_spec_int a PARAMETER: only the taken branch assigns t each iteration
+    k = kernel(tmp_path, """
+        do i = 1, n
+          if (mode == 1) t = a(i)
+          if (mode == 2) t = b(i) * 2
+          c(i) = t
+        end do
+        do i = 1, n
+          if (n > 2) u = b(i)
+          c(i) = u
+        end do
+    """, decls="integer, parameter :: mode = 2\n  real(8) t, u")
+    first, second = [d for d in k.loops() if d.var == "i"]
+    assert first.info.parallel and "t" in first.info.private, codes(first)
+    assert "scalar-dependence" in codes(second)  # n is no constant: u may keep last iteration's value

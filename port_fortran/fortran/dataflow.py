@@ -109,8 +109,11 @@ class FlowGraph:
     to calls, so they need not be listed."""
 
     def __init__(self, body: list[ir.Stmt], live_at_end: Iterable[str] = (), globals_: Iterable[str] = (),
-                 outs: Optional[dict] = None):
+                 outs: Optional[dict] = None, consts: Optional[dict] = None):
         self.nodes: list[Node] = []
+        # named constants: an IF whose condition they decide has one way out (a dead branch
+        # of `if (data_spec == DATA_SPEC_COLLISION) call collision(...)` reads nothing)
+        self.consts = consts or {}
         self.globals_ = frozenset(globals_)
         self.outs = outs or {}
         self.live_at_end = frozenset(live_at_end)
@@ -143,6 +146,16 @@ class FlowGraph:
         self.nodes.append(n)
         return n
 
+    def _constant(self, cond: ir.Expr) -> Optional[bool]:
+        """The condition's value when named constants alone decide it, else None."""
+        if not self.consts:
+            return None
+        try:
+            v = ir.evaluate(cond, self.consts)
+        except (KeyError, ValueError, TypeError, ZeroDivisionError, AttributeError):
+            return None
+        return v if isinstance(v, bool) else None
+
     def _block(self, stmts: list[ir.Stmt], nxt: int, loops: list) -> int:
         """Nodes for ``stmts`` flowing to node ``nxt`` at the end; returns the first node."""
         for s in reversed(stmts):
@@ -172,7 +185,9 @@ class FlowGraph:
             other = self._block(s.else_body, nxt, loops) if s.else_body else nxt
             for cond, body in reversed(s.branches):
                 c = self._node("cond", s, _names(cond) | (self.globals_ if _calls_user_function([cond]) else set()))
-                c.succ += [self._block(body, nxt, loops), other]
+                known = self._constant(cond)
+                taken = self._block(body, nxt, loops)
+                c.succ += [taken] if known is True else [other] if known is False else [taken, other]
                 other = c.id
             first = other
         elif isinstance(s, ir.SelectCase):
@@ -378,7 +393,8 @@ class FlowGraph:
         return None if from_outside else found
 
 
-def exposed_reads(stmts: list[ir.Stmt], globals_: Iterable[str] = (), outs: Optional[dict] = None) -> frozenset:
+def exposed_reads(stmts: list[ir.Stmt], globals_: Iterable[str] = (), outs: Optional[dict] = None,
+                  consts: Optional[dict] = None) -> frozenset:
     """Names ``stmts`` may read before assigning them, on some path through them (GOTOs
     followed; a jump out of the list ends it)."""
-    return FlowGraph(stmts, (), globals_, outs).exposed()
+    return FlowGraph(stmts, (), globals_, outs, consts).exposed()

@@ -229,11 +229,13 @@ def kernel_context(k: ir.Kernel, calls=None) -> Context:
     globals_ |= {n for n, v in k.locals.items() if v.common is not None or v.save}
     if k.result is not None:
         globals_.add(k.result.name)
-    env = {n: v.parameter for n, v in k.locals.items() if v.parameter is not None}
+    env = {n: v.parameter for d in (k.module_vars, k.host_vars, k.locals) for n, v in d.items()
+           if v.parameter is not None and not isinstance(v.parameter, ir.Expr)}
     shared = set(k.module_vars) | set(k.host_vars) | {n for n, v in k.locals.items() if v.common is not None or v.save}
     sites = CallSites(k, calls) if calls is not None else None
     outs = sites.outs() if sites is not None else None
-    return Context(arrays, globals_, env, FlowGraph(k.body, live_at_end=globals_, globals_=shared, outs=outs), sites)
+    flow = FlowGraph(k.body, live_at_end=globals_, globals_=shared, outs=outs, consts=env)
+    return Context(arrays, globals_, env, flow, sites)
 
 
 def live_after(loop: ir.Do, name: str, ctx: Context) -> bool:
@@ -280,7 +282,7 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
         reasons.append(ir.Diagnostic("loop-variable-modified", f"the loop variable {v} is assigned inside the loop "
                                      f"(line {writes[v]})", writes[v]))
     # scalars one iteration reads before assigning them (GOTOs inside the body followed)
-    exposed = set(exposed_reads(loop.body, outs=ctx.outs)) - ctx.arrays - {v}
+    exposed = set(exposed_reads(loop.body, outs=ctx.outs, consts=ctx.env)) - ctx.arrays - {v}
     variant = set(writes) - {v} - inner_vars
     handled: set[str] = set()
 
