@@ -1,0 +1,67 @@
+"""Merge corpus result files of runs of the same tool commit on different machines.
+
+``python bench/realcode/merge_results.py BASE.json OVERRIDE.json [...] --out results_<date>_merged``
+keeps BASE's rows except for the units an OVERRIDE ran (its rows replace them), recomputes
+the tables with ``run_corpus``'s own functions and writes ``<out>.md`` / ``<out>.json``. The
+header says which units came from which file and why (``--why``), so a table mixing a GPU
+host's run with a re-run of some units elsewhere says so.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import run_corpus as rc  # noqa: E402
+
+
+def merge(base: dict, overrides: list[dict]) -> dict:
+    rows = list(base["rows"])
+    units = list(base.get("units", []))
+    for o in overrides:
+        ran = {(u["code"], u["unit"]) for u in o.get("units", [])}
+        rows = [r for r in rows if (r["code"], r["unit"]) not in ran] + list(o["rows"])
+        units = [u for u in units if (u["code"], u["unit"]) not in ran] + list(o.get("units", []))
+    names = [a for a in base["aggregate"] if a != "total"]
+    out = dict(base)
+    out["rows"], out["units"] = rows, units
+    out["aggregate"] = rc.aggregate_by_code(rows, names)
+    out["seconds"] = sum(u.get("seconds") or 0.0 for u in units)
+    out["units_done"] = sum(1 for u in units if u.get("status") == "done")
+    out["units_error"] = sum(1 for u in units if u.get("status") == "error")
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("base", type=Path)
+    ap.add_argument("overrides", type=Path, nargs="+")
+    ap.add_argument("--out", type=Path, required=True, help="output path without suffix")
+    ap.add_argument("--why", default="", help="why the overriding units were run again")
+    args = ap.parse_args(argv)
+    base = json.loads(args.base.read_text())
+    overrides = [json.loads(p.read_text()) for p in args.overrides]
+    merged = merge(base, overrides)
+    parts = [f"{args.base.name} ({base.get('machine', '?')})"]
+    for p, o in zip(args.overrides, overrides):
+        ran = ", ".join(f"{u['code']}/{u['unit']}" for u in o.get("units", []))
+        parts.append(f"{p.name} ({o.get('machine', '?')}): {ran}")
+    merged["command"] = (f"merged: {'; '.join(parts)}" + (f". Why: {args.why}" if args.why else "")
+                         + f". Runs: {base.get('command', '')} || " + " || ".join(o.get("command", "") for o in overrides))
+    md = rc.render_markdown(merged)
+    args.out.with_suffix(".md").write_text(md)
+    args.out.with_suffix(".json").write_text(json.dumps(merged, indent=1))
+    t = merged["aggregate"]["total"]
+    print(f"{t['routines']} routines, {t['with_loops']} with loops; verified {t['verified']} "
+          f"({t['verified_parallel']} with a parallel loop); loops verified {t['verified_with_loops']} "
+          f"({t['pct_loops_verified']} %), with a parallel loop {t['verified_parallel_with_loops']} "
+          f"({t['pct_loops_verified_parallel']} %)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
