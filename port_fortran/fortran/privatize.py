@@ -20,16 +20,9 @@ def privatizable_array(name: str, loop: ir.Do, kernel: ir.Kernel, env: dict) -> 
     if v is None or not v.dims or v.save or v.common is not None or v.parameter is not None or v.allocatable \
             or any(name in cls for cls in kernel.equivalences):
         return False
-    bounds = []
-    for d in v.dims:
-        try:
-            lo = ir.evaluate(d.lower, env) if d.lower is not None else 1
-            hi = ir.evaluate(d.upper, env) if d.upper is not None else None
-        except (KeyError, ValueError, TypeError, ZeroDivisionError):
-            return False
-        if not isinstance(lo, int) or not isinstance(hi, int) or hi < lo:
-            return False
-        bounds.append((lo, hi))
+    bounds = constant_bounds(v.dims, env)
+    if bounds is None:
+        return False
     size = 1
     for lo, hi in bounds:
         size *= hi - lo + 1
@@ -39,6 +32,21 @@ def privatizable_array(name: str, loop: ir.Do, kernel: ir.Kernel, env: dict) -> 
     if any(id(st) not in inside and _reads(st, name) for st in ir.walk(kernel.body)):
         return False
     return _scan_kills(loop.body, name, bounds, env) != "unsafe"
+
+
+def constant_bounds(dims: list[ir.Dim], env: dict):
+    """[(lower, upper)] of each dimension when named constants fix them all, else None."""
+    bounds = []
+    for d in dims:
+        try:
+            lo = ir.evaluate(d.lower, env) if d.lower is not None else 1
+            hi = ir.evaluate(d.upper, env) if d.upper is not None else None
+        except (KeyError, ValueError, TypeError, ZeroDivisionError):
+            return None
+        if not isinstance(lo, int) or not isinstance(hi, int) or hi < lo:
+            return None
+        bounds.append((lo, hi))
+    return bounds
 
 
 def _reads(st: ir.Stmt, name: str) -> bool:

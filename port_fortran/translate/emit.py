@@ -279,17 +279,10 @@ class Emitter:
         """Constant extents of a local array, or None."""
         env = {n: v.parameter for n, v in {**self.kernel.module_vars, **self.kernel.host_vars,
                                              **self.kernel.locals}.items() if v.parameter is not None}
-        out = []
-        for d in sym.dims:
-            try:
-                lo = ir.evaluate(d.lower, env) if d.lower is not None else 1
-                hi = ir.evaluate(d.upper, env) if d.upper is not None else None
-            except (KeyError, ValueError, TypeError, ZeroDivisionError):
-                return None
-            if not isinstance(lo, int) or not isinstance(hi, int) or hi < lo:
-                return None
-            out.append(hi - lo + 1)
-        return out
+        from ..fortran.privatize import constant_bounds
+
+        bounds = constant_bounds(sym.dims, env)
+        return None if bounds is None else [hi - lo + 1 for lo, hi in bounds]
 
     def policy_range(self, do: ir.Do):
         """(policy text, lambda index name, first lines in the lambda)"""
