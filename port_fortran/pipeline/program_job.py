@@ -142,24 +142,20 @@ def port_program(job: KernelJob, config: Config, db, program) -> KernelOutcome:
     if not units:
         raise UserError(f"{job.file}: main program '{job.kernel}' not found")
     seen: dict = {"info": None, "calls": {}}
-    outcome = _prove(job, config, db, program, seen)
+    outcome = _prove(job, config, db, program, sf, copy.deepcopy(units[0]), seen)
     record_internals(db, job, sf, units[0], seen["info"], outcome.status, outcome.reason, seen["calls"])
     return outcome
 
 
-def _prove(job: KernelJob, config: Config, db, program, seen: dict) -> KernelOutcome:
+def _prove(job: KernelJob, config: Config, db, program, sf, k, seen: dict) -> KernelOutcome:
+    """The program's port and proof (``seen`` gets the hybrid info and the call counts)."""
     from ..build_runner.sandbox import Limits
     from ..harness.program_proof import DEFAULT_RTOL, prove_program
     from ..records import TranslateOptions, TranslationRefused
     from ..translate import write_port
-    from ..translate.hybrid import Kept, hybrid_port, summary
+    from ..translate.hybrid import hybrid_port, summary
 
     t0 = time.monotonic()
-    sf = program.file(job.file)
-    units = [u for u in getattr(sf, "program_units", []) if u.name == job.kernel]
-    if not units:
-        raise UserError(f"{job.file}: main program '{job.kernel}' not found")
-    k = copy.deepcopy(units[0])
     settings = config.programs.get(k.name.lower(), {})
     where = f"{job.file}:{k.line_start}"
     if k.unsupported and not k.body:
