@@ -96,7 +96,7 @@ class Config:
     mode: str = "auto"
     # per routine of the tree: {name: {args: {arg: {extent, dims, range, values}}}} (fortran.program)
     routines: dict[str, dict] = field(default_factory=dict)
-    # per main program: how the proof runs it {name: {args, inputs, stdin, ignore, rtol}}
+    # per main program: how the proof runs it {name: {args, inputs, stdin, ignore, rtol, atol}}
     # (pipeline/program_job.py); a program with no entry runs without arguments
     programs: dict[str, dict] = field(default_factory=dict)
     seeds: Optional[int] = None  # random input sets for the differential test (harness default)
@@ -288,7 +288,7 @@ def _programs(v: Any, where: str) -> dict[str, dict]:
     import shlex
 
     if not isinstance(v, dict):
-        raise _err(where, "programs", "expected a mapping program name -> {args, inputs, stdin, ignore, rtol}")
+        raise _err(where, "programs", f"expected a mapping program name -> {{{', '.join(PROGRAM_KEYS)}}}")
     out: dict[str, dict] = {}
     for name, pv in v.items():
         key = f"programs.{name}"

@@ -161,6 +161,8 @@ _ALL = [
     *_r("harness",
         program_not_exercised="the program's run (its configured arguments and inputs) reached none of the ported "
                               "loop nests, so it proves nothing about them",
+        program_not_proven="an internal procedure of a main program whose proof did not pass (the row of the "
+                           "program says why)",
         original_nondeterministic="the original program's output changes between two runs of it (uninitialised memory, "
                                   "timing): its output cannot prove a port",
         original_build_failed="the original program does not build from the files of the tree (a library it needs "

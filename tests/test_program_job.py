@@ -45,7 +45,7 @@ def test_main_program_is_proven_by_its_run_and_unreached_nests_stay_fortran(tmp_
     assert kept[23] == "not-exercised"  # under n > 100000: the run never got there
     assert "reduce" in k["patterns"] and "parallel_for" in k["patterns"]
     outcome = json.loads(next((tmp_path / "out").rglob("sumsprog/outcome.json")).read_text())
-    assert outcome["verdicts"][0]["calls"] == {"sumsprog_l19": 1, "sumsprog_l28": 1}
+    assert outcome["verdicts"][0]["calls"] == {"sumsprog_l19_kokkos": 1, "sumsprog_l28_kokkos": 1}
 
 
 def test_a_run_that_reaches_no_nest_is_refused_naming_the_configuration(tmp_path):

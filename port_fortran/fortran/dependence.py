@@ -229,8 +229,7 @@ def kernel_context(k: ir.Kernel, calls=None) -> Context:
     globals_ |= {n for n, v in k.locals.items() if v.common is not None or v.save}
     if k.result is not None:
         globals_.add(k.result.name)
-    env = {n: v.parameter for d in (k.module_vars, k.host_vars, k.locals) for n, v in d.items()
-           if v.parameter is not None and not isinstance(v.parameter, ir.Expr)}
+    env = k.constants()
     shared = set(k.module_vars) | set(k.host_vars) | {n for n, v in k.locals.items() if v.common is not None or v.save}
     sites = CallSites(k, calls) if calls is not None else None
     outs = sites.outs() if sites is not None else None

@@ -432,6 +432,31 @@ class Kernel:
     def loops(self) -> list[Do]:
         return [s for s in walk(self.body) if isinstance(s, Do)]
 
+    def constants(self) -> dict[str, Any]:
+        """Values of the named constants the routine sees: its modules', its host's and its
+        own (the nearest wins); a PARAMETER the front end left as an expression is
+        evaluated from the others where it can be."""
+        env: dict[str, Any] = {}
+        pending: dict[str, Expr] = {}
+        for scope in (self.module_vars, self.host_vars, self.locals):
+            for n, v in scope.items():
+                if v.parameter is None:
+                    continue
+                if isinstance(v.parameter, Expr):
+                    pending[n] = v.parameter
+                    env.pop(n, None)
+                else:
+                    env[n] = v.parameter
+                    pending.pop(n, None)
+        for _ in range(4):  # constants defined from constants
+            for n, e in list(pending.items()):
+                try:
+                    env[n] = evaluate(e, env)
+                    del pending[n]
+                except (KeyError, ValueError, TypeError, ZeroDivisionError):
+                    pass
+        return env
+
 
 @dataclass
 class ModuleInterface:

@@ -72,18 +72,22 @@ def _scan_kills(stmts: list[ir.Stmt], name: str, bounds: list, env: dict) -> str
                 return "killed"
             if _reads(st, name) or _scan_kills(st.body, name, bounds, env) == "unsafe":
                 return "unsafe"
-        elif isinstance(st, (ir.If, ir.DoWhile, ir.SelectCase, ir.Where)) or hasattr(st, "body"):
-            if _reads(st, name):
-                return "unsafe"
-            bodies = [b for _, b in st.branches] + [st.else_body] if isinstance(st, ir.If) else \
-                [c.body for c in st.cases] if isinstance(st, ir.SelectCase) else [getattr(st, "body", [])]
-            if isinstance(st, ir.Where):
-                bodies.append(getattr(st, "elsewhere", []) or [])
-            if any(_scan_kills(b, name, bounds, env) == "unsafe" for b in bodies):
-                return "unsafe"
-        elif _reads(st, name):
-            return "unsafe"
+        elif _reads(st, name) or any(_scan_kills(b, name, bounds, env) == "unsafe" for b in _bodies(st)):
+            return "unsafe"  # a write in one branch covers no read: only reads are looked for there
     return "clean"
+
+
+def _bodies(st: ir.Stmt) -> list[list[ir.Stmt]]:
+    """The statement lists a construct other than DO holds, each a path of its own."""
+    if isinstance(st, ir.If):
+        return [b for _, b in st.branches] + [st.else_body]
+    if isinstance(st, ir.SelectCase):
+        return [c.body for c in st.cases]
+    if isinstance(st, ir.Where):
+        return [st.body, st.elsewhere]
+    if isinstance(st, ir.DoWhile):
+        return [st.body]
+    return []
 
 
 def _full_write(do: ir.Do, name: str, bounds: list, env: dict) -> bool:

@@ -351,7 +351,7 @@ def cmd_program(args) -> int:
                           fflags=fflags)
         ok = ok and v.passed
         how = v.comparison.describe() if v.passed and v.comparison else v.reason
-        ran = ", ".join(f"{o['entry']} x{v.calls.get(o['entry'].removesuffix('_kokkos'), 0)}" for o in h["outlined"])
+        ran = ", ".join(f"{o['entry']} x{v.calls.get(o['entry'], 0)}" for o in h["outlined"])
         print(f"{prog.name} [{b}] {'matched' if v.passed else 'NOT matched'}: {how}; "
               f"{v.original_seconds:.3g} s original, {v.modern_seconds:.3g} s modern; kernels called: {ran}")
         verdicts[b] = {"passed": v.passed, "reason": v.reason, "original_s": v.original_seconds, "calls": v.calls,

@@ -20,6 +20,7 @@ from typing import Any, Optional
 from ..config import Config, from_args
 from ..errors import UserError
 from .graph import port_dir_for, port_kernel
+from .program_job import program_covers
 from .progress import Progress, table
 from .stages import make_stages
 from .state import FINISHED, KernelJob, KernelOutcome
@@ -77,27 +78,28 @@ def plan_jobs(sources: list[str], config: Config, run_id: str, out_dir: Path, db
             first = sf.errors[0]
             db.set_kernel(run_id, kid, status="error", reason=f"{f}:{first.line}: {first.message}"[:1000],
                           reason_code=first.code or "syntax-error", finished=time.time())
-        from .program_job import has_loops, program_covers
 
-        # internal procedures of a main program that becomes a program job are ported and
-        # proven with it (their nests outlined in place, the program's run their proof)
-        hosted = set() if config.mode == "full" else \
-            {r.name for u in getattr(sf, "program_units", []) if program_covers(u, sf) for r in sf.kernels
-             if r.host == u.name}
-        for k in sf.kernels:
-            if (wanted and k.name not in wanted) or k.name in hosted:
-                continue
+        def add_job(k, kind: str = "routine") -> None:
             found.add(k.name)
             job = KernelJob(run_id=run_id, out_dir=str(out_dir), file=str(f), rel_file=rel, kernel=k.name,
-                            config=cfg_dict, port_dir=str(port_dir_for(out_dir, rel, k.name)), program=program_path)
+                            config=cfg_dict, port_dir=str(port_dir_for(out_dir, rel, k.name)), program=program_path,
+                            kind=kind)
             db.upsert_kernel(run_id, job.kernel_id, rel, k.name, k.line_start, k.line_end)
             jobs.append(job)
-        if config.mode == "full":
-            continue  # a main program can only be a hybrid port
-        for k in getattr(sf, "program_units", []):
+
+        # main programs with loops (a main program can only be a hybrid port); their internal
+        # procedures are ported and proven with them (nests outlined in place, the program's
+        # run their proof), not as kernels of their own
+        programs = [] if config.mode == "full" else getattr(sf, "program_units", [])
+        covered = {u.name for u in programs if program_covers(u, sf)}
+        for k in sf.kernels:
+            if (wanted and k.name not in wanted) or getattr(k, "host", None) in covered:
+                continue
+            add_job(k)
+        for k in programs:
             if wanted and k.name not in wanted:
                 continue
-            if not program_covers(k, sf):
+            if k.name not in covered:
                 if k.name in wanted:  # asked for by name: say why there is nothing to port
                     found.add(k.name)
                     kid = f"{rel}:{k.name}"
@@ -108,12 +110,7 @@ def plan_jobs(sources: list[str], config: Config, run_id: str, out_dir: Path, db
                                   reason=f"{f}:{k.line_start}: [no-parallel-nest] main program {k.name} has no loop "
                                          f"the IR models{why}"[:1000], finished=time.time())
                 continue
-            found.add(k.name)
-            job = KernelJob(run_id=run_id, out_dir=str(out_dir), file=str(f), rel_file=rel, kernel=k.name,
-                            config=cfg_dict, port_dir=str(port_dir_for(out_dir, rel, k.name)), program=program_path,
-                            kind="program")
-            db.upsert_kernel(run_id, job.kernel_id, rel, k.name, k.line_start, k.line_end)
-            jobs.append(job)
+            add_job(k, "program")
     missing = wanted - found
     if missing and not jobs and not errors:  # with unreadable files the names may be in them: recorded
         raise UserError(f"--kernel {', '.join(sorted(missing))}: not found in {', '.join(sources)}; "

@@ -32,7 +32,6 @@ from ..config import Config
 from ..errors import ToolMissing, UserError
 from .state import KernelJob, KernelOutcome
 
-ENTRY_SUFFIX = "_kokkos"
 MAX_ROUNDS = 4  # hybrid ports made for one program, each without the nests the last run missed
 
 
@@ -47,17 +46,18 @@ def program_covers(k, sf) -> bool:
     return has_loops(k) or any(has_loops(r) for r in getattr(sf, "kernels", []) if r.host == k.name)
 
 
-def record_internals(db, job: KernelJob, sf, k, info: Optional[dict], status: str, why: str,
+def record_internals(db, job: KernelJob, sf, k, info: Optional[dict], outcome: KernelOutcome,
                      calls: Optional[dict] = None) -> None:
     """One row per internal procedure of the program: verified when a nest of it runs as a
     kernel the program's proven run called, else the reason it is not."""
     from ..translate.hybrid import summary
 
+    status, why = outcome.status, outcome.reason
     for r in [x for x in getattr(sf, "kernels", []) if x.host == k.name]:
         kid = f"{job.rel_file}:{r.name}"
         db.upsert_kernel(job.run_id, kid, job.rel_file, r.name, r.line_start, r.line_end)
         mine = [o for o in (info or {}).get("outlined", []) if o.get("routine") == r.name]
-        ran = [o for o in mine if (calls or {}).get(o["entry"][: -len(ENTRY_SUFFIX)], 0) > 0]
+        ran = [o for o in mine if (calls or {}).get(o["entry"], 0) > 0]
         if status == "verified" and ran:
             patterns = sorted({p for o in ran for p in o.get("patterns", [])})
             sub = summary({**info, "outlined": ran, "kept": [x for x in info.get("kept", [])
@@ -80,17 +80,11 @@ def record_internals(db, job: KernelJob, sf, k, info: Optional[dict], status: st
                       + ("the program's run never called its kernels" if mine else
                          "none of its loop nests runs as a Kokkos kernel in the program's hybrid port") + first)
         else:
-            code, reason = status_code(why), f"{sf.path}:{r.line_start}: internal procedure {r.name} of program " \
-                                             f"{k.name}, ported and proven with it: {why}"
+            code = outcome.reason_code or "program-not-proven"
+            reason = f"{sf.path}:{r.line_start}: internal procedure {r.name} of program {k.name}, ported and proven " \
+                     f"with it: {why}"
         db.set_kernel(job.run_id, kid, status="refused" if status != "failed" else "failed", reason=reason[:1000],
                       reason_code=code, mode="hybrid", port_dir=job.port_dir, finished=time.time())
-
-
-def status_code(why: str) -> str:
-    import re
-
-    m = re.search(r"\[([a-z][a-z0-9-]+)\]", why)
-    return m.group(1) if m else "program-not-proven"
 
 
 def program_sources(program, k) -> list[str]:
@@ -99,21 +93,15 @@ def program_sources(program, k) -> list[str]:
     another main program are left out (their routines then come up undefined at link)."""
     own = os.path.abspath(k.file)
     files: list[str] = []
-    todo = []
+    # the program is no routine of the program model: its own calls are resolved here, the
+    # rest of the call graph is the model's (Program.reaches)
     for name in dict.fromkeys(getattr(k, "calls", []) or []):
         c = program.resolve_from(k, name)
-        if c.routine is not None:
-            todo.append(c.routine)
-    seen: set = set()
-    while todo:
-        r = todo.pop()
-        key = (r.file, r.name)
-        if key in seen:
+        if c.routine is None:
             continue
-        seen.add(key)
-        if r.file not in files:
-            files.append(r.file)
-        todo += [c.routine for c in program.callees(r) if c.routine is not None]
+        for r in [c.routine] + [x.routine for x in program.reaches(c.routine) if x.routine is not None]:
+            if r.file not in files:
+                files.append(r.file)
     order = program.compile_order([own] + files)
     out = []
     for f in order:
@@ -143,7 +131,7 @@ def port_program(job: KernelJob, config: Config, db, program) -> KernelOutcome:
         raise UserError(f"{job.file}: main program '{job.kernel}' not found")
     seen: dict = {"info": None, "calls": {}}
     outcome = _prove(job, config, db, program, sf, copy.deepcopy(units[0]), seen)
-    record_internals(db, job, sf, units[0], seen["info"], outcome.status, outcome.reason, seen["calls"])
+    record_internals(db, job, sf, units[0], seen["info"], outcome, seen["calls"])
     return outcome
 
 
@@ -194,7 +182,7 @@ def _prove(job: KernelJob, config: Config, db, program, sf, k, seen: dict) -> Ke
         except TranslationRefused as exc:
             d = exc.diagnostics[0]
             if attempt and unexercised:
-                return _refuse(db, job, "program-not-exercised", _not_exercised(job, k, unexercised, how), t0)
+                return _refuse(db, job, "program-not-exercised", _not_exercised(job, k, unexercised, how, True), t0)
             return _refuse(db, job, d.code, f"{d.file or job.file}:{d.line}: [{d.code}] {d.message}", t0)
         info = port.hybrid
         seen["info"] = info
@@ -243,13 +231,15 @@ def _prove(job: KernelJob, config: Config, db, program, sf, k, seen: dict) -> Ke
         if attempt + 1 < MAX_ROUNDS and first.passed and missed:
             unexercised = missed
             if len(missed) == len(entries):
-                return _refuse(db, job, "program-not-exercised", _not_exercised(job, k, unexercised, how), t0, hsum)
+                return _refuse(db, job, "program-not-exercised", _not_exercised(job, k, unexercised, how, True), t0,
+                               hsum)
             serial |= {o["line"] for o in missed}
             continue
         break
     if verdicts and verdicts[0].passed and _unreached(verdicts[0], info):
         return _refuse(db, job, "program-not-exercised",
-                       _not_exercised(job, k, _unreached(verdicts[0], info), how) + f" (after {MAX_ROUNDS} ports)", t0,
+                       _not_exercised(job, k, _unreached(verdicts[0], info), how, False) + f" (after {MAX_ROUNDS} ports)",
+                       t0,
                        summary(info))
     for v in verdicts:
         db.add_verdict(job.run_id, job.kernel_id, v.backend, v.passed, v.reason, _verdict_data(v))
@@ -264,7 +254,7 @@ def _prove(job: KernelJob, config: Config, db, program, sf, k, seen: dict) -> Ke
         reason = f"{where}: the modern program on {v.backend}: {v.reason}"
         db.set_kernel(job.run_id, job.kernel_id, patterns=patterns)
         return _refuse(db, job, code, reason, t0, hsum, status="failed")
-    counts = ", ".join(f"{e} x{verdicts[0].calls.get(e[: -len(ENTRY_SUFFIX)], 0)}" for e in entries)
+    counts = ", ".join(f"{e} x{verdicts[0].calls.get(e, 0)}" for e in entries)
     note = (f"program {k.name} proven by its run ({how}) on {', '.join(v.backend for v in verdicts)}: "
             f"{verdicts[0].comparison.describe() if verdicts[0].comparison else ''}; kernels called: {counts}")
     db.set_kernel(job.run_id, job.kernel_id, status="verified", reason="", reason_code="", patterns=patterns,
@@ -278,14 +268,16 @@ def _prove(job: KernelJob, config: Config, db, program, sf, k, seen: dict) -> Ke
 
 def _unreached(v, info: dict) -> list[dict]:
     """The outlined nests whose kernel the run never called."""
-    return [o for o in info["outlined"] if v.calls.get(o["entry"][: -len(ENTRY_SUFFIX)], 0) == 0]
+    return [o for o in info["outlined"] if v.calls.get(o["entry"], 0) == 0]
 
 
-def _not_exercised(job: KernelJob, k, nests: list[dict], how: str) -> str:
+def _not_exercised(job: KernelJob, k, nests: list[dict], how: str, none: bool) -> str:
+    """Why the run proves nothing about ``nests`` (``none``: they are all the ported nests)."""
     lines = ", ".join(str(o["line"]) for o in nests)
-    return (f"{job.file}:{k.line_start}: [program-not-exercised] the run of program {k.name} ({how}) reached none of "
-            f"its ported loop nests (lines {lines}), so it proves nothing about them; say how to run it in the "
-            f"configuration: programs: {{{k.name}: {{args: '...', inputs: [...]}}}}")
+    return (f"{job.file}:{k.line_start}: [program-not-exercised] the run of program {k.name} ({how}) reached "
+            f"{'none of its ported loop nests' if none else 'not all of its ported loop nests: not'} (lines {lines}), "
+            f"so it proves nothing about them; say how to run it in the configuration: "
+            f"programs: {{{k.name}: {{args: '...', inputs: [...]}}}}")
 
 
 def _verdict_data(v: Any) -> dict:
@@ -297,4 +289,4 @@ def _verdict_data(v: Any) -> dict:
                                                  "first_difference", "ignored")}}
 
 
-__all__ = ["port_program", "program_sources", "has_loops"]
+__all__ = ["port_program", "program_sources", "has_loops", "program_covers"]

@@ -277,11 +277,9 @@ class Emitter:
 
     def private_extents(self, sym) -> Optional[list[int]]:
         """Constant extents of a local array, or None."""
-        env = {n: v.parameter for n, v in {**self.kernel.module_vars, **self.kernel.host_vars,
-                                             **self.kernel.locals}.items() if v.parameter is not None}
         from ..fortran.privatize import constant_bounds
 
-        bounds = constant_bounds(sym.dims, env)
+        bounds = constant_bounds(sym.dims, self.kernel.constants())
         return None if bounds is None else [hi - lo + 1 for lo, hi in bounds]
 
     def policy_range(self, do: ir.Do):

@@ -172,22 +172,9 @@ def nest_span(lines: list[str], first: int, last: int, form: str, routine: tuple
         if not is_comment(lines[i - 1], form) and ";" in code_part(lines[i - 1], form)[1]:
             raise TextRefusal("shared-line", f"line {i} holds another statement besides the loop (';'): "
                               "the nest cannot be cut out of it", i)
-    # the comment block right above the DO, and right below its end
-    above = first - 1
-    while above >= routine[0] and is_comment(lines[above - 1], form):
-        above -= 1
-    start = first
-    for d in reversed(directives(lines, above + 1, first - 1, form)):
-        if not _LOOP_DIRECTIVE.match(d.text):
-            break
-        start = d.first
-    below = last + 1
-    while below <= routine[1] and is_comment(lines[below - 1], form):
-        below += 1
-    end = last
-    after = directives(lines, last + 1, below - 1, form)
-    if after and _END_LOOP_DIRECTIVE.match(after[0].text):
-        end = after[0].last
+    above, end_dir = _attached_directives(lines, first, last, form, routine)
+    start = above[-1].first if above else first
+    end = end_dir.last if end_dir else last
     region = _open_parallel_region(lines, routine[0], first, form)
     if region:
         raise TextRefusal("openmp-region", f"the loop is inside the OpenMP parallel region opened at line {region}: "
@@ -195,22 +182,34 @@ def nest_span(lines: list[str], first: int, last: int, form: str, routine: tuple
     return start, end
 
 
-def loop_directives(lines: list[str], first: int, last: int, form: str,
-                    routine: tuple[int, int]) -> list[tuple[int, int]]:
-    """The line ranges of the loop directives of the DO at ``first`` (ending at ``last``):
-    the ``!$omp``/``!$acc`` loop directives just above it and the matching end directive
-    just below it, [] when it has none."""
+def _attached_directives(lines: list[str], first: int, last: int, form: str,
+                         routine: tuple[int, int]) -> tuple[list[Directive], Optional[Directive]]:
+    """The loop directives of the DO at ``first`` (ending at ``last``): those in the comment
+    block right above it, nearest first, up to the first other directive; and the END
+    directive in the comment block right below its end, or None."""
     above = first - 1
     while above >= routine[0] and is_comment(lines[above - 1], form):
         above -= 1
-    out = [(d.first, d.last) for d in directives(lines, above + 1, first - 1, form)
-           if _LOOP_DIRECTIVE.match(d.text) and re.match(r"^(omp|acc)\b", d.text)]
+    run: list[Directive] = []
+    for d in reversed(directives(lines, above + 1, first - 1, form)):
+        if not _LOOP_DIRECTIVE.match(d.text):
+            break
+        run.append(d)
     below = last + 1
     while below <= routine[1] and is_comment(lines[below - 1], form):
         below += 1
     after = directives(lines, last + 1, below - 1, form)
-    if out and after and _END_LOOP_DIRECTIVE.match(after[0].text):
-        out.append((after[0].first, after[0].last))
+    return run, (after[0] if after and _END_LOOP_DIRECTIVE.match(after[0].text) else None)
+
+
+def loop_directives(lines: list[str], first: int, last: int, form: str,
+                    routine: tuple[int, int]) -> list[tuple[int, int]]:
+    """The line ranges of the ``!$omp``/``!$acc`` loop directives of the DO at ``first``
+    (ending at ``last``) and of their END directive, [] when it has none."""
+    above, end_dir = _attached_directives(lines, first, last, form, routine)
+    out = [(d.first, d.last) for d in above if re.match(r"^(omp|acc)\b", d.text)]
+    if out and end_dir is not None:
+        out.append((end_dir.first, end_dir.last))
     return out
 
 

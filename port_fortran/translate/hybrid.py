@@ -43,7 +43,7 @@ from . import fortran_text
 from . import render
 from .access import arrays_written, names_in, scalars_written
 from .engine import KernelParts, translate_parts
-from .hybrid_kept import SMALL_NEST, Kept, constants as _constants, kept_statements, nest_trips as _nest_trips
+from .hybrid_kept import SMALL_NEST, Kept, kept_statements, nest_trips as _nest_trips
 from .plan import Planner
 from .symbols import build_symbols
 
@@ -561,7 +561,7 @@ def _outline_routine(kernel: ir.Kernel, source, options, program, lines: list[st
     nests, kept, count = find_nests(kernel.body, planner)
     routine = (kernel.line_start, kernel.line_end)
     outlined = []
-    consts = _constants(kernel)
+    consts = kernel.constants()
     for do in nests:
         name = f"{base}_l{do.line}"
         try:

@@ -53,21 +53,6 @@ def _statement_text(u: ir.Unsupported) -> str:
 SMALL_NEST = 256  # a nest inside another loop with fewer iterations, known at compile time, stays Fortran
 
 
-def constants(kernel: ir.Kernel) -> dict:
-    """Values of the named constants the routine sees (its own, its host's, its modules')."""
-    env: dict = {}
-    pending = {n: v.parameter for d in (kernel.module_vars, kernel.host_vars, kernel.locals)
-               for n, v in d.items() if v.parameter is not None and not v.dims}
-    for _ in range(4):  # constants defined from constants
-        for n, e in list(pending.items()):
-            try:
-                env[n] = ir.evaluate(e, env) if isinstance(e, ir.Expr) else e
-                del pending[n]
-            except (KeyError, ValueError, TypeError, ZeroDivisionError):
-                pass
-    return env
-
-
 def nest_trips(do: ir.Do, env: dict) -> Optional[int]:
     """Iterations of the nest's loops (the chain of loops each alone in its parent), when
     every trip count is a constant; None otherwise."""

@@ -145,7 +145,7 @@ def entry_body(kernel: ir.Kernel, tab: SymbolTable) -> list[str]:
     call the views-level function, copy back, fence."""
     pad = "  "
     lines = [pad + "pf::ensure_initialized();",
-             pad + f'static long& pf_calls = pf::call_counter("{kernel.name}");  // PF_CALL_COUNTS (pf_runtime.hpp)',
+             pad + f'static long& pf_calls = pf::call_counter("{kernel.name}_kokkos");  // PF_CALL_COUNTS (pf_runtime.hpp)',
              pad + "++pf_calls;"]
     for a in kernel.args:
         sym = tab[a.name]
