@@ -4,6 +4,8 @@ OpenMP backends. Features are grouped into few kernels to keep the builds few:
 
   basics.f90  stats    several reductions (sum, max, prod) with the values before the loop, **2;
                        a recurrence kept serial in a single-iteration kernel
+              bits     iand/ior/ieor/not, ishft/shiftl/shiftr (logical, by the whole bit size),
+                       ibits/ibset/ibclr/btest
               strided  induction variables (BLAS strides, negative strides from the far end)
               mixed    intrinsics: abs, mod, modulo, sign, min(3 args), nint, anint, aint, sqrt, real(,8), ** int
                        exponents (k**2, 2.0d0**(-k)), non-1 lower bounds, a private scalar
@@ -34,6 +36,7 @@ CASES = [
     ("basics.f90", "stats"),
     ("basics.f90", "mixed"),
     ("basics.f90", "strided"),
+    ("basics.f90", "bits"),
     ("arrays.f90", "arrsyn"),
     ("arrays.f90", "smooth"),
     ("control.f", "ctrl"),

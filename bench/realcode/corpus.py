@@ -319,7 +319,7 @@ def excluded(code: Code, rel: str) -> Optional[Exclude]:
 def _resolve(code: Code, root: Path, globs: list[str], where: str) -> list[Path]:
     out: list[Path] = []
     for g in globs:
-        hits = [p for p in _glob(root, g) if p.suffix in FORTRAN_SUFFIXES]
+        hits = [p for p in _glob(root, g) if p.suffix in FORTRAN_SUFFIXES or (p.suffix == ".c" and "context" in where)]
         if not hits:
             raise CorpusError(f"code '{code.name}' {where}: glob {g!r} matches no Fortran file under {root} "
                               "(materialise the code with get.py, or fix the glob)")

@@ -83,8 +83,8 @@ def materialise(code: cp.Code, git_dir: Path, dest: Path, force: bool = False) -
     """Write the code's files at its commit under ``dest/<code>``; (directory, files written)."""
     root = cp.code_root(dest, code)
     stamp = root / STAMP
-    if not force and stamp.is_file() and stamp.read_text().strip() == code.commit:
-        return root, 0
+    if not force and stamp.is_file() and stamp.read_text().strip() == _stamp_text(code).strip():
+        return root, 0  # same commit and same fetch globs
     _git(git_dir, "cat-file", "-e", f"{code.commit}^{{commit}}")
     listing = _git(git_dir, "ls-tree", "-r", "--name-only", code.commit).split("\n")
     paths = select_paths([p for p in listing if p], code)
@@ -107,15 +107,20 @@ def materialise(code: cp.Code, git_dir: Path, dest: Path, force: bool = False) -
         d = tmp / cp.COPIES_DIR / name
         d.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(s, d)
-    (tmp / STAMP).write_text(code.commit + "\n")
+    (tmp / STAMP).write_text(_stamp_text(code))
     shutil.rmtree(root, ignore_errors=True)
     tmp.rename(root)
     return root, len(paths)
 
 
+def _stamp_text(code: cp.Code) -> str:
+    """The commit, then the fetch globs (a changed ``fetch:`` materialises again)."""
+    return code.commit + "\n" + " ".join(code.fetch) + "\n"
+
+
 def materialised_commit(dest: Path, code: cp.Code) -> Optional[str]:
     stamp = cp.code_root(dest, code) / STAMP
-    return stamp.read_text().strip() if stamp.is_file() else None
+    return stamp.read_text().split("\n")[0].strip() if stamp.is_file() else None
 
 
 def main(argv: Optional[list[str]] = None) -> int:

@@ -577,7 +577,7 @@ def _select_units(codes: list[cp.Code], units_arg: str) -> list[tuple[cp.Code, c
 
 def check_materialised(code: cp.Code, src_root: Path) -> None:
     stamp = cp.code_root(src_root, code) / ".corpus-commit"
-    have = stamp.read_text().strip() if stamp.is_file() else None
+    have = stamp.read_text().split("\n")[0].strip() if stamp.is_file() else None  # the commit, then the fetch globs
     if have != code.commit:
         raise RunnerError(f"{code.name}: not materialised at {code.commit[:12]} under {src_root} "
                           f"(found {have or 'nothing'}); run: python bench/realcode/get.py --mirror-root /work/.mirror "

@@ -60,7 +60,7 @@ class App:
         self.logs = out / "logs"
         self.bin = out / "bin"
         self.shims = out / "shims"
-        self.limits = Limits(wall_s=float(args.timeout), mem_mb=None)
+        self.limits = Limits(wall_s=float(args.timeout), mem_mb=None, stack="unlimited")  # as job scripts run them
         self.backends = _backends(args.backends)
         from ..harness.core import default_threads
         self.threads = int(args.threads or default_threads())

@@ -56,6 +56,7 @@ class Limits:
     mem_mb: address space in MiB (RLIMIT_AS) for each process; off for GPU runs.
     output_bytes: bytes kept of stdout and of stderr each (head and tail kept).
     grace_s: seconds between SIGTERM and SIGKILL on a wall-clock kill.
+    stack: the soft stack limit (see the field).
     """
 
     wall_s: Optional[float] = 120.0
@@ -63,6 +64,10 @@ class Limits:
     mem_mb: Optional[int] = 4096
     output_bytes: int = 2_000_000
     grace_s: float = 2.0
+    # the soft stack limit (``ulimit -Ss``: KiB or "unlimited"), raised as far as the hard
+    # limit allows; None keeps the caller's. Whole programs get "unlimited", as HPC job
+    # scripts give them: with -fopenmp gfortran puts every local array on the stack
+    stack: Optional[str] = None
 
     def for_backend(self, backend: str) -> "Limits":
         """These limits, with the address-space limit off for GPU backends."""
@@ -148,6 +153,9 @@ def _wrap(cmd: Sequence[str], limits: Limits) -> list[str]:
         cpu = max(1, int(round(limits.cpu_s)))
         # soft limit: SIGXCPU (reported as cpu-time); hard limit a little later: SIGKILL
         sets.append(f"ulimit -St {cpu} && ulimit -Ht {cpu + 2}")
+    if limits.stack is not None:
+        # never fatal: a hard limit below the wish leaves the soft one as it was
+        sets.append(f"{{ ulimit -Ss {limits.stack} 2>/dev/null || true; }}")
     if not sets:
         return [str(c) for c in cmd]
     script = " && ".join(sets) + ' && exec "$@"'

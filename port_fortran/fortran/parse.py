@@ -86,12 +86,41 @@ def discover(paths) -> list[Path]:
             cands = sorted(x for x in p.rglob("*") if x.is_file() and x.suffix in FORTRAN_EXTS
                            and not any(part.startswith(".") for part in x.relative_to(p).parts)
                            and not any(a in x.parents for a in apps))
-        elif p.exists():
-            cands = [p]
+        elif p.suffix in C_EXTS:
+            cands = []  # a C source of the tree (discover_c): linked, not parsed
         else:
-            cands = [p]  # reported by parse_file as unreadable
+            cands = [p]  # a missing file is reported by parse_file as unreadable
         for c in cands:
             key = str(c.resolve()) if c.exists() else str(c)
+            if key not in seen:
+                seen.add(key)
+                out.append(c)
+    return out
+
+
+#: C sources of a tree (timers such as STREAM's mysecond.c, NPB's wtime.c): no routine of
+#: theirs is ported, but the original objects link them where Fortran calls them
+C_EXTS = {".c"}
+
+
+def discover_c(paths) -> list[Path]:
+    """C sources in the given files and directory trees (sorted, de-duplicated), found as
+    :func:`discover` finds Fortran files."""
+    out: list[Path] = []
+    seen = set()
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            apps = {m.parent for m in p.rglob(APP_MARKER) if m.parent != p}
+            cands = sorted(x for x in p.rglob("*") if x.is_file() and x.suffix in C_EXTS
+                           and not any(part.startswith(".") for part in x.relative_to(p).parts)
+                           and not any(a in x.parents for a in apps))
+        elif p.suffix in C_EXTS and p.is_file():
+            cands = [p]
+        else:
+            cands = []
+        for c in cands:
+            key = str(c.resolve())
             if key not in seen:
                 seen.add(key)
                 out.append(c)

@@ -237,6 +237,10 @@ class Program:
         self.objects_dir: Optional[str] = None  # where the harness caches the tree's objects
         self.path: Optional[str] = None  # where it was saved (port.json points there)
         self.notes: list[ir.Diagnostic] = []  # program-level findings (extents, ambiguous names)
+        # C sources of the tree (linked where Fortran calls them, never ported) and the
+        # symbols each defines (harness.linking.c_symbols, filled when a run is planned)
+        self.c_sources: list[str] = []
+        self.c_defined: dict[str, str] = {}
         self._kernels: dict[tuple[str, str], ir.Kernel] = {}
         self._routine: dict[tuple[str, str], Routine] = {}
         self._callees: dict[tuple[str, str], list[Callee]] = {}
@@ -534,7 +538,8 @@ class Program:
 
     def file_for_symbol(self, symbol: str) -> Optional[str]:
         """The file whose object defines a gfortran symbol (a routine ``name_``, a module
-        entity ``__mod_MOD_x``), or None when no file of the tree does."""
+        entity ``__mod_MOD_x``; a C source of the tree defining it), or None when no file of
+        the tree does."""
         m = re.match(r"^__(\w+?)_MOD_(\w+)$", symbol)
         if m:
             files = self.modules.get(m.group(1), [])
@@ -544,7 +549,7 @@ class Program:
             for r in self.routines.get(name, []):
                 if r.module is None:
                     return r.file
-        return None
+        return (getattr(self, "c_defined", None) or {}).get(symbol)  # a C source of the tree
 
     def settings_of(self, path) -> FileSettings:
         return self.settings.get(norm(path), FileSettings())
@@ -568,6 +573,9 @@ class Program:
             d["alternatives"] = [f"{self.given.get(r.file, r.file)}:{r.line}" for r in c.alternatives]
         if c.library:
             d["library"] = c.library
+        c_file = (getattr(self, "c_defined", None) or {}).get(f"{c.name.lower()}_") if c.routine is None else None
+        if c_file:  # external to the Fortran, defined by a C source of the tree (linked, not ported)
+            d["c_file"] = self.given.get(c_file, c_file)
         if c.module and c.routine is None:
             d["module"] = c.module
         return d
@@ -586,14 +594,17 @@ class Program:
         """The whole program for reports: counts, modules, externals with their callers,
         names defined more than once."""
         rel = rel or (lambda p: self.given.get(p, p))
+        c_defined = getattr(self, "c_defined", None) or {}
         return {
             "files": len(self.order),
             "routines": sum(len(v) for v in self.routines.values()),
             "modules": {m: rel(fs[0]) for m, fs in sorted(self.modules.items())},
             "external_modules": self.external_modules(),
             "externals": [{"name": n, "library": library_of(n),
-                           "callers": sorted({f"{rel(r.file)}:{r.name}" for r in rs})}
+                           "callers": sorted({f"{rel(r.file)}:{r.name}" for r in rs}),
+                           **({"c_file": rel(cf)} if (cf := c_defined.get(f"{n.lower()}_")) else {})}
                           for n, rs in self.externals().items()],
+            "c_sources": [rel(f) for f in getattr(self, "c_sources", [])],
             "ambiguous": [{"name": n, "files": [f"{rel(r.file)}:{r.line}" for r in rs if r.module is None]}
                           for n, rs in self.ambiguous().items()],
             "notes": [{"code": d.code, "message": d.message, "file": rel(norm(d.file)) if d.file else "",

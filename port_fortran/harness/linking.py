@@ -7,7 +7,8 @@ file, module files into ``root/mod`` with ``-J``, each module's file before its 
 file, the objects to link: those whose symbols the previous ones leave undefined, found
 with ``nm`` and mapped to files by the program (``Program.file_for_symbol``). Main
 programs in those objects are renamed away (the driver has its own). Symbols no file of
-the tree defines (a library routine, MPI, a C function), or that only files which do not
+the tree defines (a library routine, MPI, a C function no C source of the tree defines:
+``csources``), or that only files which do not
 compile define, get a stub that stops with a message naming the routine if it is ever
 called: routines the kernel never reaches stay linkable, and one it does reach fails
 loudly (or, for a file that does not compile, is refused with that file's error). Everything is cached in ``root`` (stamps
@@ -26,10 +27,11 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
 from ..build_runner.sandbox import Limits, run_limited
 from ..errors import ToolMissing, UserError
+from .csources import compile_c, is_c
 
 COMPILE_LIMITS = Limits(wall_s=600.0, cpu_s=None, mem_mb=None)
 _UNDEF_RE = re.compile(r"undefined reference to [`'\u2018]([^'`\u2019]+)['\u2019]")
@@ -104,6 +106,24 @@ def symbols(obj: Path) -> tuple[set[str], set[str]]:
             continue
         (undefined if parts[1] == "U" else defined).add(parts[0])
     return defined, undefined
+
+
+def c_symbols(c_files: Sequence, root: Path, flags: Sequence[str]) -> tuple[dict[str, str], list[str]]:
+    """({symbol: C file defining it}, [why a file was left out]) for the tree's C sources,
+    each compiled once into ``root``. The first file defining a symbol wins."""
+    defined: dict[str, str] = {}
+    problems: list[str] = []
+    root = Path(root)
+    for i, f in enumerate(c_files):
+        try:
+            obj = compile_c(f, root / f"{i:03d}_{Path(f).stem}.o", flags, root)
+            d, _u = symbols(obj)
+        except UserError as exc:
+            problems.append(f"{exc}; the routines it defines are stubbed")
+            continue
+        for s in sorted(d):
+            defined.setdefault(s, os.path.abspath(str(f)))
+    return defined, problems
 
 
 def hide_main(obj: Path, tag: str) -> bool:
@@ -182,6 +202,15 @@ class TreeObjects:
             if data.get("key") == key:
                 raise UserError(data["message"])
         self.mod_dir.mkdir(parents=True, exist_ok=True)
+        if is_c(p):  # a C source of the tree (a timer): the C compiler, the tree's -I/-D
+            try:
+                compile_c(p, obj, self.flags_for(p), self.root, self.limits)
+            except UserError as exc:
+                failed.write_text(json.dumps({"key": key, "message": str(exc)}))
+                raise
+            hide_main(obj, _hash(p)[:8])
+            stamp.write_text(key)
+            return obj
         cmd = [self.gfortran, *self.flags_for(p), f"-J{self.mod_dir}", f"-I{self.mod_dir}", "-c", p, "-o", str(obj)]
         res = run_limited(cmd, self.root, self.limits)
         if not res.ok:

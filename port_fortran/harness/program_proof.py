@@ -18,13 +18,14 @@ from __future__ import annotations
 import re
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional, Sequence
 
 from ..build_runner.sandbox import Limits, run_limited
 from ..build_runner.toolchain import gfortran_path
 from ..errors import ToolMissing, UserError
+from .csources import compile_c, is_c
 
 # a number as Fortran prints it: 12, -3.5, .5, 1.0E+03, 1.0D-05, 0.1234-100 (3-digit exponent, no letter)
 _NUMBER = re.compile(r"(?<![\w.])([-+]?(?:\d+\.\d*|\.\d+|\d+))(?:([eEdD])([-+]?\d+)|([-+]\d{3}))?(?![\w.])")
@@ -166,7 +167,7 @@ def fortran_flags(include_dirs: Sequence[str] = (), defines: Optional[dict] = No
 
 def compile_fortran(sources: Sequence[Path], bdir: Path, flags: Sequence[str], limits: Limits) -> list[Path]:
     """Objects of ``sources`` compiled in order (modules first is the caller's order),
-    ``.mod`` files in ``bdir``. Raises UserError naming the file that does not compile."""
+    ``.mod`` files in ``bdir``; C sources with the C compiler. Raises UserError naming the file that does not compile."""
     fc = gfortran_path()
     if not fc:
         raise ToolMissing("gfortran not found: install it (e.g. apt-get install gfortran)")
@@ -174,6 +175,9 @@ def compile_fortran(sources: Sequence[Path], bdir: Path, flags: Sequence[str], l
     objs = []
     for i, src in enumerate(sources):
         obj = bdir / f"{i:02d}_{Path(src).stem}.o"
+        if is_c(src):  # a C source of the tree (a timer)
+            objs.append(compile_c(src, obj, flags, bdir, limits))
+            continue
         cpp = ["-cpp"] if Path(src).suffix in (".F", ".F90", ".F95", ".F03", ".F08", ".FOR", ".FPP") else []
         cmd = [fc, *flags, *cpp, f"-J{bdir}", f"-I{bdir}", "-c", str(Path(src).resolve()), "-o", str(obj)]
         res = run_limited(cmd, bdir, limits)
@@ -198,7 +202,10 @@ def run_program(exe: Path, workdir: Path, args: Sequence[str] = (), stdin: Optio
         cmd = ["sh", "-c", '"$0" "$@" < "$PF_STDIN"', str(exe), *args]
         env = {**(env or {}), "PF_STDIN": str(Path(stdin).resolve())}
     t0 = time.monotonic()
-    res = run_limited(cmd, workdir, limits or Limits(wall_s=600.0, mem_mb=None), env_extra=env or {})
+    lim = limits or Limits(wall_s=600.0, mem_mb=None)
+    if lim.stack is None:  # a whole program runs as a job script runs it (Limits.stack)
+        lim = replace(lim, stack="unlimited")
+    res = run_limited(cmd, workdir, lim, env_extra=env or {})
     return ProgramRun(res.returncode, res.stdout, res.stderr, time.monotonic() - t0)
 
 

@@ -674,6 +674,39 @@ KOKKOS_INLINE_FUNCTION float modulo(float a, float b) {
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 
+// Bit intrinsics (IAND/IOR/IEOR/NOT are C++ operators). Shifts are logical, on the unsigned
+// value, and a shift by the bit size or more gives 0, as Fortran defines them (C++ leaves
+// those undefined): ISHFT/SHIFTL/SHIFTR, IBSET/IBCLR/BTEST/IBITS.
+template <class T>
+KOKKOS_INLINE_FUNCTION T ishft(T i, int shift) {
+  using U = typename std::make_unsigned<T>::type;
+  constexpr int bits = 8 * int(sizeof(T));
+  if (shift >= bits || -shift >= bits) return T(0);
+  return shift >= 0 ? static_cast<T>(static_cast<U>(i) << shift) : static_cast<T>(static_cast<U>(i) >> (-shift));
+}
+template <class T>
+KOKKOS_INLINE_FUNCTION T ibset(T i, int pos) {
+  using U = typename std::make_unsigned<T>::type;
+  return static_cast<T>(static_cast<U>(i) | (U(1) << pos));
+}
+template <class T>
+KOKKOS_INLINE_FUNCTION T ibclr(T i, int pos) {
+  using U = typename std::make_unsigned<T>::type;
+  return static_cast<T>(static_cast<U>(i) & ~(U(1) << pos));
+}
+template <class T>
+KOKKOS_INLINE_FUNCTION bool btest(T i, int pos) {
+  using U = typename std::make_unsigned<T>::type;
+  return ((static_cast<U>(i) >> pos) & U(1)) != U(0);
+}
+template <class T>
+KOKKOS_INLINE_FUNCTION T ibits(T i, int pos, int len) {
+  using U = typename std::make_unsigned<T>::type;
+  constexpr int bits = 8 * int(sizeof(T));
+  const U mask = len >= bits ? ~U(0) : ((U(1) << len) - U(1));
+  return static_cast<T>((static_cast<U>(i) >> pos) & mask);
+}
+
 // NINT: nearest integer, halves away from zero (exact: x - trunc(x) has no rounding)
 template <class T>
 KOKKOS_INLINE_FUNCTION int nint(T x) {

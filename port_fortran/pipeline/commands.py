@@ -19,6 +19,7 @@ from typing import Any, Optional
 
 from ..config import Config, from_args
 from ..errors import UserError
+from ..fortran.parse import discover_c
 from .graph import port_dir_for, port_kernel
 from .program_job import program_covers
 from .progress import Progress, table
@@ -59,6 +60,16 @@ def plan_jobs(sources: list[str], config: Config, run_id: str, out_dir: Path, db
     build = getattr(stages, "build_program", None) or (lambda *a, **kw: Stages.build_program(stages, *a, **kw))
     program = build(files, config.include_dirs, config.defines, routines=config.routines, fflags=config.fflags)
     program.objects_dir = str((out_dir / "program" / "objects").resolve())
+    c_files = discover_c(sources)
+    if c_files:
+        # C sources of the tree: what they define is linked where Fortran calls it
+        from ..fortran.cpp import define_flags
+        from ..harness.linking import c_symbols
+
+        program.c_sources = [str(p.resolve()) for p in c_files]
+        cflags = ["-O2", *define_flags(config.defines), *[f"-I{d}" for d in config.include_dirs], *config.fflags]
+        program.c_defined, problems = c_symbols(c_files, out_dir / "program" / "c-objects", cflags)
+        errors.extend(problems)
     program_path = str(program.save(out_dir / "program" / "program.pickle").resolve())
     if hasattr(stages, "use_program"):
         stages.use_program(program)
@@ -111,6 +122,13 @@ def plan_jobs(sources: list[str], config: Config, run_id: str, out_dir: Path, db
                                          f"the IR models{why}"[:1000], finished=time.time())
                 continue
             add_job(k, "program")
+    if config.mode != "full":
+        # a `programs:` entry naming no main program would be ignored in silence, and the
+        # program then run without its arguments: say so
+        mains = {u.name.lower() for f in files for u in getattr(program.file(f), "program_units", [])}
+        for name in sorted(set(config.programs) - mains):
+            errors.append(f"programs.{name}: no main program of that name in {', '.join(sources)} (main "
+                          f"programs: {', '.join(sorted(mains)) or 'none'}); its settings are not used")
     missing = wanted - found
     if missing and not jobs and not errors:  # with unreadable files the names may be in them: recorded
         raise UserError(f"--kernel {', '.join(sorted(missing))}: not found in {', '.join(sources)}; "

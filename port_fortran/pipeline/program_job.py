@@ -90,18 +90,26 @@ def record_internals(db, job: KernelJob, sf, k, info: Optional[dict], outcome: K
 def program_sources(program, k) -> list[str]:
     """The files the original program is built from besides its own, modules first: files
     defining the modules it uses and the routines it calls, transitively; files holding
-    another main program are left out (their routines then come up undefined at link)."""
+    another main program are left out (their routines then come up undefined at link); C
+    sources of the tree defining routines that no Fortran file does come last."""
     own = os.path.abspath(k.file)
     files: list[str] = []
     # the program is no routine of the program model: its own calls are resolved here, the
     # rest of the call graph is the model's (Program.reaches)
+    externals: list[str] = []
     for name in dict.fromkeys(getattr(k, "calls", []) or []):
         c = program.resolve_from(k, name)
         if c.routine is None:
+            externals.append(name)
             continue
-        for r in [c.routine] + [x.routine for x in program.reaches(c.routine) if x.routine is not None]:
-            if r.file not in files:
-                files.append(r.file)
+        for x in [c] + program.reaches(c.routine):
+            if x.routine is None:
+                externals.append(x.name)
+            elif x.routine.file not in files:
+                files.append(x.routine.file)
+    # what no Fortran file defines, a C source of the tree may (a timer)
+    c_files = [program.file_for_symbol(f"{n.lower()}_") for n in dict.fromkeys(externals)]
+    c_files = [f for f in dict.fromkeys(c_files) if f and f.endswith(".c")]
     order = program.compile_order([own] + files)
     out = []
     for f in order:
@@ -111,7 +119,7 @@ def program_sources(program, k) -> list[str]:
         if sf is not None and getattr(sf, "program_units", None):
             continue
         out.append(program.given.get(f, f))
-    return out
+    return out + c_files
 
 
 def _refuse(db, job: KernelJob, code: str, reason: str, t0: float, hybrid: Optional[dict] = None,

@@ -33,6 +33,8 @@ SPECIFIC = {  # specific names -> generic
     "ifix": "int", "sngl": "real", "dreal": "dble", "dint": "aint", "dnint": "anint",
 }
 ARRAY_REDUCTIONS = {"sum", "maxval", "minval", "dot_product", "product"}
+# bit intrinsics the rules translate (pf_kokkos_compat.hpp has the shifts and single bits)
+BIT_INTRINSICS = {"iand", "ior", "ieor", "not", "ishft", "shiftl", "shiftr", "ibset", "ibclr", "btest", "ibits"}
 COMPLEX_OK = {"sqrt", "exp", "abs", "conjg", "aimag", "real", "dble", "cmplx", "dcmplx"}
 
 
@@ -447,11 +449,37 @@ class ExprPrinter:
             if not isinstance(dim, ir.Literal):
                 self.refuse("unsupported-intrinsic", "size with a non-constant dim")
             return f"static_cast<int>({arr.c}.extent({int(dim.value) - 1}))", ATOM, ir.INTEGER
+        if name in BIT_INTRINSICS:
+            return self._bits(name, e, args)
         if name == "lsame":
             if len(args) != 2:
                 self.refuse("unsupported-intrinsic", "lsame with other than two arguments")
             return f"pf::lsame({args[0][0]}, {args[1][0]})", ATOM, ir.LOGICAL
         self.refuse("unsupported-intrinsic", f"intrinsic {e.name} is not supported by the rules translator")
+
+    def _bits(self, name: str, e: ir.FuncCall, args: list) -> tuple:
+        """IAND/IOR/IEOR/NOT as C++ operators on the (promoted) integer type; shifts and single
+        bits through pf:: (logical shifts, a shift by the bit size giving 0, as Fortran)."""
+        arity = {"not": 1, "ibits": 3}.get(name, 2)
+        if len(args) != arity or len(e.keywords):
+            self.refuse("unsupported-intrinsic", f"{name} with {len(args)} argument(s)")
+        if any(ty.base != "integer" for _t, _p, ty in args):
+            self.refuse("unsupported-intrinsic", f"{name} of a non-integer value (a BOZ constant?)")
+        t = args[0][2]
+        if name in ("iand", "ior", "ieor"):
+            t = promote(t, args[1][2])
+            a = [self._operand(x, s, p, ty, t) for x, (s, p, ty) in zip(e.args, args)]
+            op = {"iand": "&", "ior": "|", "ieor": "^"}[name]
+            return f"({self.wrap(a[0][0], a[0][1], UNARY)} {op} {self.wrap(a[1][0], a[1][1], UNARY)})", ATOM, t
+        if name == "not":
+            return f"static_cast<{cxx_type(t)}>(~{self.wrap(args[0][0], args[0][1], ATOM)})", ATOM, t
+        rest = ", ".join(f"static_cast<int>({s})" for s, _p, _ty in args[1:])
+        first = args[0][0]
+        if name == "shiftl":
+            return f"pf::ishft({first}, {rest})", ATOM, t
+        if name == "shiftr":
+            return f"pf::ishft({first}, -({rest}))", ATOM, t
+        return f"pf::{name}({first}, {rest})", ATOM, (ir.LOGICAL if name == "btest" else t)
 
     def _user_call(self, e: ir.FuncCall):
         fn = self.tab.functions.get(e.name)

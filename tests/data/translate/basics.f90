@@ -52,6 +52,30 @@ subroutine mixed(n, x, y, k)
   end do
 end subroutine mixed
 
+! Bit intrinsics (logical shifts of negative values, shifts by the whole bit size, single
+! bits), combined with IEOR so that no sum can overflow.
+subroutine bits(n, ix, iy)
+  implicit none
+  integer, intent(in) :: n
+  integer, intent(in) :: ix(n)
+  integer, intent(out) :: iy(n)
+  integer :: i, m
+  do i = 1, n
+    m = ieor(iand(ix(i), 255), ior(ix(i), 3))
+    m = ieor(m, not(i))
+    m = ieor(m, ishft(ix(i), mod(i, 65) - 32))
+    m = ieor(m, ibits(ix(i), mod(i, 20), 1 + mod(i, 12)))
+    m = ieor(m, shiftr(ix(i), mod(i, 31)))
+    m = ieor(m, shiftl(i, mod(i, 7)))
+    if (btest(ix(i), mod(i, 32))) then
+      m = ibset(m, mod(i, 31))
+    else
+      m = ibclr(m, 4)
+    end if
+    iy(i) = m
+  end do
+end subroutine bits
+
 ! Induction variables (BLAS strides, negative strides start from the far end): the
 ! strided loops are parallel once ix, iy are computed from i.
 subroutine strided(n, x, incx, y, incy, dot)
