@@ -347,3 +347,48 @@ def test_the_noise_floor_is_capped():
     # element 1: within 16 x its movement; element 2: beyond the cap; element 3: no movement
     assert not c.passed and c.message.startswith("2 of 3 elements outside tolerance")
     assert "1 element(s) within 16x the original's own sensitivity" in c.message
+
+
+CPOW = """\
+subroutine cpow(nx, w, s)
+  implicit none
+  integer, intent(in) :: nx
+  integer :: nel, ndim
+  common /dimn/ nel, ndim
+  real(8), intent(inout) :: w(nx, nel)
+  real(8), intent(inout) :: s(nx**ndim)
+  integer :: i, ie
+  do ie = 1, nel
+    do i = 1, nx
+      w(i, ie) = 2.0d0 * w(i, ie) + s(i)
+    end do
+  end do
+end subroutine cpow
+"""
+
+
+@needs_gfortran
+@pytest.mark.integration
+def test_common_members_in_bounds_are_inputs_and_huge_draws_are_not_allocated(tmp_path):
+    """A COMMON member read only in a declaration's bound (Nekbone's ``ndim`` in
+    ``s(nl**ndim, ...)``) is an input the harness sets; a draw whose arrays would take
+    more than a case may (inputs.MAX_CASE_BYTES) is refused before anything is allocated
+    and drawn again; sizes no draw fits are left out of the proof with a note."""
+    import yaml
+
+    from port_fortran.harness.inputs import InputsTooLarge, make_inputs
+
+    h = _harness(tmp_path, CPOW, "cpow")
+    assert "ndim" in h.spec.args  # without it the spec's bound 'nx ** ndim' names an unknown
+    data = yaml.safe_load(h.spec_path.read_text())
+    data["args"]["ndim"]["range"] = [40, 50]  # 7**40 elements and up: only nx = 1 fits
+    data["sizes"]["correctness"] = [{"nx": 1}, {"nx": 7}]
+    data["sizes"]["cross_tiles"] = False
+    h.spec_path.write_text(yaml.safe_dump(data, sort_keys=False))
+    h.reload_spec()
+    with pytest.raises(InputsTooLarge, match=r"the arrays would take .* \(most of it s, shape"):
+        make_inputs(h.kernel, h.spec, Case(seed=5, sizes={"nx": 7}, choices={}))
+    v = h.verify("serial", seeds=[5])
+    assert v.passed, v.reason
+    assert v.cases and all(c.sizes["nx"] == 1 for c in v.cases)
+    assert any("its inputs are too large" in n for n in v.notes)

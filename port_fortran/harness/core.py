@@ -24,7 +24,7 @@ from ..build_runner.sandbox import Limits, run_limited
 from . import drivers
 from .compare import compare, magnitude_scale
 from .crossing import CrossCase, cross_case
-from .inputs import Case, cases as make_cases, make_inputs, read_records, write_records
+from .inputs import Case, InputsTooLarge, cases as make_cases, make_inputs, read_records, write_records
 from .infer import load_or_infer
 from .spec import Spec
 from .timing import TIMING_LIMITS, proof_text, timing_case
@@ -396,12 +396,18 @@ class Harness:
             fport.unlink()
         tried: list[str] = []  # what each rejected draw gave
         crashed: list[bool] = []
+        too_large: list[str] = []  # draws whose arrays would not fit (inputs.MAX_CASE_BYTES)
         ref_out = recs = None
         for k, (how, spec) in enumerate([("the spec's ranges", self.spec)] + redraw.attempts(self.kernel, self.spec)):
             this = case if k == 0 else Case(seed=redraw.redraw_seed(case.seed, k), sizes=case.sizes, choices=case.choices,
                                               kind=case.kind)
             try:
                 recs, _ = make_inputs(self.kernel, spec, this)
+            except InputsTooLarge as exc:  # another draw may take smaller values
+                tried.append(f"{how}: {exc}")
+                crashed.append(False)
+                too_large.append(str(exc))
+                continue
             except (ValueError, KeyError) as exc:
                 cr.error = f"{self.spec_path.name}: cannot make inputs for {this.label()}: {exc} (edit the spec)"
                 cr.code = getattr(exc, "code", "")  # UnknownExtent: the port is not at fault
@@ -436,6 +442,13 @@ class Harness:
             tried.append(f"{how}: inf/NaN in {', '.join(bad)}")
             crashed.append(False)
             ref_out = None
+        if ref_out is None and len(too_large) == len(tried):
+            cr.code = InputsTooLarge.code
+            cr.error = (f"the inputs of {case.label()} are too large on every draw ({too_large[0]}); the port is not "
+                        f"at fault: give smaller sizes, or smaller ranges to the scalars in the array bounds, in "
+                        f"{self.spec_path.name} (or routines.{self.kernel.name}.args.<name>.range in the run "
+                        "configuration)")
+            return cr
         if ref_out is None:
             failed = all(crashed)
             cr.code = redraw.ORIGINAL_FAILED if failed else redraw.NOT_FINITE
@@ -521,8 +534,8 @@ class Harness:
             for case in make_cases(self.spec, base) + (cross if k == 0 else []):
                 cr = self.run_case(backend, case, build.artifacts["ref_driver"], build.artifacts["pf_driver"], work)
                 cr.sizes.update({k: v for k, v in case.choices.items() if isinstance(v, int)})
-                if case.kind == "cross-tiles" and not cr.passed and cr.code in (redraw.ORIGINAL_FAILED,
-                                                                                 redraw.NOT_FINITE):
+                if case.kind == "cross-tiles" and not cr.passed and cr.code in (
+                        redraw.ORIGINAL_FAILED, redraw.NOT_FINITE, InputsTooLarge.code):
                     verdict.cross_tiles = False  # sizes the original rejects: no caller reaches the port so
                     verdict.notes.append(f"boundary-crossing case not run: the original rejects its sizes "
                                          f"({case.label()}: {cr.error[:300]})")
@@ -537,7 +550,8 @@ class Harness:
             verdict.passed, verdict.reason = True, ""
             verdict.cases = passing
             for c in failing:
-                verdict.notes.append(f"case not run: the original rejects its inputs ({c.label}: {c.error[:300]})")
+                why = "its inputs are too large" if c.code == InputsTooLarge.code else "the original rejects its inputs"
+                verdict.notes.append(f"case not run: {why} ({c.label}: {c.error[:300]})")
         elif failing and all(c.code for c in failing):  # the original's doing on every failing case
             verdict.code = failing[0].code
             verdict.reason = failing[0].error

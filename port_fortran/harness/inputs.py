@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import math
 import mmap
 import struct
 from dataclasses import dataclass, field
@@ -338,10 +339,31 @@ def _scalar_value(arg: ir.Argument, s, rng, bounds: Optional[tuple] = None):
     return float(rng.uniform(lo, hi))
 
 
+#: array data one case may take (inputs and outputs together): a draw beyond it is refused
+#: before anything is allocated (an exponent drawn into a bound, ``nl**ndim``, would ask
+#: for petabytes) and the harness draws again
+MAX_CASE_BYTES = 1 << 30
+
+
+class InputsTooLarge(ValueError):
+    """The arrays of a draw would take more than :data:`MAX_CASE_BYTES` (reason
+    ``inputs-too-large`` when every draw does: the port is not at fault)."""
+
+    code = "inputs-too-large"
+
+
 def make_inputs(kernel: ir.Kernel, spec: Spec, case: Case) -> tuple[list[Record], Layout]:
-    """The input records of one case (outputs poisoned)."""
+    """The input records of one case (outputs poisoned). Raises :class:`InputsTooLarge`
+    before allocating when the arrays would not fit :data:`MAX_CASE_BYTES`."""
     rng = np.random.default_rng(case.seed)
     lay = layout(kernel, spec, case.sizes, case.choices, rng)
+    sizes = {a.name: math.prod(lay.arrays[a.name].shape) * dtype_of(a.ftype).itemsize
+             for a in kernel.args if a.rank and a.name in lay.arrays}
+    if sum(sizes.values()) > MAX_CASE_BYTES:
+        big = sorted(sizes.items(), key=lambda kv: -kv[1])[0][0]
+        scal = ", ".join(f"{n}={v}" for n, v in lay.scalars.items() if isinstance(v, int) and not isinstance(v, bool))
+        raise InputsTooLarge(f"the arrays would take {_bytes(sum(sizes.values()))} (most of it {big}, shape "
+                             f"{tuple(lay.arrays[big].shape)}) with {scal or 'these sizes'}")
     recs: list[Record] = []
     for a in kernel.args:
         s = spec.args[a.name]
@@ -375,6 +397,13 @@ def make_inputs(kernel: ir.Kernel, spec: Spec, case: Case) -> tuple[list[Record]
         dt = dtype_of(kernel.result.ftype)
         recs.append(Record("result", type_code(kernel.result.ftype), (), _poison(kernel.result.ftype, dt, ())))
     return recs, lay
+
+
+def _bytes(n: int) -> str:
+    for unit, f in (("EiB", 2**60), ("PiB", 2**50), ("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
+        if n >= f:
+            return f"{n / f:.3g} {unit}"
+    return f"{n} bytes"
 
 
 def _scalar_array(t: ir.FType, dt: np.dtype, v) -> np.ndarray:

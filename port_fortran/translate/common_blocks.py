@@ -120,7 +120,9 @@ def _const(e: Optional[ir.Expr], env: dict, default: int) -> Optional[int]:
 
 def touched(kernel: ir.Kernel) -> tuple[set[str], set[str]]:
     """(names the body references, names it may modify). A name passed to a routine counts
-    as modified (the callee may assign its dummy)."""
+    as modified (the callee may assign its dummy). Names in the bounds of the arguments'
+    and locals' declarations count as referenced: they are read on entry (an argument
+    ``w(nx, nelt)`` with ``nelt`` in COMMON needs ``nelt`` set)."""
     body = kernel.body
     written = scalars_written(body) | arrays_written(body)
     for s in ir.walk(body):
@@ -128,7 +130,13 @@ def touched(kernel: ir.Kernel) -> tuple[set[str], set[str]]:
             for a in s.args:
                 if isinstance(a, (ir.Name, ir.ArrayRef)):
                     written.add(a.name)
-    return reads_deep(body) | written, written
+    in_bounds: set[str] = set()
+    for v in list(kernel.args) + list(kernel.locals.values()):
+        for d in getattr(v, "dims", None) or []:
+            for e in (d.lower, d.upper):
+                if e is not None:
+                    in_bounds |= {x.name for x in ir.walk_expr(e) if isinstance(x, ir.Name)}
+    return reads_deep(body) | written | in_bounds, written
 
 
 def blocks(kernel: ir.Kernel) -> list[Block]:
