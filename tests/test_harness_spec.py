@@ -331,3 +331,28 @@ def test_an_internal_procedure_is_not_driven_from_outside_its_host(tmp_path):
                    "    real, intent(out) :: y(4)\n    y = 1\n  end subroutine\nend program\n")
     (k,) = parse_file(src, use_cache=False).kernels
     assert k.host == "p" and "internal procedure of p" in unsupported_reason(k)
+
+
+EXTRUDE = """\
+      subroutine extrude(a, l1, f1, nx, ny, nz)
+      integer l1, nx, ny, nz, i0, i1, j, k
+      real*8 a(nx, ny, nz), f1
+      i0 = 2
+      i1 = nx - 1
+      do k = i0, i1
+      do j = i0, i1
+         a(l1 + 1, j, k) = f1 * a(l1 + 1, j, k)
+      enddo
+      enddo
+      end
+"""
+
+
+def test_a_loop_end_held_in_a_local_is_no_leading_dimension(tmp_path):
+    """Nekbone's h1mg_extrude: the loop runs to a local (``i1 = nx - 1``): nx is not a
+    leading dimension whose rows are 'i1' (a name the spec cannot evaluate), it is a size."""
+    k = parse_file(str(write_source(tmp_path, "extrude.f", EXTRUDE))).kernels[0]
+    s = infer(k)
+    assert all(a.rows is None or "i1" not in a.rows for a in s.args.values())
+    assert s.args["ny"].role == "size"
+    make_inputs(k, s, cases(s, 3)[0])  # every bound evaluates

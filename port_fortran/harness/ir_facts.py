@@ -170,7 +170,9 @@ def _rows_of(kernel: ir.Kernel, arr: ir.Argument, dim: int) -> str:
                                 ends.append(to_py(d.end))
                             except ValueError:
                                 pass
-    ends = sorted(set(ends))
+    # an end the spec could not evaluate (a local: i1 = nx - 1; do k = i0, i1) says nothing
+    scalars = {a.name for a in kernel.args if not a.rank}
+    ends = sorted({e for e in ends if names_in_text(e) <= scalars})
     if len(ends) == 1:
         return ends[0]
     if ends:
