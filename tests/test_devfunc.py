@@ -255,3 +255,15 @@ end subroutine usef
     with pytest.raises(TranslationRefused) as exc:
         translate_kernel(ks["colsum"], sf)
     assert exc.value.diagnostics[0].code == "array-section"
+
+
+def test_a_callee_only_declaring_a_common_block_is_a_device_function():
+    prog = build_program([DATA / "declared.f"])
+    k = prog.kernel(DATA / "declared.f", "usedbl")
+    (d,) = k.loops()
+    assert d.info.parallel, d.info.reasons
+    assert not prog.impurities(prog.kernel(DATA / "declared.f", "dblit"))
+    k, sf = prog.load(DATA / "declared.f", "usedbl")
+    port = translate_kernel(k, sf, program=prog)
+    assert port.patterns == ["parallel_for"]
+    assert "dblit_fn(" in port.files["usedbl.kokkos.cpp"]

@@ -221,6 +221,23 @@ def norm(path) -> str:
     return os.path.abspath(str(path))
 
 
+def referenced_names(k: ir.Kernel) -> set[str]:
+    """Every name the routine's statements reference (read, write, pass, loop over) or
+    its arguments' and locals' bounds read."""
+    out: set[str] = set()
+    for s in ir.walk(k.body):
+        if isinstance(s, ir.Do):
+            out.add(s.var)
+        for e in ir.stmt_exprs(s):
+            out |= {x.name for x in ir.walk_expr(e) if isinstance(x, (ir.Name, ir.ArrayRef))}
+    for v in list(k.args) + list(k.locals.values()):
+        for d in getattr(v, "dims", None) or []:
+            for e in (d.lower, d.upper):
+                if e is not None:
+                    out |= {x.name for x in ir.walk_expr(e) if isinstance(x, ir.Name)}
+    return out
+
+
 class Program:
     """The symbol table and call graph of all files of a run (see the module docstring)."""
 
@@ -465,8 +482,11 @@ class Program:
                 for s in ir.walk(kern.body) if isinstance(s, ir.Stop)]
         out += [ir.Diagnostic("save-variable", f"local '{n}' keeps its value between calls", v.line, kern.file)
                 for n, v in kern.locals.items() if v.save and v.parameter is None]
+        # a block only declared (an include of every COMMON of the code, as Nekbone's SIZE)
+        # is no state the routine touches: only blocks whose members it names count
+        named = referenced_names(kern)
         out += [ir.Diagnostic("common-block", f"COMMON /{c.name}/ is shared state", c.line, kern.file)
-                for c in kern.commons]
+                for c in kern.commons if set(c.variables) & named]
         out += [ir.Diagnostic("module-variable", f"module variable '{n}' of {v.module} is shared state", v.line,
                               kern.file) for n, v in kern.module_vars.items()]
         for c in self.callees(kern):

@@ -22,6 +22,7 @@ from typing import Optional
 
 from ..fortran import ir
 from ..records import TranslateOptions
+from ..fortran.program import referenced_names
 from . import render
 from .checks import kernel_checks
 from .access import reads_deep, scalars_written
@@ -42,9 +43,11 @@ def device_function(fn: ir.Kernel, source: Optional[ir.SourceFile], options: Tra
     diags = kernel_checks(fn)
     if diags:
         raise Refusal("impure-call", f"'{fn.name}' cannot be a device function: {diags[0].message}", diags[0].line)
-    if fn.commons:
+    named = referenced_names(fn)  # a block only declared (an include of all of them) is not reached
+    used_blocks = [c for c in fn.commons if set(c.variables) & named]
+    if used_blocks:
         raise Refusal("impure-call", f"'{fn.name}' cannot be a device function: it reaches COMMON "
-                      f"/{fn.commons[0].name}/ (only the kernel itself may use COMMON)", fn.commons[0].line)
+                      f"/{used_blocks[0].name}/ (only the kernel itself may use COMMON)", used_blocks[0].line)
     if fn.kind == "function" and fn.result is not None and fn.result.dims:
         raise Refusal("impure-call", f"'{fn.name}' returns an array", fn.line_start)
     if program is not None:
