@@ -133,6 +133,8 @@ _ALL = [
         small_nest="a nest of few iterations (a compile-time constant) inside another loop stays Fortran: a launch "
                    "each time costs more than the loop",
         loop_directive_removed="the OpenMP/OpenACC directive of a loop kept in Fortran around outlined nests is removed",
+        openmp_region_removed="an OpenMP parallel region around outlined nests runs as its serial code (its "
+                              "directives removed): the nests are Kokkos kernels",
         not_exercised="the program's run never reached the nest, so its proof could not cover a port of it"),
     # ---------------------------------------------------------------- the validator (any port's C++)
     *_r("validate",

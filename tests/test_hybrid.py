@@ -229,24 +229,53 @@ def test_free_form_loop_directives_go_with_the_nest(tmp_path):
     assert len(_calls(g.body, "omp_axpy")) == 1
 
 
-def test_nest_in_an_openmp_parallel_region_stays_fortran(tmp_path):
-    p = _write(tmp_path, "reg.f90", """\
-subroutine reg(n, x)
+REGION = """\
+subroutine reg(n, x, s)
   integer :: n, i
-  double precision :: x(n)
-  !$omp parallel
+  double precision :: x(n), s
+  s = 0.0d0
+  !$omp parallel reduction(+:s)
   !$omp do
   do i = 1, n
     x(i) = 2.0d0 * x(i)
   end do
   !$omp end do
+  !$omp single
+  s = s + 1.0d0
+  !$omp end single
   !$omp end parallel
 end subroutine reg
-""")
+"""
+
+
+def test_an_openmp_parallel_region_around_a_nest_runs_as_serial_code(tmp_path):
+    """TeaLeaf's kernels open an OpenMP parallel region and share its loops with !$omp do:
+    the hybrid copy removes the region's directives (a kernel launched inside would run
+    once per thread), the nest runs as a Kokkos kernel, the rest in order."""
+    p = _write(tmp_path, "reg.f90", REGION)
+    port, _, _ = _hybrid(p, "reg")
+    text = port.files["reg.f90"]
+    assert not [ln for ln in text.splitlines() if re.match(r"\s*!\$omp", ln, re.I)]
+    assert ("openmp-region-removed", 5) in [(x["code"], x["line"]) for x in port.hybrid["kept"]]
+    g = _reparse(port, tmp_path).kernels[0]
+    assert len(_calls(g.body, "reg_l")) == 1
+
+
+def test_a_region_asking_which_thread_runs_it_stays_fortran(tmp_path):
+    p = _write(tmp_path, "regt.f90", REGION.replace("  s = s + 1.0d0\n", "  s = s + omp_get_thread_num()\n"))
     k, sf = _kernel(p, "reg")
     with pytest.raises(TranslationRefused) as e:
         hybrid_port(k, sf, text=p.read_text())
-    assert ("openmp-region", 6) in [(d.code, d.line) for d in e.value.diagnostics]
+    d = next(d for d in e.value.diagnostics if d.code == "openmp-region")
+    assert d.line == 7 and "asks which thread runs it" in d.message
+
+
+def test_a_private_module_variable_never_assigned_is_a_constant():
+    sf = parse_file(str(DATA / "modstate.f90"), use_cache=False)
+    k = next(x for x in sf.kernels if x.name == "kconst")
+    assert not k.module_vars and k.locals["kind_a"].parameter == 1 and k.locals["kind_b"].parameter == 2
+    m = next(x for x in sf.kernels if x.name == "mscale")
+    assert "ncalls" in m.module_vars  # assigned: state (and public)
 
 
 def test_nest_from_an_include_file_stays_fortran(tmp_path):
@@ -375,8 +404,8 @@ def test_generated_free_form_compiles_with_openmp(tmp_path):
 def test_hybrid_ports_are_proven_on_serial_and_openmp(tmp_path):
     """An argument check calling an error routine, timers around the nests and a diagnostic
     WRITE (TIMED); EQUIVALENCE (EQV2); ENTRY (ENTR); shared DO termination (SHARED, hybrid
-    mode); module state read and written (MSCALE): each proven like a full port; then a
-    wrong kernel is caught."""
+    mode); module state read and written (MSCALE); an OpenMP parallel region serialised
+    around its nests (MREGION): each proven like a full port; then a wrong kernel is caught."""
     why = _toolchain()
     if why:
         pytest.skip(why)
@@ -386,8 +415,8 @@ def test_hybrid_ports_are_proven_on_serial_and_openmp(tmp_path):
     srcs = {n: parse_file(str(DATA / ("modstate.f90" if n == "mscale" else "legacy.f")), use_cache=False)
             for n in ("timed", "mscale")}
     for name, mode in (("timed", "auto"), ("eqv2", "auto"), ("entr", "auto"), ("shared", "hybrid"),
-                       ("mscale", "auto")):
-        sf = srcs["mscale" if name == "mscale" else "timed"]
+                       ("mscale", "auto"), ("mregion", "auto")):
+        sf = srcs["mscale" if name in ("mscale", "mregion") else "timed"]
         k = next(x for x in sf.kernels if x.name == name)
         port = translate_mode(k, sf, None, mode)
         assert port.mode == "hybrid", name

@@ -57,6 +57,8 @@ class FileBuilder:
         self._module_lines: dict[str, int] = {}
         self._module_uses: dict[str, list[str]] = {}
         self._module_access: dict[str, tuple[str, dict[str, str]]] = {}  # module -> (default, named)
+        # module -> {PRIVATE variable initialised in its declaration: its constant value}
+        self._module_inits: dict[str, dict[str, Any]] = {}
         self.user_functions: set[str] = set()
         self.out = ir.SourceFile(path=src.path, form=src.form, includes=list(src.includes),
                                  preprocessed=src.preprocessed)
@@ -118,6 +120,9 @@ class FileBuilder:
                 db.visit(c)
                 self._module_uses[name] = list(db.uses)
                 self._module_access[name] = (db.access_default, dict(db.access))
+                self._module_inits[name] = {
+                    v: val for v, val in db.data_values.items()
+                    if val is not None and db.access.get(v, db.access_default) == "private"}
                 for targets, _values, _node in db.data_sets:  # module state initialised by DATA
                     for t in targets:
                         scope.local(t if isinstance(t, str) else t[0]).save = True
@@ -137,6 +142,47 @@ class FileBuilder:
                         k = self.kernel(p, Scope(scope, module=None), name)
                         default, named = self._module_access.get(name, ("public", {}))
                         k.private = named.get(k.name, default) == "private"
+        self._private_constants(name)
+
+    def _private_constants(self, module: str) -> None:
+        """A PRIVATE module variable initialised in its declaration that no procedure of the
+        module assigns (only they could) is a constant table, not state (TeaLeaf's
+        ``CONDUCTIVITY = 1``): its value goes to ``Variable.parameter`` in every procedure."""
+        procs = [k for k in self.out.kernels if k.module == module]
+        default, named = self._module_access.get(module, ("public", {}))
+        for k in procs:
+            for n, v in k.module_vars.items():
+                v.private = v.module == module and named.get(n, default) == "private"
+        inits = self._module_inits.get(module) or {}
+        if not inits:
+            return
+        written: set[str] = set()
+        for k in procs:
+            for s in ir.walk(k.body):
+                if isinstance(s, ir.Assign):
+                    written.add(s.target.name)
+                elif isinstance(s, ir.CallStmt):
+                    written |= {a.name for a in s.args if isinstance(a, (ir.Name, ir.ArrayRef))}
+                elif isinstance(s, ir.Do):
+                    written.add(s.var)
+                elif isinstance(s, ir.Unsupported) and s.writes:
+                    written |= set(s.writes)
+                for e in ir.stmt_exprs(s):  # passed to a function, which may assign its dummy
+                    for x in ir.walk_expr(e):
+                        if isinstance(x, ir.FuncCall) and not x.intrinsic:
+                            written |= {a.name for a in x.args if isinstance(a, (ir.Name, ir.ArrayRef))}
+            if k.unsupported and any(u.construct not in ("save-variable",) for u in k.unsupported):
+                # a statement the IR did not model (a READ, a pointer) might assign any of them
+                written |= {n for n in inits if any(n in (u.text or "").lower() for u in k.unsupported)}
+        for k in procs:
+            for n, val in inits.items():
+                v = k.module_vars.get(n)
+                if v is None or n in written or v.allocatable:
+                    continue
+                del k.module_vars[n]
+                v.parameter = list(val) if isinstance(val, list) else val
+                v.save = True
+                k.locals[n] = v
 
     def program(self, u):
         """A main program is not a kernel: its IR goes to ``program_units`` (hybrid ports

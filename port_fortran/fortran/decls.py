@@ -268,6 +268,7 @@ class DeclBuilder:
             kind_error, base_t = u, None
         dims_attr = None
         flags = {}
+        flags_access = None
         for a in list_items(attrs):
             s = str(a).upper().replace(" ", "")
             if type(a).__name__ == "Dimension_Attr_Spec":
@@ -290,13 +291,17 @@ class DeclBuilder:
                 flags["intrinsic"] = True
             elif s == "POINTER":
                 flags["pointer"] = True
-            elif s in ("TARGET", "PUBLIC", "PRIVATE", "CONTIGUOUS", "VOLATILE", "ASYNCHRONOUS", "PROTECTED"):
+            elif s in ("PUBLIC", "PRIVATE"):
+                flags_access = s.lower()  # as an access statement naming each entity
+            elif s in ("TARGET", "CONTIGUOUS", "VOLATILE", "ASYNCHRONOUS", "PROTECTED"):
                 pass
             else:
                 self.unsup(n, "unsupported-construct", f"attribute {a} is not modelled")
         for ent in list_items(entities):
             name = lname(ent.items[0])
             sym = self.declare(name, line)
+            if flags_access is not None:
+                self.access[name] = flags_access
             t = base_t
             clen = ent.items[2] if len(ent.items) > 2 else None
             if t is None:  # unknown kind: declared, marked, never typed by default

@@ -368,6 +368,7 @@ class Variable:
     common: Optional[str] = None  # COMMON block name ('' for blank common)
     module: Optional[str] = None  # module it comes from (module variables)
     line: int = 0
+    private: bool = False  # a PRIVATE module variable (only its module's procedures see it)
 
     @property
     def rank(self) -> int:

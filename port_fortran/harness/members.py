@@ -74,7 +74,9 @@ def module_state_problems(kernel: ir.Kernel) -> list[str]:
     env = {n: v.parameter for n, v in kernel.locals.items() if v.parameter is not None}
     for name, v in kernel.module_vars.items():
         where = f"module variable {name} ({v.module or 'a module'})"
-        if v.allocatable or any(d.assumed_shape for d in v.dims):
+        if getattr(v, "private", False):
+            out.append(f"{where} is PRIVATE in its module: no code outside the module, the harness included, can set it")
+        elif v.allocatable or any(d.assumed_shape for d in v.dims):
             out.append(f"{where} is allocatable: the harness cannot choose its shape")
         elif v.ftype.base == "character":
             out.append(f"{where} is CHARACTER")

@@ -151,13 +151,15 @@ def directives(lines: list[str], lo: int, hi: int, form: str) -> list[Directive]
     return out
 
 
-def nest_span(lines: list[str], first: int, last: int, form: str, routine: tuple[int, int]) -> tuple[int, int]:
+def nest_span(lines: list[str], first: int, last: int, form: str, routine: tuple[int, int],
+              regions_ok: bool = False) -> tuple[int, int]:
     """The lines a loop nest occupies with the directives that belong to it: loop directives
     (``!$omp parallel do``, ``!$omp simd``, ``!dir$ ivdep``...) just above its DO, and the
     matching ``!$omp end ... do`` just below its end. Raises TextRefusal when the nest is not
     where the IR says (included text, macro), shares a line with another statement, holds
     preprocessor lines, or sits inside an OpenMP parallel region (a CALL there would run
-    once per thread)."""
+    once per thread) unless ``regions_ok`` (the caller serialises the region:
+    :func:`parallel_region`)."""
     if not (1 <= first <= last <= len(lines)):
         raise TextRefusal("nest-not-in-source", f"lines {first}-{last} are not in the file", first)
     label, code = code_part(lines[first - 1], form)
@@ -176,7 +178,7 @@ def nest_span(lines: list[str], first: int, last: int, form: str, routine: tuple
     start = above[-1].first if above else first
     end = end_dir.last if end_dir else last
     region = _open_parallel_region(lines, routine[0], first, form)
-    if region:
+    if region and not regions_ok:
         raise TextRefusal("openmp-region", f"the loop is inside the OpenMP parallel region opened at line {region}: "
                           "a kernel launched there would run once per thread", first)
     return start, end
@@ -223,6 +225,66 @@ def _open_parallel_region(lines: list[str], begin: int, line: int, form: str) ->
         elif re.match(r"^omp\s+end\s+parallel\b(?!\s+(do|sections|workshare)\b)", d.text) and stack:
             stack.pop()
     return stack[-1] if stack else 0
+
+
+# what an OpenMP parallel region may hold to run as the serial code it stands for: a
+# conforming region of worksharing loops, reductions and synchronisation computes on one
+# thread what it computes on many (clauses such as private/reduction keep their meaning)
+_SERIALISABLE = re.compile(r"^omp\s+(end\s+)?(parallel|do|single|master|masked|critical|barrier|atomic|flush|simd|"
+                           r"do\s+simd)\b(?!\s+(sections|workshare)\b)")
+_THREAD_QUERY = re.compile(r"\bomp_(get_thread_num|get_num_threads|get_team_num|in_parallel)\b", re.IGNORECASE)
+
+
+@dataclass
+class Region:
+    """An OpenMP parallel region (not a combined ``parallel do``): its opening line, its
+    END line, and the directives (line ranges) between them, its own two included."""
+
+    first: int
+    last: int
+    directives: list[tuple[int, int]]
+    why_not: str = ""  # why it cannot run serially ('' when it can)
+
+
+def parallel_region(lines: list[str], line: int, form: str, routine: tuple[int, int]) -> Optional[Region]:
+    """The OpenMP parallel region open at ``line`` (None when none is): a hybrid copy whose
+    nest inside it becomes a Kokkos call removes the region's directives (the region then
+    runs as its serial code, the nests in parallel as kernels), which is sound when every
+    directive in it is a worksharing loop, a reduction or a synchronisation and nothing
+    asks which thread it is (``why_not`` says otherwise)."""
+    opened = _open_parallel_region(lines, routine[0], line, form)
+    if not opened:
+        return None
+    depth, end = 0, 0
+    ds = directives(lines, opened, routine[1], form)
+    inside: list[Directive] = []
+    for d in ds:
+        if re.match(r"^omp\s+parallel\b(?!\s+(do|sections|workshare)\b)", d.text):
+            depth += 1
+        elif re.match(r"^omp\s+end\s+parallel\b(?!\s+(do|sections|workshare)\b)", d.text):
+            depth -= 1
+            if depth == 0:
+                end = d.last
+                inside.append(d)
+                break
+        inside.append(d)
+    if not end:
+        return Region(opened, opened, [], f"the OpenMP parallel region opened at line {opened} has no END PARALLEL "
+                                         "the text shows")
+    why = ""
+    for d in inside:
+        if d.text.startswith("omp") and not _SERIALISABLE.match(d.text):
+            why = f"line {d.first}: !$omp {d.text[4:].split()[0] if len(d.text) > 4 else ''} in the region"
+            break
+        if d.text.startswith("acc"):
+            why = f"line {d.first}: an OpenACC directive in the region"
+            break
+    if not why:
+        for i in range(opened, end + 1):
+            if not is_comment(lines[i - 1], form) and _THREAD_QUERY.search(code_part(lines[i - 1], form)[1]):
+                why = f"line {i} asks which thread runs it"
+                break
+    return Region(opened, end, [(d.first, d.last) for d in inside if d.text.startswith("omp")], why)
 
 
 def upper_style(lines: list[str], line: int, form: str) -> bool:

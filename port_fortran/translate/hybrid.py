@@ -516,6 +516,25 @@ def hybrid_port(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Opt
                 edits.append(fortran_text.Edit(first, last, [note], f"loop directive of line {outer.line}"))
                 kept.append(Kept("loop-directive-removed", first, f"the directive of the loop of line {outer.line} "
                                  "is removed: the loop stays Fortran and its body launches Kokkos kernels"))
+    # an OpenMP parallel region around outlined nests runs as its serial code (each thread
+    # would launch the kernels): its directives go, the nests run in parallel as kernels
+    taken = [(e.first, e.last) for e in edits]
+    for do, *_rest, owner in outlined:
+        region = fortran_text.parallel_region(lines, do.line, form, (owner.line_start, owner.line_end))
+        if region is None or region.first in seen:
+            continue
+        seen.add(region.first)
+        for first, last in region.directives:
+            if any(a <= first and last <= b for a, b in taken):
+                continue  # a nest's own directive, replaced with it
+            note = fortran_text.comment(f"port-fortran: OpenMP directive removed (the region of lines {region.first}-"
+                                        f"{region.last} launches Kokkos kernels)", form,
+                                        fortran_text.indentation(lines, first, form))
+            edits.append(fortran_text.Edit(first, last, [note], f"OpenMP directive of line {first}"))
+            taken.append((first, last))
+        kept.append(Kept("openmp-region-removed", region.first, f"the OpenMP parallel region of lines {region.first}-"
+                         f"{region.last} runs as serial code: its nests are Kokkos kernels, its other loops run in "
+                         "order"))
     kept.sort(key=lambda x: x.line)
     use = f"{'USE' if upper else 'use'} {(k + '_kokkos_mod').upper() if upper else k + '_kokkos_mod'}"
     use_indent = fortran_text.indentation(lines, kernel.line_start, form) + "  " if form == "free" else "      "
@@ -569,7 +588,13 @@ def _outline_routine(kernel: ir.Kernel, source, options, program, lines: list[st
             if trips is not None and trips < SMALL_NEST:
                 raise Keep("small-nest", f"the nest runs {trips} iterations (a constant): launching a kernel for it "
                            "costs more than the loop", do.line)
-            span = fortran_text.nest_span(lines, do.line, do.end_line or do.line, form, routine)
+            region = fortran_text.parallel_region(lines, do.line, form, routine)
+            if region is not None and region.why_not:
+                raise fortran_text.TextRefusal(
+                    "openmp-region", f"the loop is inside the OpenMP parallel region of lines {region.first}-"
+                    f"{region.last}, which cannot run as serial code ({region.why_not}): a kernel launched there "
+                    "would run once per thread", do.line)
+            span = fortran_text.nest_span(lines, do.line, do.end_line or do.line, form, routine, regions_ok=True)
             end_continue = end_label_kept(kernel, do)
             o = outline(kernel, do, flow, name, callees, program)
             try:
