@@ -157,6 +157,8 @@ _ALL = [
     *_r("harness",
         original_not_finite="the original returned inf/NaN on every input drawn: the port is not at fault",
         original_failed="the original failed on every input drawn: the port is not at fault",
+        original_out_of_bounds="the original reads or writes outside its declared arrays on the inputs drawn "
+                               "(gfortran -fcheck=bounds): its outputs are undefined, the port is not at fault",
         inputs_too_large="every draw of a case asked for more array data than a case may take (an exponent or "
                          "a large scalar in an array bound): the port is not at fault",
         wrong_result="the port's outputs differ from the original's",

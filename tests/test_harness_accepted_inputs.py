@@ -392,3 +392,39 @@ def test_common_members_in_bounds_are_inputs_and_huge_draws_are_not_allocated(tm
     assert v.passed, v.reason
     assert v.cases and all(c.sizes["nx"] == 1 for c in v.cases)
     assert any("its inputs are too large" in n for n in v.notes)
+
+
+SHIFTED = """\
+subroutine shifted(n, k, a, b)
+  implicit none
+  integer, intent(in) :: n, k
+  real(8), intent(in) :: a(n)
+  real(8), intent(out) :: b(n)
+  integer :: i, m
+  m = mod(k, 4) + 1  ! past the end: no constraint on k can see it
+  do i = 1, n
+    b(i) = a(i + m)
+  end do
+end subroutine shifted
+"""
+
+
+@needs_gfortran
+@pytest.mark.integration
+def test_an_original_reading_outside_its_arrays_proves_nothing(tmp_path):
+    """TeaLeaf's tea_block_solve reads cp(j, y_min - 2) when y_min is not 1 mod 4: on such
+    inputs its outputs are garbage the port cannot be held to. A case whose outputs differ
+    gets a second opinion from the original built with -fcheck=bounds; when it reads
+    outside its arrays the case is the original's (original-out-of-bounds), not a wrong
+    result of the port. Here the 'port' clamps the subscript, so it differs exactly there."""
+    def variant(ref: Path) -> Path:
+        from port_fortran.harness.core import Harness
+        sub = tmp_path / "variant"
+        sub.mkdir(exist_ok=True)
+        k, sf = _kernel(sub, SHIFTED.replace("a(i + m)", "a(min(i + m, n))"), "shifted")
+        return Harness(k, sf, sub / "port").build_reference()
+
+    h = _harness(tmp_path, SHIFTED, "shifted", port_exe=variant)
+    v = h.verify("serial", seeds=[2])
+    assert not v.passed and v.code == "original-out-of-bounds", v.reason
+    assert "array 'a'" in v.reason and "the port is not at fault" in v.reason

@@ -45,6 +45,7 @@ LEGACY_FFLAGS = (
 )
 HOST_BACKENDS = ("serial", "openmp")
 HOST_CXXFLAGS = ("-march=native",)  # CMake Release adds -O3; the port's CMakeLists adds -fno-math-errno
+ORIGINAL_OUT_OF_BOUNDS = "original-out-of-bounds"  # reason code: see _reads_out_of_bounds
 BIG_INPUT_BYTES = 16 * 2**20  # a case's input file larger than this is removed after the runs
 
 _build_lock = threading.Lock()
@@ -260,6 +261,72 @@ class Harness:
                 self._check(run_limited(cmd, bdir, REF_BUILD_LIMITS), cmd, "building the reference driver")
             stamp.write_text(key)
         return exe
+
+    def build_bounds_reference(self) -> Optional[Path]:
+        """The reference driver with the kernel's own file compiled with ``-fcheck=bounds``
+        (the other objects as for the reference): the second opinion on a case whose
+        outputs differ (:meth:`_reads_out_of_bounds`). None when it cannot be built."""
+        gfortran = gfortran_path()
+        ref = self.build_reference()
+        bdir = self.port_dir / "build" / "reference-bounds"
+        exe = bdir / "ref_driver"
+        links = self.tree_objects().link_set(str(self.source_path))
+        flags = self._fflags(False, False) + ["-fcheck=bounds"]
+        key = hashlib.sha256("\0".join([" ".join(flags), str(ref), str(ref.stat().st_mtime_ns),
+                                        *(f"{o}@{o.stat().st_mtime_ns}" for o in links.objects)]).encode()).hexdigest()
+        stamp = bdir / "stamp"
+        with _build_lock:
+            if exe.exists() and stamp.exists() and stamp.read_text() == key:
+                return exe
+            if stamp.exists():
+                stamp.unlink()
+            bdir.mkdir(parents=True, exist_ok=True)
+            rdir = ref.parent
+            own = bdir / "kernel_file.o"
+            cmds = ([gfortran, *flags, f"-J{bdir}", f"-I{bdir}", f"-I{links.mod_dir}", "-c",
+                     str(self.source_path.resolve()), "-o", str(own)],
+                    [gfortran, str(rdir / "pf_ref_driver.o"), str(rdir / "pf_harness_io.o"), str(own),
+                     *map(str, links.objects[1:]), *links.libs, "-o", str(exe)])
+            for cmd in cmds:
+                res = run_limited(cmd, bdir, REF_BUILD_LIMITS)
+                if not res.ok:
+                    return None
+                if cmd is cmds[0]:
+                    from .linking import hide_main
+                    hide_main(own, "bounds")
+            stamp.write_text(key)
+        return exe
+
+    def _reads_out_of_bounds(self, fin: Path, work: Path, limits: Optional[Limits] = None) -> str:
+        """What the original compiled with ``-fcheck=bounds`` says on these inputs: the
+        array it reads or writes outside its declared bounds ('' when none, or when the
+        only complaint is an F77 ``a(1)`` dummy standing for a longer array)."""
+        import re
+
+        try:
+            exe = self.build_bounds_reference()
+        except UserError:
+            return ""
+        if exe is None or not fin.exists():
+            return ""
+        priv = Path(tempfile.mkdtemp(prefix=".bounds-", dir=work))
+        try:
+            res = self._run(str(exe), ["run", str(fin), str(priv / "ref.bin")], priv, "serial", limits=limits)
+        finally:
+            shutil.rmtree(priv, ignore_errors=True)
+        if res.ok:
+            return ""
+        text = (res.stderr or "") + (res.stdout or "")
+        m = re.search(r"Fortran runtime error: (Index '(-?\d+)' of dimension (\d+) of array '(\w+)' "
+                      r"(above upper|below lower) bound of (-?\d+))", text)
+        if m is None:
+            return ""
+        name, dim, bound = m.group(4).lower(), int(m.group(3)), int(m.group(6))
+        a = next((x for x in self.kernel.args if x.name == name), None)
+        if a is not None and dim == a.rank and m.group(5) == "above upper" and a.dims and \
+                isinstance(a.dims[-1].upper, ir.Literal) and a.dims[-1].upper.value == 1:
+            return ""  # the F77 idiom: a dummy declared (1) for an array of any length
+        return m.group(1)
 
     def _check(self, res, cmd, what: str) -> None:
         if res.ok:
@@ -479,6 +546,13 @@ class Harness:
             tol = self.spec.tolerance[r.name]
             cr.outputs.append(compare(r, p, tol, scale, noise=noise.get(r.name)))
         cr.passed = all(o.passed for o in cr.outputs)
+        if not cr.passed:
+            oob = self._reads_out_of_bounds(fin, work, limits)
+            if oob:  # undefined behaviour of the original: its outputs prove nothing
+                cr.code = ORIGINAL_OUT_OF_BOUNDS
+                cr.error = (f"the original reads or writes outside its arrays on these inputs ({oob}, seen by "
+                            f"gfortran -fcheck=bounds): its outputs are undefined, the port is not at fault; give "
+                            f"sizes or ranges the routine accepts in {self.spec_path.name}")
         return cr
 
     def sensitivity(self, ref_exe: str, recs: list, ref_out: list, names: list[str], work: Path,
@@ -535,7 +609,7 @@ class Harness:
                 cr = self.run_case(backend, case, build.artifacts["ref_driver"], build.artifacts["pf_driver"], work)
                 cr.sizes.update({k: v for k, v in case.choices.items() if isinstance(v, int)})
                 if case.kind == "cross-tiles" and not cr.passed and cr.code in (
-                        redraw.ORIGINAL_FAILED, redraw.NOT_FINITE, InputsTooLarge.code):
+                        redraw.ORIGINAL_FAILED, redraw.NOT_FINITE, InputsTooLarge.code, ORIGINAL_OUT_OF_BOUNDS):
                     verdict.cross_tiles = False  # sizes the original rejects: no caller reaches the port so
                     verdict.notes.append(f"boundary-crossing case not run: the original rejects its sizes "
                                          f"({case.label()}: {cr.error[:300]})")
@@ -550,7 +624,9 @@ class Harness:
             verdict.passed, verdict.reason = True, ""
             verdict.cases = passing
             for c in failing:
-                why = "its inputs are too large" if c.code == InputsTooLarge.code else "the original rejects its inputs"
+                why = {InputsTooLarge.code: "its inputs are too large",
+                       ORIGINAL_OUT_OF_BOUNDS: "the original reads outside its arrays on its inputs"}.get(
+                    c.code, "the original rejects its inputs")
                 verdict.notes.append(f"case not run: {why} ({c.label}: {c.error[:300]})")
         elif failing and all(c.code for c in failing):  # the original's doing on every failing case
             verdict.code = failing[0].code
