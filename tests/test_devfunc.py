@@ -175,7 +175,7 @@ def test_setbv_is_one_mdrange_kernel_calling_a_device_function():
 
 # ------------------------------------------------------------------ proof
 
-PORTS = [("grid.f", "setbv", []), ("fields.f", "fields", [LIB])]
+PORTS = [("grid.f", "setbv", []), ("fields.f", "fields", [LIB]), ("cread.f", "init", [])]
 
 
 def harness(tmp_path, file, name, others):
@@ -267,3 +267,21 @@ def test_a_callee_only_declaring_a_common_block_is_a_device_function():
     port = translate_kernel(k, sf, program=prog)
     assert port.patterns == ["parallel_for"]
     assert "dblit_fn(" in port.files["usedbl.kokkos.cpp"]
+
+
+def test_a_callee_reading_common_takes_the_members_from_its_caller():
+    prog = build_program([DATA / "cread.f"])
+    k = prog.kernel(DATA / "cread.f", "init")
+    outer = loops(k)[23]
+    assert outer.info.parallel, outer.info.reasons
+    bad = loops(prog.kernel(DATA / "cread.f", "badini"))[38]
+    assert codes(bad)[0] == "call-in-loop" and "declares COMMON /consts/ differently" in bad.info.reasons[0].message
+    setce = loops(prog.kernel(DATA / "cread.f", "setce"))[49]
+    assert not setce.info.parallel and "reads COMMON member ce, which the loop writes" in " ".join(
+        r.message for r in setce.info.reasons)
+    k, sf = prog.load(DATA / "cread.f", "init")
+    call = next(s for s in ir.walk(k.body) if isinstance(s, ir.CallStmt))
+    assert [getattr(a, "name", None) for a in call.args[3:]] == ["ce"]  # the member EXACTC reads
+    port = translate_kernel(k, sf, program=prog)
+    assert port.patterns == ["mdrange"]
+    assert "exactc_fn(" in port.files["init.kokkos.cpp"]

@@ -630,7 +630,31 @@ def _blocked_call(body: list[ir.Stmt], ctx: Context) -> Optional[tuple[str, int,
                 return name, s.line, eff.why_not()
             if nargs > len(eff.dummies):
                 return name, s.line, f"{name} ({eff.where}) has {len(eff.dummies)} arguments, it is called with {nargs}"
+            if eff.common_reads:
+                why = _common_reads_blocked(eff, body, ctx)
+                if why:
+                    return name, s.line, why
     return None
+
+
+def _common_reads_blocked(eff, body: list[ir.Stmt], ctx: Context) -> str:
+    """Why a callee reading COMMON members cannot be a device function in this loop: the
+    caller must declare the blocks as the callee does (it passes its own members) and the
+    loop must not write them (the callee's read would depend on the iteration order)."""
+    from .effects import same_common
+
+    caller = ctx.sites.kernel
+    for b in dict.fromkeys(b for b, _m in eff.common_reads):
+        why = same_common(caller, eff.callee, b)
+        if why:
+            return f"{eff.name} ({eff.where}) reads COMMON /{b}/, and {why}"
+    members = {m for _b, m in eff.common_reads}
+    written = set(scalar_writes(body, ctx.arrays, ctx.sites))
+    written |= {a.name for a in array_accesses(body, ctx.arrays, ctx.sites) if a.write}
+    hit = sorted(members & written)
+    if hit:
+        return f"{eff.name} ({eff.where}) reads COMMON member {hit[0]}, which the loop writes"
+    return ""
 
 
 def _call_facts(loop: ir.Do, entry: Facts, ctx: Context):

@@ -71,6 +71,9 @@ class Effects:
     callee: Optional[ir.Kernel]
     dummies: list[DummyEffect] = field(default_factory=list)
     blockers: list[ir.Diagnostic] = field(default_factory=list)
+    # COMMON members the callee only reads, (block, member): its device function takes them
+    # as extra arguments, which the caller passes (:func:`pass_common_reads`)
+    common_reads: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def translatable(self) -> bool:
@@ -107,6 +110,21 @@ class Effects:
 
 def _lit(v: int) -> ir.Expr:
     return ir.Literal(int(v), str(int(v)), ftype=I4)
+
+
+def _whole_span(v: ir.Variable, env: dict) -> Optional[ir.Expr]:
+    """The last element offset of an array of constant shape (None when not constant)."""
+    n = 1
+    for d in v.dims:
+        try:
+            lo = ir.evaluate(d.lower, env) if d.lower is not None else 1
+            hi = ir.evaluate(d.upper, env) if d.upper is not None else None
+        except (KeyError, ValueError, TypeError, ZeroDivisionError):
+            return None
+        if not isinstance(lo, int) or not isinstance(hi, int):
+            return None
+        n *= max(0, hi - lo + 1)
+    return _lit(n - 1)
 
 
 def _params(k: ir.Kernel) -> dict:
@@ -208,7 +226,7 @@ class Calls:
         key = (str(callee.file), callee.name)
         hit = self._memo.get(key)
         if hit is not None:
-            return hit if hit.name == name else Effects(name, hit.callee, hit.dummies, hit.blockers)
+            return hit if hit.name == name else Effects(name, hit.callee, hit.dummies, hit.blockers, hit.common_reads)
         if key in self._active:
             return Effects(name, callee, [], [ir.Diagnostic("recursion", f"calls itself (recursion through {name})",
                                                             callee.line_start, callee.file)])
@@ -225,7 +243,13 @@ class Calls:
         return eff
 
     def _summarize(self, name: str, k: ir.Kernel) -> Effects:
+        from .program import common_reads
         blockers = list(self.program.impurities(k))
+        reads = common_reads(k)
+        if reads:  # only read: not a blocker, the caller passes them (pass_common_reads)
+            blocks = {b for b, _m in reads}
+            blockers = [b for b in blockers if not (b.code == "common-block" and any(
+                f"COMMON /{x}/ " in b.message for x in blocks))]
         for s in ir.walk(k.body):
             if isinstance(s, ir.CallStmt) and self._is_intrinsic(k, s.name):
                 blockers.append(ir.Diagnostic("intrinsic-call", f"calls the intrinsic subroutine {s.name} (no device "
@@ -251,7 +275,12 @@ class Calls:
             else:
                 d.span = self._span(k, a, env)
             dummies.append(d)
-        return Effects(name, k, dummies, blockers)
+        for _b, m in reads or []:  # read-only extra dummies: what an extended call passes
+            v = k.locals[m]
+            d = DummyEffect(m, len(dummies), v.ftype, len(v.dims), True, False)
+            d.span = (_lit(0), _lit(0)) if not v.dims else (_lit(0), _whole_span(v, env))
+            dummies.append(d)
+        return Effects(name, k, dummies, blockers, common_reads=list(reads or []))
 
     def _span(self, k: ir.Kernel, a: ir.Argument, env: dict) -> tuple[ir.Expr, Optional[ir.Expr]]:
         """(first, last) offsets from the dummy's first element, in ``k``'s arguments."""
@@ -429,3 +458,49 @@ def place(v: ir.Variable, actual: ir.Expr, lo: ir.Expr, hi: Optional[ir.Expr], e
                           and f.nonneg(affine.add(Us[m], affine.add(ss[m], q), -1))):
             return ir.ArrayRef(v.name, first(m) + [ir.Slice(subs[m], plus(m, q))] + subs[m + 1:], ftype=v.ftype)
     return tail_ref(v, ir.ArrayRef(v.name, subs, ftype=v.ftype))
+
+
+def same_common(caller: ir.Kernel, callee: ir.Kernel, block: str) -> str:
+    """'' when ``caller`` declares COMMON ``block`` as ``callee`` does (the same members in
+    the same order, each of the same type and shape), else why not."""
+    def decl(k: ir.Kernel):
+        names = [v for c in k.commons if c.name == block for v in c.variables]
+        out = []
+        for n in names:
+            v = k.locals.get(n)
+            if v is None:
+                return None
+            out.append((n, v.ftype, [(repr(d.lower), repr(d.upper)) for d in v.dims]))
+        return out
+
+    title = f"/{block}/" if block else "blank COMMON"
+    mine, theirs = decl(caller), decl(callee)
+    if not mine:
+        return f"{caller.name} does not declare COMMON {title}"
+    if mine != theirs:
+        return f"{caller.name} declares COMMON {title} differently from {callee.name}"
+    return ""
+
+
+def pass_common_reads(kernel: ir.Kernel, calls: "Calls") -> None:
+    """Calls of ``kernel`` (a copy: it is changed) to routines that only read COMMON
+    members pass the kernel's own members of the same blocks as extra actual arguments,
+    matching their device functions (``program.promoted``). Only where the kernel declares
+    the blocks the same way (the dependence analysis keeps other such loops serial)."""
+    def extend(name: str, args: list) -> None:
+        eff = calls.effects(kernel, name)
+        if eff.callee is None or not eff.common_reads or len(args) != len(eff.dummies) - len(eff.common_reads):
+            return
+        if any(same_common(kernel, eff.callee, b) for b in {b for b, _m in eff.common_reads}):
+            return
+        for _b, m in eff.common_reads:
+            v = kernel.locals[m]
+            args.append(ir.Name(m, ftype=v.ftype))
+
+    for s in ir.walk(kernel.body):
+        if isinstance(s, ir.CallStmt):
+            extend(s.name, s.args)
+        for e in ir.stmt_exprs(s):
+            for x in ir.walk_expr(e):
+                if isinstance(x, ir.FuncCall) and not x.intrinsic:
+                    extend(x.name, x.args)

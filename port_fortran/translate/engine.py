@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..fortran import ir
+from ..fortran.program import promoted
 from ..records import Port, TranslateOptions, TranslationRefused
 from . import common_blocks
 from . import render
@@ -34,7 +35,8 @@ def _callees(kernel: ir.Kernel, tab: SymbolTable, program=None) -> list[ir.Kerne
         if program is None:
             return tab.functions.get(name)
         c = program.callee(k, name)
-        return program.kernel_of(c.routine) if c is not None and c.routine is not None else None
+        # a routine only reading COMMON takes the members as arguments (the calls pass them)
+        return promoted(program.kernel_of(c.routine)) if c is not None and c.routine is not None else None
 
     def visit(k: ir.Kernel, stack: tuple):
         for name in k.calls:
