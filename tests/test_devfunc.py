@@ -272,11 +272,11 @@ def test_a_callee_only_declaring_a_common_block_is_a_device_function():
 def test_a_callee_reading_common_takes_the_members_from_its_caller():
     prog = build_program([DATA / "cread.f"])
     k = prog.kernel(DATA / "cread.f", "init")
-    outer = loops(k)[23]
+    outer = loops(k)[24]
     assert outer.info.parallel, outer.info.reasons
-    bad = loops(prog.kernel(DATA / "cread.f", "badini"))[38]
+    bad = loops(prog.kernel(DATA / "cread.f", "badini"))[39]
     assert codes(bad)[0] == "call-in-loop" and "declares COMMON /consts/ differently" in bad.info.reasons[0].message
-    setce = loops(prog.kernel(DATA / "cread.f", "setce"))[49]
+    setce = loops(prog.kernel(DATA / "cread.f", "setce"))[50]
     assert not setce.info.parallel and "reads COMMON member ce, which the loop writes" in " ".join(
         r.message for r in setce.info.reasons)
     k, sf = prog.load(DATA / "cread.f", "init")
@@ -285,3 +285,25 @@ def test_a_callee_reading_common_takes_the_members_from_its_caller():
     port = translate_kernel(k, sf, program=prog)
     assert port.patterns == ["mdrange"]
     assert "exactc_fn(" in port.files["init.kokkos.cpp"]
+
+
+@pytest.mark.integration
+def test_a_hybrid_nest_calling_a_common_reader_is_proven(tmp_path):
+    """INITIO writes a line (a hybrid port): its outlined nest takes CE as an argument and
+    passes it to EXACTC's device function; the element U(1, I, J) it hands EXACTC makes U
+    an output of the outlined kernel."""
+    import json
+
+    from port_fortran.build_runner.kokkos import find_install
+    from port_fortran.cli import main
+
+    if find_install("serial") is None:
+        pytest.skip("no Kokkos install with the Serial backend")
+    cfg = tmp_path / "pf.yaml"
+    cfg.write_text("bench: false\noptimize: false\n")
+    out = tmp_path / "out"
+    main([str(DATA / "cread.f"), "--kernel", "initio", "--backends", "serial,openmp", "--out", str(out),
+          "--config", str(cfg), "--quiet"])
+    k = {x["name"]: x for x in json.loads((out / "report.json").read_text())["kernels"]}["initio"]
+    assert k["status"] == "verified", k["reason"]
+    assert k["mode"] == "hybrid" and "mdrange" in k["patterns"]

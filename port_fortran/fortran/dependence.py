@@ -630,7 +630,7 @@ def _blocked_call(body: list[ir.Stmt], ctx: Context) -> Optional[tuple[str, int,
                 return name, s.line, eff.why_not()
             if nargs > len(eff.dummies):
                 return name, s.line, f"{name} ({eff.where}) has {len(eff.dummies)} arguments, it is called with {nargs}"
-            if eff.common_reads:
+            if eff.common_reads and nargs < len(eff.dummies):  # not yet passed (pass_common_reads)
                 why = _common_reads_blocked(eff, body, ctx)
                 if why:
                     return name, s.line, why
@@ -640,7 +640,8 @@ def _blocked_call(body: list[ir.Stmt], ctx: Context) -> Optional[tuple[str, int,
 def _common_reads_blocked(eff, body: list[ir.Stmt], ctx: Context) -> str:
     """Why a callee reading COMMON members cannot be a device function in this loop: the
     caller must declare the blocks as the callee does (it passes its own members) and the
-    loop must not write them (the callee's read would depend on the iteration order)."""
+    loop must not write them (the callee's read would depend on the iteration order). A
+    call that already passes them (an extended call, an outlined nest's) is an ordinary one."""
     from .effects import same_common
 
     caller = ctx.sites.kernel

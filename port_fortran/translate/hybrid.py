@@ -214,6 +214,26 @@ def _storage_classes(kernel: ir.Kernel) -> list[tuple[set[str], int]]:
     return out
 
 
+def _elements_passed_out(stmts: list[ir.Stmt], out_args: dict) -> set[str]:
+    """Arrays whose element a call passes to a dummy it may write (``CALL EXACT(X, U(1, I))``:
+    the callee writes U from that element on)."""
+    out: set[str] = set()
+
+    def passed(name: str, args: list) -> None:
+        for pos in out_args.get(name, ()):
+            if pos < len(args) and isinstance(args[pos], ir.ArrayRef):
+                out.add(args[pos].name)
+
+    for s in ir.walk(stmts):
+        if isinstance(s, ir.CallStmt):
+            passed(s.name, s.args)
+        for e in ir.stmt_exprs(s):
+            for x in ir.walk_expr(e):
+                if isinstance(x, ir.FuncCall) and not x.intrinsic:
+                    passed(x.name, x.args)
+    return out
+
+
 @dataclass
 class _Outline:
     kernel: ir.Kernel
@@ -233,7 +253,7 @@ def outline(kernel: ir.Kernel, do: ir.Do, flow: FlowGraph, name: str,
     # scalars a callee may write through its dummies count as written (JACOBF(P, PD, ...))
     out_args = {n: {i for i, a in enumerate(k.args) if a.intent != "in"} for n, k in callees.items()}
     written = scalars_written([do], out_args)
-    arrays_out = arrays_written([do])
+    arrays_out = arrays_written([do]) | _elements_passed_out([do], out_args)
     exposed = exposed_reads([do], outs=flow.outs)  # a callee's output arguments are not reads
     changed = _changed_anywhere(kernel)
     taken = {n.lower() for n in _nest_names(kernel.body)} | {a.name for a in kernel.args} | set(kernel.locals) \

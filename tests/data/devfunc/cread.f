@@ -1,7 +1,8 @@
 C     NPB's idiom: EXACT reads the coefficients CE of COMMON /CONSTS/ (set once by the
 C     program); INIT calls it at every grid point. EXACT only reads the block, so it is a
 C     device function taking CE as an extra argument that INIT passes from its own
-C     declaration of the block; the nest is one parallel kernel. BADINI declares the
+C     declaration of the block; the nest is one parallel kernel. INITIO also writes a
+C     line: a hybrid port whose outlined nest gets CE as an argument. BADINI declares the
 C     block differently and SETCE writes CE in the loop: those loops stay serial.
       SUBROUTINE EXACTC(XI, ETA, DTEMP)
       DOUBLE PRECISION XI, ETA, DTEMP(5)
@@ -50,4 +51,21 @@ C     block differently and SETCE writes CE in the loop: those loops stay serial
          CE(1, 1) = DBLE(I)
          CALL EXACTC(DBLE(I), 0.5D0, U(1, I))
    10 CONTINUE
+      END
+
+      SUBROUTINE INITIO(NX, NY, U)
+      INTEGER NX, NY
+      DOUBLE PRECISION U(5, NX, NY)
+      DOUBLE PRECISION CE(5, 3), SCALE
+      COMMON /CONSTS/ CE, SCALE
+      INTEGER I, J
+      DOUBLE PRECISION XI, ETA
+      DO 20 J = 1, NY
+         DO 10 I = 1, NX
+            XI = DBLE(I-1) / DBLE(NX)
+            ETA = DBLE(J-1) / DBLE(NY)
+            CALL EXACTC(XI, ETA, U(1, I, J))
+   10    CONTINUE
+   20 CONTINUE
+      WRITE(*, *) 'INITIO', NX, NY
       END
