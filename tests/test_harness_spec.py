@@ -356,3 +356,24 @@ def test_a_loop_end_held_in_a_local_is_no_leading_dimension(tmp_path):
     assert all(a.rows is None or "i1" not in a.rows for a in s.args.values())
     assert s.args["ny"].role == "size"
     make_inputs(k, s, cases(s, 3)[0])  # every bound evaluates
+
+
+def test_a_whole_array_in_array_syntax_has_no_bound_from_subscripts(tmp_path):
+    """SNAP's ``wmu = w*mu`` (allocatable module arrays): a whole array in an expression is
+    as large as what it is conformable with, so no subscript bounds it (it was taken as
+    never referenced, one element, while ec(:, l, id) = mu got many)."""
+    from port_fortran.harness.extents import Ranges
+
+    k = parse_file(str(write_source(tmp_path, "whole.f90", """\
+subroutine whole(n, a, b, c)
+  integer :: n, i
+  real(8) :: a(n), b(n), c(n)
+  b = 2.0d0 * a
+  do i = 1, n
+    c(i) = a(i)
+  end do
+end subroutine whole
+"""))).kernels[0]
+    r = Ranges(k, {"n": 5}, {})
+    assert r.max_subscripts("a", 1) == [None] and r.max_subscripts("c", 1) == [5]
+    assert r.min_subscripts("c", 1) == [1]

@@ -405,7 +405,8 @@ def test_hybrid_ports_are_proven_on_serial_and_openmp(tmp_path):
     """An argument check calling an error routine, timers around the nests and a diagnostic
     WRITE (TIMED); EQUIVALENCE (EQV2); ENTRY (ENTR); shared DO termination (SHARED, hybrid
     mode); module state read and written (MSCALE); an OpenMP parallel region serialised
-    around its nests (MREGION): each proven like a full port; then a wrong kernel is caught."""
+    around its nests (MREGION); an allocatable module array (MGROW): each proven like a
+    full port; then a wrong kernel is caught."""
     why = _toolchain()
     if why:
         pytest.skip(why)
@@ -415,8 +416,8 @@ def test_hybrid_ports_are_proven_on_serial_and_openmp(tmp_path):
     srcs = {n: parse_file(str(DATA / ("modstate.f90" if n == "mscale" else "legacy.f")), use_cache=False)
             for n in ("timed", "mscale")}
     for name, mode in (("timed", "auto"), ("eqv2", "auto"), ("entr", "auto"), ("shared", "hybrid"),
-                       ("mscale", "auto"), ("mregion", "auto")):
-        sf = srcs["mscale" if name in ("mscale", "mregion") else "timed"]
+                       ("mscale", "auto"), ("mregion", "auto"), ("mgrow", "auto")):
+        sf = srcs["mscale" if name in ("mscale", "mregion", "mgrow") else "timed"]
         k = next(x for x in sf.kernels if x.name == name)
         port = translate_mode(k, sf, None, mode)
         assert port.mode == "hybrid", name
@@ -488,8 +489,8 @@ def test_initialised_tables_are_constants_and_counters_state(tmp_path):
 
 def test_module_variables_are_driven_like_common_members():
     """A hybrid port's harness sets the module state the routine uses (scalars, arrays of
-    constant shape) before the call and compares what it writes; an allocatable module
-    array it cannot shape is refused (module-state)."""
+    constant shape, allocatable arrays it allocates) before the call and compares what it
+    writes."""
     from port_fortran.config import Config
     from port_fortran.harness.members import driven_kernel
     from port_fortran.harness.drivers import fortran_driver
@@ -505,11 +506,16 @@ def test_module_variables_are_driven_like_common_members():
                        "last": ("state_mod", "inout", [(1, 4)]), "ncalls": ("state_mod", "inout", [])}
     drv = fortran_driver(d)
     assert "use state_mod, only: " in drv and "a_scale => scale" in drv and "a_last => last" in drv
+    # an allocatable module array: the driver allocates it with the bounds the subscripts take
     g, sf = _kernel(DATA / "modstate.f90", "mgrow")
-    with pytest.raises(TranslationRefused) as e:
-        RealStages(Config()).translate(g, sf, None)
-    dg = e.value.diagnostics[0]
-    assert dg.code == "module-state" and "grow" in dg.message and "allocatable" in dg.message
+    assert RealStages(Config()).translate(g, sf, None).mode == "hybrid"
+    dg = driven_kernel(g)
+    grow = next(a for a in dg.args if a.name == "grow")
+    assert grow.allocatable and grow.module == "state_mod" and grow.intent == "in"
+    drv = fortran_driver(dg)
+    assert "if (allocated(a_grow)) deallocate(a_grow)" in drv and "allocate(a_grow(lb(1):ub(1)))" in drv
+    from port_fortran.harness.infer import infer
+    assert infer(dg).args["grow"].dims == ["auto:auto"]
 
 
 def test_llm_prompt_says_what_stays_fortran(tmp_path):

@@ -240,7 +240,7 @@ class Harness:
         support = (SUPPORT_DIR / "pf_harness_io.f90").read_text()
         if not self.source_path.is_file():
             raise UserError(f"{self.source_path}: original source not found (needed to build the reference)")
-        links = self.tree_objects(timing, openmp).link_set(str(self.source_path))
+        links = self.tree_objects(timing, openmp).link_set(str(self.source_path), self._driver_module_files())
         links.check(self._reached_files())
         self.link_notes = links.notes()
         key = hashlib.sha256("\0".join([" ".join(flags), driver, support, str(self.source_path),
@@ -270,7 +270,7 @@ class Harness:
         ref = self.build_reference()
         bdir = self.port_dir / "build" / "reference-bounds"
         exe = bdir / "ref_driver"
-        links = self.tree_objects().link_set(str(self.source_path))
+        links = self.tree_objects().link_set(str(self.source_path), self._driver_module_files())
         flags = self._fflags(False, False) + ["-fcheck=bounds"]
         key = hashlib.sha256("\0".join([" ".join(flags), str(ref), str(ref.stat().st_mtime_ns),
                                         *(f"{o}@{o.stat().st_mtime_ns}" for o in links.objects)]).encode()).hexdigest()
@@ -319,8 +319,10 @@ class Harness:
         text = (res.stderr or "") + (res.stdout or "")
         m = re.search(r"Fortran runtime error: (Index '(-?\d+)' of dimension (\d+) of array '(\w+)' "
                       r"(above upper|below lower) bound of (-?\d+))", text)
-        if m is None:
-            return ""
+        if m is None:  # array syntax over arrays of different shapes
+            m = re.search(r"Fortran runtime error: (Array bound mismatch for dimension \d+ of array '\w+' "
+                          r"\(-?\d+/-?\d+\))", text)
+            return m.group(1) if m else ""
         name, dim, bound = m.group(4).lower(), int(m.group(3)), int(m.group(6))
         a = next((x for x in self.kernel.args if x.name == name), None)
         if a is not None and dim == a.rank and m.group(5) == "above upper" and a.dims and \
@@ -366,6 +368,18 @@ class Harness:
                     (src / stale).unlink()
         return src
 
+    def _driver_module_files(self) -> tuple:
+        """Files defining the modules whose variables the driver sets (a module of data only
+        is no file the kernel's object calls into, yet the driver's USE needs its object)."""
+        out = []
+        for a in self.kernel.args:
+            mod = getattr(a, "module", None)
+            if mod:
+                files = self.program.modules.get(mod, [])
+                if files and files[0] not in out:
+                    out.append(files[0])
+        return tuple(out)
+
     def _reached_files(self) -> list[str]:
         """Files defining the routines the kernel calls, transitively (the program's graph)."""
         return sorted({c.routine.file for c in self.program.reaches(self.kernel) if c.routine is not None})
@@ -375,7 +389,7 @@ class Harness:
         file needs (a static library: only what the port's host code calls is pulled in)
         and gfortran's run-time library."""
         from .linking import libgfortran
-        links = self.tree_objects().link_set(str(self.source_path))
+        links = self.tree_objects().link_set(str(self.source_path), self._driver_module_files())
         lib = libgfortran(gfortran_path() or "gfortran")
         return [str(links.archive), *([lib] if lib else []), *links.libs]
 

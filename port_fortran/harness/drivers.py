@@ -70,7 +70,16 @@ def fortran_driver(kernel: ir.Kernel) -> str:
     for a in kernel.args:
         v = f"a_{a.name}"
         tc = type_code(a.ftype)
-        if members.is_member(a):
+        if members.is_member(a) and a.allocatable:  # an allocatable module array: allocated here
+            colons = ",".join(":" for _ in range(a.rank))
+            bounds = ", ".join(f"lb({d + 1}):ub({d + 1})" for d in range(a.rank))
+            if a.intent != "in":
+                decl.append(f"  {_f_type(a.ftype)}, allocatable :: s_{a.name}({colons})")
+            read.append(f"  call pf_rhdr(u, '{a.name}', {a.rank}, nd, lb, ub, tc, nb)\n"
+                        f"  if (allocated({v})) deallocate({v})\n  allocate({v}({bounds}))\n  read(u) {v}")
+            write.append(f"  call pf_whdr(u, {a.rank}_8, int(lbound({v}), 8), int(ubound({v}), 8), {tc}_8, &\n"
+                         f"    int(storage_size({v}) / 8, 8) * size({v}, kind=8))\n  write(u) {v}")
+        elif members.is_member(a):
             shape = "(" + ", ".join(f"{d.lower.value}:{d.upper.value}" for d in a.dims) + ")" if a.rank else ""
             if a.intent != "in":
                 decl.append(f"  {_f_type(a.ftype)} :: s_{a.name}{shape}")

@@ -227,7 +227,21 @@ class Ranges:
         to a routine is unbounded in every dimension (whole) or its last (an element): what
         the callee touches is the front end's to say (``access_bounds``), see
         :attr:`passed_to`."""
+        return self._subscript_bounds(array, rank)[1]
+
+    def min_subscripts(self, array: str, rank: int) -> list[Optional[int]]:
+        """For each dimension, the smallest subscript any reference can take (None:
+        unbounded, or never referenced): where an allocatable module array the harness
+        allocates must start."""
+        return self._subscript_bounds(array, rank)[0]
+
+    def _subscript_bounds(self, array: str, rank: int) -> tuple[list[Optional[int]], list[Optional[int]]]:
+        key = (array, rank)
+        memo = self.__dict__.setdefault("_sub_memo", {})
+        if key in memo:
+            return memo[key]
         best: list[Optional[int]] = [0] * rank
+        least: list[Optional[int]] = [None] * rank
         unbounded = [False] * rank
 
         def passed(callee: str, args: list[ir.Expr], line: int) -> None:
@@ -246,6 +260,10 @@ class Ranges:
             for x in ir.walk_expr(e):
                 if isinstance(x, ir.FuncCall) and not x.intrinsic:
                     passed(x.name, x.args, line)
+                if isinstance(x, ir.Name) and x.name == array and rank:
+                    # the whole array in array syntax (wmu = w*mu): as large as whatever it is
+                    # conformable with, which nothing here bounds
+                    unbounded[:] = [True] * rank
                 if isinstance(x, ir.ArrayRef) and x.name == array:
                     for k, sub in enumerate(x.subscripts[:rank]):
                         if isinstance(sub, ir.Slice):
@@ -256,6 +274,7 @@ class Ranges:
                             unbounded[k] = True
                         else:
                             best[k] = max(best[k], iv[1])
+                            least[k] = iv[0] if least[k] is None else min(least[k], iv[0])
 
         def rec(body: list[ir.Stmt], lv: dict[str, Interval]) -> None:
             from .ir_facts import all_exprs_of_stmt
@@ -278,7 +297,10 @@ class Ranges:
                 rec(ir.children(s), lv)
 
         rec(self.kernel.body, {})
-        return [None if unbounded[k] else best[k] for k in range(rank)]
+        out = ([None if unbounded[k] else least[k] for k in range(rank)],
+               [None if unbounded[k] else best[k] for k in range(rank)])
+        memo[key] = out
+        return out
 
 
 def _names(e: ir.Expr) -> set[str]:

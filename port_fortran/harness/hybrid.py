@@ -82,7 +82,7 @@ class HybridHarness(Harness):
         support = (SUPPORT_DIR / "pf_harness_io.f90").read_text()
         k = self.kernel.name
         module = self.port_dir / f"{k}_kokkos_mod.f90"
-        links = self.tree_objects(timing, False).link_set(str(self.source_path))
+        links = self.tree_objects(timing, False).link_set(str(self.source_path), self._driver_module_files())
         links.check(self._reached_files())
         others = [Path(o) for o in links.objects[1:]]  # the kernel's own object comes first
         texts = [self.hybrid_source.read_text(errors="replace"), module.read_text(), driver, support,

@@ -154,6 +154,9 @@ def _common_members(kernel: ir.Kernel, args: dict[str, ArgSpec], notes: list[str
 def _dims_of(a: ir.Argument, notes: list[str]) -> list[str]:
     out = []
     for k, d in enumerate(a.dims):
+        if a.allocatable and d.lower is None and d.upper is None:
+            out.append("auto:auto")  # an allocatable module array: the subscripts the kernel takes
+            continue
         try:
             lo = ir_facts.to_py(d.lower) if d.lower is not None else "1"
         except ValueError:

@@ -204,7 +204,13 @@ def layout(kernel: ir.Kernel, spec: Spec, sizes: dict[str, int], choices: Option
         lbs, ubs = [], []
         for k, d in enumerate(s.dims):
             lo_t, hi_t = dim_parts(d)
-            lo = eval_expr(lo_t, ints, f"args.{a.name}.dims[{k}]")
+            if lo_t == "auto":  # an allocatable module array: from its smallest subscript
+                if ranges is None:
+                    ranges = Ranges(kernel, ints, array_values)
+                least = ranges.min_subscripts(a.name, a.rank)[k]
+                lo = least if least is not None else 1
+            else:
+                lo = eval_expr(lo_t, ints, f"args.{a.name}.dims[{k}]")
             if hi_t == "auto":
                 if s.role == "pointer" and a.rank == 1:
                     hi = lo + len(lay.pointer_values[a.name]) - 1
@@ -290,6 +296,8 @@ def _auto_upper(kernel, a: ir.Argument, k: int, ranges: Ranges, ints: dict, lay:
 
 def a_lower(a: ir.Argument, k: int, ints: dict) -> int:
     d = a.dims[k]
+    if d.lower is None and d.upper is None:  # deferred shape (an allocatable module array)
+        return 1
     try:
         return int(ir.evaluate(d.lower, ints)) if d.lower is not None else 1
     except (KeyError, ValueError, TypeError):

@@ -231,15 +231,18 @@ class TreeObjects:
 
     # ------------------------------------------------------------------ link sets
 
-    def link_set(self, path: str) -> LinkSet:
+    def link_set(self, path: str, also: tuple = ()) -> LinkSet:
         """Objects for a driver of a kernel of ``path``: its file and, transitively, the
-        files defining what those objects leave undefined; stubs for what none defines."""
+        files defining what those objects leave undefined; stubs for what none defines.
+        ``also``: files the driver itself needs (the modules of the module variables it
+        sets), linked after the kernel's own."""
         with self._locked():
-            return self._link_set(os.path.abspath(path))
+            return self._link_set(os.path.abspath(path), tuple(os.path.abspath(f) for f in also))
 
-    def _link_set(self, kfile: str) -> LinkSet:
-        files = [kfile]
+    def _link_set(self, kfile: str, also: tuple = ()) -> LinkSet:
+        files = [kfile] + [f for f in dict.fromkeys(also) if f != kfile]
         why = {kfile: ""}
+        why.update({f: "the driver sets a variable of a module it defines" for f in files[1:]})
         objects: list[Path] = []
         defined: set[str] = set()
         undefined: set[str] = set()
@@ -267,7 +270,7 @@ class TreeObjects:
                     files.append(g)
                     why[g] = f"it defines {_routine_name(sym)}, which {Path(f).name} calls"
         missing = sorted(s for s in undefined - defined)
-        ldir = self.root / "links" / f"{Path(kfile).stem}-{_hash(kfile)[:10]}"
+        ldir = self.root / "links" / f"{Path(kfile).stem}-{_hash(kfile, *also)[:10]}"
         key = _hash(*(o.with_suffix(".key").read_text() for o in objects), " ".join(self.link_flags), *sorted(dropped))
         meta = ldir / "link.json"
         if meta.exists():

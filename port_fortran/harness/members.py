@@ -55,9 +55,13 @@ def driven_kernel(kernel: ir.Kernel) -> ir.Kernel:
                                   position=len(k.args), intent="inout" if m.written else "in",
                                   intent_declared=True))
     for name, v, bounds, written in mods:
-        dims = [ir.Dim(lit(lo), lit(hi)) for lo, hi in bounds]
+        if bounds is None:  # allocatable: deferred shape, the driver allocates it (spec 'auto:auto')
+            dims = [ir.Dim(None, None) for _ in v.dims]
+        else:
+            dims = [ir.Dim(lit(lo), lit(hi)) for lo, hi in bounds]
         k.args.append(ir.Argument(name, v.ftype, dims, module=v.module, line=v.line, position=len(k.args),
-                                  intent="inout" if written else "in", intent_declared=True))
+                                  intent="inout" if written else "in", intent_declared=True,
+                                  allocatable=bounds is None))
     return k
 
 
@@ -69,15 +73,18 @@ def is_member(a: ir.Variable) -> bool:
 
 def module_state_problems(kernel: ir.Kernel) -> list[str]:
     """Why the harness cannot set the module variables the kernel uses ([] when it can):
-    it sets scalars and arrays of constant shape of intrinsic types through the module."""
+    it sets scalars and arrays of constant shape of intrinsic types through the module,
+    and allocates allocatable arrays with the bounds the kernel's subscripts take."""
     out = []
     env = {n: v.parameter for n, v in kernel.locals.items() if v.parameter is not None}
     for name, v in kernel.module_vars.items():
         where = f"module variable {name} ({v.module or 'a module'})"
         if getattr(v, "private", False):
             out.append(f"{where} is PRIVATE in its module: no code outside the module, the harness included, can set it")
+        elif v.allocatable and v.ftype.base != "character" and v.dims:
+            continue  # allocated by the driver with the bounds the kernel's subscripts take
         elif v.allocatable or any(d.assumed_shape for d in v.dims):
-            out.append(f"{where} is allocatable: the harness cannot choose its shape")
+            out.append(f"{where} is allocatable or a pointer: the harness cannot choose its shape")
         elif v.ftype.base == "character":
             out.append(f"{where} is CHARACTER")
         elif _bounds(v, env) is None:
@@ -111,7 +118,8 @@ def module_members(kernel: ir.Kernel) -> list[tuple]:
     from ..translate.common_blocks import touched
     _, written = touched(kernel)
     env = {n: v.parameter for n, v in kernel.locals.items() if v.parameter is not None}
-    return [(name, v, _bounds(v, env), name in written) for name, v in kernel.module_vars.items()]
+    return [(name, v, None if v.allocatable else _bounds(v, env), name in written)
+            for name, v in kernel.module_vars.items()]
 
 
 def declared_blocks(kernel: ir.Kernel) -> list[tuple[str, list[tuple[str, ir.FType, list[tuple[int, int]]]]]]:

@@ -1,7 +1,7 @@
 ! modstate.f90 -- routines reading and writing module state, written for port-fortran's
 ! tests. MSCALE reads a module scalar and a module table and writes a module counter and a
 ! module array: its hybrid port is driven with that state like COMMON. MGROW uses a module
-! allocatable array: the harness cannot choose its shape (module-state). MREGION shares
+! allocatable array: the harness allocates it as the subscripts need. MREGION shares
 ! the loops of an OpenMP parallel region (TeaLeaf's style) and writes module state: its
 ! hybrid copy runs the region as serial code around the Kokkos kernels. KCONST reads a
 ! PRIVATE module variable initialised and never assigned: a constant, so a full port.
