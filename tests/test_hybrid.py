@@ -405,19 +405,20 @@ def test_hybrid_ports_are_proven_on_serial_and_openmp(tmp_path):
     """An argument check calling an error routine, timers around the nests and a diagnostic
     WRITE (TIMED); EQUIVALENCE (EQV2); ENTRY (ENTR); shared DO termination (SHARED, hybrid
     mode); module state read and written (MSCALE); an OpenMP parallel region serialised
-    around its nests (MREGION); an allocatable module array (MGROW): each proven like a
-    full port; then a wrong kernel is caught."""
+    around its nests (MREGION); an allocatable module array (MGROW); a PRIVATE module
+    procedure reading PRIVATE module state (PSCALE, through a copy of its file making them
+    PUBLIC): each proven like a full port; then a wrong kernel is caught."""
     why = _toolchain()
     if why:
         pytest.skip(why)
     from port_fortran.harness.hybrid import HybridHarness, make_harness
     from port_fortran.translate import write_port
 
-    srcs = {n: parse_file(str(DATA / ("modstate.f90" if n == "mscale" else "legacy.f")), use_cache=False)
-            for n in ("timed", "mscale")}
+    srcs = {n: parse_file(str(DATA / f), use_cache=False)
+            for n, f in (("timed", "legacy.f"), ("mscale", "modstate.f90"), ("pscale", "privmod.f90"))}
     for name, mode in (("timed", "auto"), ("eqv2", "auto"), ("entr", "auto"), ("shared", "hybrid"),
-                       ("mscale", "auto"), ("mregion", "auto"), ("mgrow", "auto")):
-        sf = srcs["mscale" if name in ("mscale", "mregion", "mgrow") else "timed"]
+                       ("mscale", "auto"), ("mregion", "auto"), ("mgrow", "auto"), ("pscale", "auto")):
+        sf = srcs["mscale" if name in ("mscale", "mregion", "mgrow") else "pscale" if name == "pscale" else "timed"]
         k = next(x for x in sf.kernels if x.name == name)
         port = translate_mode(k, sf, None, mode)
         assert port.mode == "hybrid", name
@@ -560,3 +561,21 @@ def test_error_routine_in_another_file_is_linked(tmp_path):
     for b in ("serial", "openmp"):
         v = st.verify(k, sf, tmp_path / "chk2", b)
         assert v.passed, f"[{b}] {v.reason}"
+
+
+def test_private_module_entities_are_made_public_in_a_copy_only():
+    from port_fortran.harness.drivers import private_names, public_source, unsupported_reason
+    from port_fortran.harness.publish import public_copy
+
+    sf = parse_file(str(DATA / "privmod.f90"), use_cache=False)
+    k = {x.name: x for x in sf.kernels}
+    assert k["pscale"].private and private_names(k["pscale"]) == ["pscale", "factor"]
+    text = public_source(DATA / "privmod.f90", k["pscale"])
+    assert "public :: factor, pscale" in text and text.index("public :: factor") < text.index("contains")
+    assert unsupported_reason(k["pscale"]) == ""
+    assert public_source(DATA / "privmod.f90", k["phidden"]) is None  # PRIVATE :: phidden
+    assert "by a statement naming it" in unsupported_reason(k["phidden"])
+    # a CONTAINS of a derived type's bound procedures is not the module's
+    src = "module m\n  private\n  type :: t\n  contains\n    procedure :: f\n  end type t\ncontains\nend module m\n"
+    out = public_copy(src, "free", "m", ["g"]).split("\n")
+    assert out[6].strip().startswith("public :: g") and out[7] == "contains"

@@ -254,13 +254,34 @@ class Harness:
             (bdir / "pf_harness_io.f90").write_text(support)
             (bdir / "pf_ref_driver.f90").write_text(driver)
             common = [gfortran, *flags, f"-J{bdir}", f"-I{bdir}", f"-I{links.mod_dir}"]
-            for cmd in ([gfortran, *flags, f"-J{bdir}", "-c", "pf_harness_io.f90", "-o", "pf_harness_io.o"],
-                        common + ["-c", "pf_ref_driver.f90", "-o", "pf_ref_driver.o"],
-                        [gfortran, *(["-fopenmp"] if openmp else []), "pf_ref_driver.o", "pf_harness_io.o",
-                         *map(str, links.objects), *links.libs, "-o", "ref_driver"]):
+            objects = list(map(str, links.objects))
+            cmds = [[gfortran, *flags, f"-J{bdir}", "-c", "pf_harness_io.f90", "-o", "pf_harness_io.o"]]
+            public = self._public_copy(bdir)
+            if public is not None:  # a PRIVATE module procedure: its file with it PUBLIC (publish.py)
+                cmds.append(common + [f"-I{self.source_path.resolve().parent}", "-c", str(public), "-o",
+                                      "pf_public.o"])
+                objects[0] = "pf_public.o"
+            cmds += [common + ["-c", "pf_ref_driver.f90", "-o", "pf_ref_driver.o"],
+                     [gfortran, *(["-fopenmp"] if openmp else []), "pf_ref_driver.o", "pf_harness_io.o",
+                      *objects, *links.libs, "-o", "ref_driver"]]
+            for cmd in cmds:
                 self._check(run_limited(cmd, bdir, REF_BUILD_LIMITS), cmd, "building the reference driver")
             stamp.write_text(key)
         return exe
+
+    def _public_copy(self, bdir: Path, text: Optional[str] = None) -> Optional[Path]:
+        """For a PRIVATE module procedure, the kernel's file (or ``text``, its hybrid copy)
+        with the procedure made PUBLIC, written into ``bdir`` (``publish.py``); else None."""
+        if not drivers.private_names(self.kernel):
+            return None
+        public = drivers.public_source(self.source_path, self.kernel, text)
+        if public is None:
+            raise UserError(f"{self.source_path}:{self.kernel.line_start}: {self.kernel.name}: the PRIVATE entities "
+                            f"{', '.join(drivers.private_names(self.kernel))} of module {self.kernel.module} cannot "
+                            "be made PUBLIC in a copy")
+        p = bdir / f"pf_public_{self.source_path.name}"
+        p.write_text(public)
+        return p
 
     def build_bounds_reference(self) -> Optional[Path]:
         """The reference driver with the kernel's own file compiled with ``-fcheck=bounds``
@@ -283,8 +304,10 @@ class Harness:
             bdir.mkdir(parents=True, exist_ok=True)
             rdir = ref.parent
             own = bdir / "kernel_file.o"
-            cmds = ([gfortran, *flags, f"-J{bdir}", f"-I{bdir}", f"-I{links.mod_dir}", "-c",
-                     str(self.source_path.resolve()), "-o", str(own)],
+            public = self._public_copy(bdir)
+            cmds = ([gfortran, *flags, f"-J{bdir}", f"-I{bdir}", f"-I{links.mod_dir}",
+                     f"-I{self.source_path.resolve().parent}", "-c",
+                     str(public or self.source_path.resolve()), "-o", str(own)],
                     [gfortran, str(rdir / "pf_ref_driver.o"), str(rdir / "pf_harness_io.o"), str(own),
                      *map(str, links.objects[1:]), *links.libs, "-o", str(exe)])
             for cmd in cmds:

@@ -7,6 +7,9 @@ original routine compiled from the user's own file; the C++ driver calls ``<k>_k
 """
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Optional
+
 from ..fortran import ir
 from ..fortran_lines import wrap_free_source
 from . import members
@@ -18,6 +21,30 @@ C_TYPES = {
     ("complex", 4): "std::complex<float>", ("complex", 8): "std::complex<double>",
     ("logical", 1): "int8_t", ("logical", 4): "int32_t", ("logical", 8): "int64_t",
 }
+
+
+def public_source(path, kernel: ir.Kernel, text: Optional[str] = None) -> Optional[str]:
+    """The text of ``path`` (or ``text``, a hybrid copy of it) with the PRIVATE module
+    procedure ``kernel`` made PUBLIC, what the harness compiles so that its driver can call
+    it (``publish.public_copy``); None when that cannot be done."""
+    from ..fortran.reader import FREE_EXTS
+    from .publish import public_copy
+
+    if text is None:
+        try:
+            text = Path(path).read_text(errors="replace")
+        except OSError:
+            return None
+    form = "free" if Path(path).suffix.lower() in FREE_EXTS else "fixed"
+    return public_copy(text, form, kernel.module or "", private_names(kernel))
+
+
+def private_names(kernel: ir.Kernel) -> list[str]:
+    """The PRIVATE entities of the kernel's own module the driver must reach: the procedure
+    itself and the module variables it uses (set as inputs, compared as outputs)."""
+    names = [kernel.name] if getattr(kernel, "private", False) else []
+    names += [n for n, v in kernel.module_vars.items() if getattr(v, "private", False) and v.module == kernel.module]
+    return names
 
 
 def unsupported_reason(kernel: ir.Kernel) -> str:
@@ -32,9 +59,9 @@ def unsupported_reason(kernel: ir.Kernel) -> str:
             blocks(kernel)
         except Refusal as r:  # the harness lays COMMON blocks out as C structs too
             return f"line {r.diagnostic.line}: {r.diagnostic.message}"
-    if getattr(kernel, "private", False):
-        return (f"{kernel.name} is PRIVATE in module {kernel.module}: no code outside the module can call it, "
-                "the reference driver included (make it PUBLIC to port it)")
+    if private_names(kernel) and public_source(kernel.file, kernel) is None:
+        return (f"{kernel.name} is PRIVATE in module {kernel.module} by a statement naming it: no code outside "
+                "the module can call it, the reference driver included (make it PUBLIC to port it)")
     for a in kernel.args:
         if a.ftype.base == "character" and a.rank:
             return f"argument {a.name}: character arrays are not supported by the harness"

@@ -101,7 +101,8 @@ class HybridHarness(Harness):
             steps = [
                 ([gfortran, *flags, f"-J{bdir}", "-c", "pf_harness_io.f90", "-o", "pf_harness_io.o"], "harness I/O"),
                 (common + ["-c", str(module), "-o", "kokkos_mod.o"], "the interface module of the kernels"),
-                (common[:1] + first + common[1:] + ["-c", str(self.hybrid_source), "-o", "hybrid.o"],
+                (common[:1] + first + common[1:] + ["-c", str(self._public_copy(
+                    bdir, self.hybrid_source.read_text(errors="replace")) or self.hybrid_source), "-o", "hybrid.o"],
                  f"the hybrid source {self.hybrid_source.name}"),
                 (common + ["-c", "pf_ref_driver.f90", "-o", "pf_ref_driver.o"], "the driver"),
             ]

@@ -79,7 +79,7 @@ def module_state_problems(kernel: ir.Kernel) -> list[str]:
     env = {n: v.parameter for n, v in kernel.locals.items() if v.parameter is not None}
     for name, v in kernel.module_vars.items():
         where = f"module variable {name} ({v.module or 'a module'})"
-        if getattr(v, "private", False):
+        if getattr(v, "private", False) and v.module != kernel.module:
             out.append(f"{where} is PRIVATE in its module: no code outside the module, the harness included, can set it")
         elif v.allocatable and v.ftype.base != "character" and v.dims:
             continue  # allocated by the driver with the bounds the kernel's subscripts take

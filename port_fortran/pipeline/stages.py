@@ -132,8 +132,8 @@ class RealStages(Stages):
             if problems:
                 line = min(v.line for v in kernel.module_vars.values()) or kernel.line_start
                 raise TranslationRefused(kernel.name, [ir.Diagnostic(
-                    "module-state", f"{problems[0]}; the harness sets module scalars and arrays of constant "
-                    "shape before the call, not this, so a hybrid port could not be proven "
+                    "module-state", f"{problems[0]}; the harness sets module scalars and arrays (allocating "
+                    "allocatable ones) before the call, not this, so a hybrid port could not be proven "
                     "(`port-fortran translate --mode hybrid` writes it unproven)", line, kernel.file)])
         return port
 

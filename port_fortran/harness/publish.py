@@ -1,0 +1,61 @@
+"""A PRIVATE module procedure made callable by the harness's driver (pure text).
+
+No code outside a module can call its PRIVATE procedures, the reference driver included.
+The harness therefore compiles a copy of the module's file (never the user's file) with a
+``PUBLIC :: name`` statement added before the module's CONTAINS: visibility changes, the
+code does not (the same object code, the procedure's symbol now global). When the name is
+PRIVATE by an explicit statement or attribute (``PRIVATE :: name``) the copy would
+contradict it, and the routine stays unprovable (:func:`public_copy` returns None).
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+
+def _code(line: str, form: str) -> str:
+    """The statement part of a line (no comment; fixed form: no label columns)."""
+    if form == "fixed":
+        if line[:1] in ("c", "C", "*", "!"):
+            return ""
+        line = line[6:72] if len(line) > 6 else ""
+    cut = line.find("!")
+    return line if cut < 0 else line[:cut]
+
+
+def public_copy(text: str, form: str, module: str, names: list[str]) -> Optional[str]:
+    """``text`` with ``PUBLIC :: names`` before the CONTAINS of ``module`` (None when the
+    module is not found, has no CONTAINS, or declares one of the names PRIVATE itself)."""
+    lines = text.split("\n")
+    start = None
+    for i, ln in enumerate(lines):
+        if re.match(rf"\s*module\s+{re.escape(module)}\s*$", _code(ln, form), re.IGNORECASE):
+            start = i
+            break
+    if start is None:
+        return None
+    wanted = {n.lower() for n in names}
+    in_type = 0  # a derived type definition may hold a CONTAINS of its own
+    for i in range(start + 1, len(lines)):
+        code = _code(lines[i], form).strip().lower()
+        if re.match(r"end\s*module\b", code):
+            return None
+        if re.match(r"type\s*(,|::|\s[a-z])", code) and not re.match(r"type\s*\(", code):
+            in_type += 1
+            continue
+        if re.match(r"end\s*type\b", code):
+            in_type = max(0, in_type - 1)
+            continue
+        if in_type:
+            continue
+        if re.match(r"contains\s*$", code):
+            indent = " " * 6 if form == "fixed" else "  "
+            stmt = f"{indent}public :: {', '.join(sorted(wanted))}  ! added by port-fortran's harness"
+            if form == "fixed":
+                stmt = f"{indent}public :: {', '.join(sorted(wanted))}"
+            return "\n".join(lines[:i] + [stmt] + lines[i:])
+        if "private" in code and "::" in code:
+            listed = {x.strip() for x in code.split("::", 1)[1].split(",")}
+            if listed & wanted:
+                return None
+    return None
