@@ -305,20 +305,39 @@ class Harness:
             rdir = ref.parent
             own = bdir / "kernel_file.o"
             public = self._public_copy(bdir)
-            cmds = ([gfortran, *flags, f"-J{bdir}", f"-I{bdir}", f"-I{links.mod_dir}",
-                     f"-I{self.source_path.resolve().parent}", "-c",
-                     str(public or self.source_path.resolve()), "-o", str(own)],
-                    [gfortran, str(rdir / "pf_ref_driver.o"), str(rdir / "pf_harness_io.o"), str(own),
-                     *map(str, links.objects[1:]), *links.libs, "-o", str(exe)])
+            cmds = []
+            if public is not None:  # the kernel's own copy of its file
+                cmds.append([gfortran, *flags, f"-J{bdir}", f"-I{bdir}", f"-I{links.mod_dir}",
+                             f"-I{self.source_path.resolve().parent}", "-c", str(public), "-o", str(own)])
+            else:  # the file's bounds-checked object, shared by every kernel of the run
+                try:
+                    own = self._bounds_tree().compile_locked(str(self.source_path))
+                except UserError:
+                    return None
+            cmds.append([gfortran, str(rdir / "pf_ref_driver.o"), str(rdir / "pf_harness_io.o"), str(own),
+                         *map(str, links.objects[1:]), *links.libs, "-o", str(exe)])
             for cmd in cmds:
                 res = run_limited(cmd, bdir, REF_BUILD_LIMITS)
                 if not res.ok:
                     return None
-                if cmd is cmds[0]:
+                if public is not None and cmd is cmds[0]:
                     from .linking import hide_main
                     hide_main(own, "bounds")
             stamp.write_text(key)
         return exe
+
+    def _bounds_tree(self):
+        """The program's objects compiled with ``-fcheck=bounds`` (only the kernels' own files
+        are ever asked for), cached beside the reference's (``linking.TreeObjects``)."""
+        from .linking import TreeObjects
+        tree = self._trees.get("bounds")
+        if tree is None:
+            prog = self.program
+            base = Path(prog.objects_dir) if prog.objects_dir else self.port_dir / "build" / "objects"
+            tree = TreeObjects(prog, base / "bounds", lambda p: self._fflags(False, False, p) + ["-fcheck=bounds"],
+                               gfortran_path() or "gfortran")
+            self._trees["bounds"] = tree
+        return tree
 
     def _reads_out_of_bounds(self, fin: Path, work: Path, limits: Optional[Limits] = None) -> str:
         """What the original compiled with ``-fcheck=bounds`` says on these inputs: the
@@ -563,12 +582,21 @@ class Harness:
                         f"or in the run configuration (routines.{self.kernel.name}.args.<name>.range)")
             return cr
         pres = self._run(port_exe, ["run", str(fin), str(fport)], work, backend, limits=limits)
-        if fin.stat().st_size > BIG_INPUT_BYTES:  # inputs at timing sizes are not kept
-            fin.unlink()
+        big = fin.stat().st_size > BIG_INPUT_BYTES  # inputs at timing sizes are not kept (once compared)
+        try:
+            return self._compare_case(cr, pres, fport, fin, names, recs, ref_out, ref_exe, work, limits)
+        finally:
+            if big and fin.exists():
+                fin.unlink()
+
+    def _compare_case(self, cr: CaseResult, pres, fport: Path, fin: Path, names: list[str], recs: list,
+                      ref_out: list, ref_exe: str, work: Path, limits: Optional[Limits]) -> CaseResult:
+        """The port's outputs against the original's (the second opinion on a failure needs
+        the inputs ``fin`` still there)."""
         try:
             if not pres.ok:
                 cr.error = self._describe_failure("the port", pres) + f" on inputs {cr.label}"
-                return cr
+                return self._second_opinion(cr, fin, work, limits)
             try:
                 port_out = read_records(fport, names)
             except (ValueError, OSError) as exc:
@@ -583,13 +611,21 @@ class Harness:
             tol = self.spec.tolerance[r.name]
             cr.outputs.append(compare(r, p, tol, scale, noise=noise.get(r.name)))
         cr.passed = all(o.passed for o in cr.outputs)
-        if not cr.passed:
-            oob = self._reads_out_of_bounds(fin, work, limits)
-            if oob:  # undefined behaviour of the original: its outputs prove nothing
-                cr.code = ORIGINAL_OUT_OF_BOUNDS
-                cr.error = (f"the original reads or writes outside its arrays on these inputs ({oob}, seen by "
-                            f"gfortran -fcheck=bounds): its outputs are undefined, the port is not at fault; give "
-                            f"sizes or ranges the routine accepts in {self.spec_path.name}")
+        # every case gets the second opinion: a pass that agrees on undefined behaviour
+        # proves nothing either
+        return self._second_opinion(cr, fin, work, limits)
+
+    def _second_opinion(self, cr: CaseResult, fin: Path, work: Path, limits: Optional[Limits]) -> CaseResult:
+        """The case is the original's when it reads or writes outside its arrays on these
+        inputs (:meth:`_reads_out_of_bounds`): its outputs are undefined, so they prove
+        nothing about the port (code ``original-out-of-bounds``; left out of the proof)."""
+        oob = self._reads_out_of_bounds(fin, work, limits)
+        if oob:
+            cr.passed = False
+            cr.code = ORIGINAL_OUT_OF_BOUNDS
+            cr.error = (f"the original reads or writes outside its arrays on these inputs ({oob}, seen by "
+                        f"gfortran -fcheck=bounds): its outputs are undefined, the port is not at fault; give "
+                        f"sizes or ranges the routine accepts in {self.spec_path.name}")
         return cr
 
     def sensitivity(self, ref_exe: str, recs: list, ref_out: list, names: list[str], work: Path,

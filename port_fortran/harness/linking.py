@@ -186,6 +186,11 @@ class TreeObjects:
         self._keys[p] = key
         return key
 
+    def compile_locked(self, path: str) -> Path:
+        """:meth:`compile` under the tree's lock (other processes of a run share the tree)."""
+        with self._locked():
+            return self.compile(path)
+
     def compile(self, path: str, why: str = "", _stack: tuple = ()) -> Path:
         """The object of one file (module files it uses compiled first); cached."""
         p = os.path.abspath(path)
