@@ -159,6 +159,8 @@ _ALL = [
         original_failed="the original failed on every input drawn: the port is not at fault",
         original_out_of_bounds="the original reads or writes outside its declared arrays on the inputs drawn "
                                "(gfortran -fcheck=bounds): its outputs are undefined, the port is not at fault",
+        original_uninitialised="the original's outputs change with the values its uninitialised locals hold "
+                               "(gfortran -finit-real=snan): it reads variables it never set, the port is not at fault",
         inputs_too_large="every draw of a case asked for more array data than a case may take (an exponent or "
                          "a large scalar in an array bound): the port is not at fault",
         wrong_result="the port's outputs differ from the original's",

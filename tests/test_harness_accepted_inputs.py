@@ -428,3 +428,32 @@ def test_an_original_reading_outside_its_arrays_proves_nothing(tmp_path):
     v = h.verify("serial", seeds=[2])
     assert not v.passed and v.code == "original-out-of-bounds", v.reason
     assert "array 'a'" in v.reason and "the port is not at fault" in v.reason
+
+
+UNSET = """\
+subroutine unset(n, k, x, y)
+  implicit none
+  integer, intent(in) :: n, k
+  real(8), intent(in) :: x(n)
+  real(8), intent(out) :: y(n)
+  real(8) :: t
+  integer :: i
+  if (k > 1000) t = 1.0d0
+  do i = 1, n
+    y(i) = x(i) + t
+  end do
+end subroutine unset
+"""
+
+
+@needs_gfortran
+@pytest.mark.integration
+def test_an_original_reading_a_variable_it_never_set_proves_nothing(tmp_path):
+    """TeaLeaf's ppcg_inner_norxy hands its never-set RX, RY to tea_block_solve: the
+    outputs are whatever the stack held, and a port agreeing or not proves nothing. The
+    checking build sets uninitialised locals to signalling NaNs: outputs that change with
+    it mark the case original-uninitialised (here even though the 'port' agrees)."""
+    h = _harness(tmp_path, UNSET, "unset")
+    v = h.verify("serial", seeds=[3])
+    assert not v.passed and v.code == "original-uninitialised", v.reason
+    assert "outputs y change" in v.reason

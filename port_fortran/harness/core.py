@@ -45,7 +45,10 @@ LEGACY_FFLAGS = (
 )
 HOST_BACKENDS = ("serial", "openmp")
 HOST_CXXFLAGS = ("-march=native",)  # CMake Release adds -O3; the port's CMakeLists adds -fno-math-errno
-ORIGINAL_OUT_OF_BOUNDS = "original-out-of-bounds"  # reason code: see _reads_out_of_bounds
+ORIGINAL_OUT_OF_BOUNDS = "original-out-of-bounds"  # reason codes: see _second_opinion
+ORIGINAL_UNINITIALISED = "original-uninitialised"
+# what the checking build of the original adds to its flags (Harness._bounds_tree)
+CHECK_FFLAGS = ("-fcheck=bounds", "-finit-real=snan", "-finit-integer=-7654321", "-finit-logical=true")
 BIG_INPUT_BYTES = 16 * 2**20  # a case's input file larger than this is removed after the runs
 
 _build_lock = threading.Lock()
@@ -284,15 +287,15 @@ class Harness:
         return p
 
     def build_bounds_reference(self) -> Optional[Path]:
-        """The reference driver with the kernel's own file compiled with ``-fcheck=bounds``
-        (the other objects as for the reference): the second opinion on a case whose
-        outputs differ (:meth:`_reads_out_of_bounds`). None when it cannot be built."""
+        """The reference driver with the kernel's own file compiled with :data:`CHECK_FFLAGS`
+        (the other objects as for the reference): the second opinion on every case
+        (:meth:`_second_opinion`). None when it cannot be built."""
         gfortran = gfortran_path()
         ref = self.build_reference()
         bdir = self.port_dir / "build" / "reference-bounds"
         exe = bdir / "ref_driver"
         links = self.tree_objects().link_set(str(self.source_path), self._driver_module_files())
-        flags = self._fflags(False, False) + ["-fcheck=bounds"]
+        flags = self._fflags(False, False) + list(CHECK_FFLAGS)
         key = hashlib.sha256("\0".join([" ".join(flags), str(ref), str(ref.stat().st_mtime_ns),
                                         *(f"{o}@{o.stat().st_mtime_ns}" for o in links.objects)]).encode()).hexdigest()
         stamp = bdir / "stamp"
@@ -327,50 +330,56 @@ class Harness:
         return exe
 
     def _bounds_tree(self):
-        """The program's objects compiled with ``-fcheck=bounds`` (only the kernels' own files
-        are ever asked for), cached beside the reference's (``linking.TreeObjects``)."""
+        """The program's objects compiled with :data:`CHECK_FFLAGS` (only the kernels' own
+        files are ever asked for), cached beside the reference's (``linking.TreeObjects``)."""
         from .linking import TreeObjects
         tree = self._trees.get("bounds")
         if tree is None:
             prog = self.program
             base = Path(prog.objects_dir) if prog.objects_dir else self.port_dir / "build" / "objects"
-            tree = TreeObjects(prog, base / "bounds", lambda p: self._fflags(False, False, p) + ["-fcheck=bounds"],
+            tree = TreeObjects(prog, base / "checked", lambda p: self._fflags(False, False, p) + list(CHECK_FFLAGS),
                                gfortran_path() or "gfortran")
             self._trees["bounds"] = tree
         return tree
 
-    def _reads_out_of_bounds(self, fin: Path, work: Path, limits: Optional[Limits] = None) -> str:
-        """What the original compiled with ``-fcheck=bounds`` says on these inputs: the
-        array it reads or writes outside its declared bounds ('' when none, or when the
-        only complaint is an F77 ``a(1)`` dummy standing for a longer array)."""
+    def _checked_original(self, fin: Path, work: Path, names: list[str],
+                          limits: Optional[Limits] = None) -> tuple[str, Optional[list]]:
+        """The original built for checking (``-fcheck=bounds``, its uninitialised locals set to
+        signalling NaNs and odd integers: :meth:`_bounds_tree`) on these inputs: (the array
+        it reads or writes outside its declared bounds, '' when none or when the only
+        complaint is an F77 ``a(1)`` dummy standing for a longer array; its outputs, None
+        when it did not return them)."""
         import re
 
         try:
             exe = self.build_bounds_reference()
         except UserError:
-            return ""
+            return "", None
         if exe is None or not fin.exists():
-            return ""
+            return "", None
         priv = Path(tempfile.mkdtemp(prefix=".bounds-", dir=work))
         try:
             res = self._run(str(exe), ["run", str(fin), str(priv / "ref.bin")], priv, "serial", limits=limits)
+            if res.ok:
+                try:
+                    return "", read_records(priv / "ref.bin", names)
+                except (ValueError, OSError):
+                    return "", None
         finally:
             shutil.rmtree(priv, ignore_errors=True)
-        if res.ok:
-            return ""
         text = (res.stderr or "") + (res.stdout or "")
         m = re.search(r"Fortran runtime error: (Index '(-?\d+)' of dimension (\d+) of array '(\w+)' "
                       r"(above upper|below lower) bound of (-?\d+))", text)
         if m is None:  # array syntax over arrays of different shapes
             m = re.search(r"Fortran runtime error: (Array bound mismatch for dimension \d+ of array '\w+' "
                           r"\(-?\d+/-?\d+\))", text)
-            return m.group(1) if m else ""
-        name, dim, bound = m.group(4).lower(), int(m.group(3)), int(m.group(6))
+            return (m.group(1) if m else ""), None
+        name, dim = m.group(4).lower(), int(m.group(3))
         a = next((x for x in self.kernel.args if x.name == name), None)
         if a is not None and dim == a.rank and m.group(5) == "above upper" and a.dims and \
                 isinstance(a.dims[-1].upper, ir.Literal) and a.dims[-1].upper.value == 1:
-            return ""  # the F77 idiom: a dummy declared (1) for an array of any length
-        return m.group(1)
+            return "", None  # the F77 idiom: a dummy declared (1) for an array of any length
+        return m.group(1), None
 
     def _check(self, res, cmd, what: str) -> None:
         if res.ok:
@@ -596,7 +605,7 @@ class Harness:
         try:
             if not pres.ok:
                 cr.error = self._describe_failure("the port", pres) + f" on inputs {cr.label}"
-                return self._second_opinion(cr, fin, work, limits)
+                return self._second_opinion(cr, fin, work, limits, names)
             try:
                 port_out = read_records(fport, names)
             except (ValueError, OSError) as exc:
@@ -613,19 +622,34 @@ class Harness:
         cr.passed = all(o.passed for o in cr.outputs)
         # every case gets the second opinion: a pass that agrees on undefined behaviour
         # proves nothing either
-        return self._second_opinion(cr, fin, work, limits)
+        return self._second_opinion(cr, fin, work, limits, names, recs, ref_out)
 
-    def _second_opinion(self, cr: CaseResult, fin: Path, work: Path, limits: Optional[Limits]) -> CaseResult:
-        """The case is the original's when it reads or writes outside its arrays on these
-        inputs (:meth:`_reads_out_of_bounds`): its outputs are undefined, so they prove
-        nothing about the port (code ``original-out-of-bounds``; left out of the proof)."""
-        oob = self._reads_out_of_bounds(fin, work, limits)
+    def _second_opinion(self, cr: CaseResult, fin: Path, work: Path, limits: Optional[Limits],
+                        names: Optional[list[str]] = None, recs: Optional[list] = None,
+                        ref_out: Optional[list] = None) -> CaseResult:
+        """The case is the original's when, on these inputs, it reads or writes outside its
+        arrays (code ``original-out-of-bounds``) or its outputs change with the values its
+        uninitialised locals happen to hold (``original-uninitialised``): its outputs are
+        undefined, so they prove nothing about the port (:meth:`_checked_original`; the
+        case is left out of the proof)."""
+        names = names or [a.name for a in self.kernel.args] + (["result"] if self.kernel.result is not None else [])
+        oob, checked = self._checked_original(fin, work, names, limits)
         if oob:
             cr.passed = False
             cr.code = ORIGINAL_OUT_OF_BOUNDS
             cr.error = (f"the original reads or writes outside its arrays on these inputs ({oob}, seen by "
                         f"gfortran -fcheck=bounds): its outputs are undefined, the port is not at fault; give "
                         f"sizes or ranges the routine accepts in {self.spec_path.name}")
+        elif checked is not None and ref_out is not None and recs is not None:
+            scale = magnitude_scale([r for r, a in zip(recs, self.kernel.args)
+                                     if self.spec.args[a.name].intent != "out"])
+            bad = [r.name for r, c in zip(ref_out, checked) if not compare(r, c, self.spec.tolerance[r.name], scale).passed]
+            if bad:
+                cr.passed = False
+                cr.code = ORIGINAL_UNINITIALISED
+                cr.error = (f"the original's outputs {', '.join(bad)} change when its uninitialised local variables "
+                            f"hold other values (gfortran -finit-real=snan -finit-integer): it reads variables it "
+                            f"never set on these inputs, so its outputs are undefined and the port is not at fault")
         return cr
 
     def sensitivity(self, ref_exe: str, recs: list, ref_out: list, names: list[str], work: Path,
@@ -682,7 +706,8 @@ class Harness:
                 cr = self.run_case(backend, case, build.artifacts["ref_driver"], build.artifacts["pf_driver"], work)
                 cr.sizes.update({k: v for k, v in case.choices.items() if isinstance(v, int)})
                 if case.kind == "cross-tiles" and not cr.passed and cr.code in (
-                        redraw.ORIGINAL_FAILED, redraw.NOT_FINITE, InputsTooLarge.code, ORIGINAL_OUT_OF_BOUNDS):
+                        redraw.ORIGINAL_FAILED, redraw.NOT_FINITE, InputsTooLarge.code, ORIGINAL_OUT_OF_BOUNDS,
+                        ORIGINAL_UNINITIALISED):
                     verdict.cross_tiles = False  # sizes the original rejects: no caller reaches the port so
                     verdict.notes.append(f"boundary-crossing case not run: the original rejects its sizes "
                                          f"({case.label()}: {cr.error[:300]})")
@@ -698,7 +723,8 @@ class Harness:
             verdict.cases = passing
             for c in failing:
                 why = {InputsTooLarge.code: "its inputs are too large",
-                       ORIGINAL_OUT_OF_BOUNDS: "the original reads outside its arrays on its inputs"}.get(
+                       ORIGINAL_OUT_OF_BOUNDS: "the original reads outside its arrays on its inputs",
+                       ORIGINAL_UNINITIALISED: "the original reads variables it never set on its inputs"}.get(
                     c.code, "the original rejects its inputs")
                 verdict.notes.append(f"case not run: {why} ({c.label}: {c.error[:300]})")
         elif failing and all(c.code for c in failing):  # the original's doing on every failing case
