@@ -128,3 +128,15 @@ def test_condense_without_diagnostics_falls_back_to_the_log():
     out = condense([], log)
     assert "something failed badly" in out
     assert len(out.splitlines()) <= 20
+
+
+def test_a_link_failure_of_another_form_says_what_the_linker_said():
+    """ParRes' openmp-target programs failed to link on the GPU host as 'the linker failed'
+    and nothing more: the report must carry the linker's own line."""
+    from port_fortran.build_runner.diagnostics import parse_diagnostics
+
+    log = ("[100%] Linking CXX executable program\n"
+           "/usr/bin/ld: 01_x.o: relocation R_X86_64_32 against `.rodata' can not be used when making a PIE object\n"
+           "collect2: error: ld returned 1 exit status\n")
+    (d,) = parse_diagnostics(log)
+    assert d.code == "link-error" and "relocation R_X86_64_32" in d.message

@@ -137,7 +137,13 @@ def parse_diagnostics(log: str, root: Optional[str] = None) -> list[Diagnostic]:
             if m:
                 diags.append(Diagnostic("link-error", f"cannot find {m['what']}", 0, ""))
     if not any(d.code == "link-error" for d in diags) and "ld returned" in log:
-        diags.append(Diagnostic("link-error", "the linker failed (ld returned non-zero)", 0, ""))
+        # what the linker said, whatever its form (a relocation, an offload table, a
+        # plugin): the first of its own lines, so that the report says what failed
+        said = next((ln.strip() for ln in log.splitlines()
+                     if re.search(r"(^|/|\s)(ld|collect2|lto-wrapper|mkoffload)[^\s]*:", ln)
+                     and "ld returned" not in ln), "")
+        what = f": {said[:300]}" if said else ""
+        diags.append(Diagnostic("link-error", f"the linker failed (ld returned non-zero){what}", 0, ""))
     return diags
 
 
