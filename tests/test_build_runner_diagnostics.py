@@ -140,3 +140,11 @@ def test_a_link_failure_of_another_form_says_what_the_linker_said():
            "collect2: error: ld returned 1 exit status\n")
     (d,) = parse_diagnostics(log)
     assert d.code == "link-error" and "relocation R_X86_64_32" in d.message
+
+
+def test_openmp_flags_keep_target_regions_on_the_host():
+    from port_fortran.build_runner.toolchain import host_openmp
+
+    assert host_openmp(["-O2", "-fopenmp"]) == ["-O2", "-fopenmp", "-foffload=disable"]
+    assert host_openmp(["-fopenmp", "-foffload=nvptx-none"]) == ["-fopenmp", "-foffload=nvptx-none"]
+    assert host_openmp(["-O2"]) == ["-O2"]

@@ -110,6 +110,19 @@ def _which(*names: str) -> Optional[str]:
     return None
 
 
+def host_openmp(flags) -> list[str]:
+    """``flags`` with ``-foffload=disable`` added when they turn OpenMP on and say nothing of
+    offloading: an offload-enabled gfortran (Ubuntu's gfortran-13) puts ``!$omp target``
+    regions into offload LTO sections that a C++ linker (CMake's, for a port) cannot link
+    ("could not run lto-wrapper"). Originals and ports then both run target regions on
+    the host, as any OpenMP implementation may."""
+    flags = list(flags)
+    if any(f == "-fopenmp" or f.startswith("-fopenmp=") for f in flags) and \
+            not any(f.startswith("-foffload") for f in flags):
+        flags.append("-foffload=disable")
+    return flags
+
+
 def gfortran_path() -> Optional[str]:
     """The Fortran compiler that builds the originals: ``$FC`` when it names a gfortran,
     else ``gfortran``, else a versioned ``gfortran-NN`` (some images ship only those)."""

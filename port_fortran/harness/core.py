@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
 from ..errors import ToolMissing, UserError
-from ..build_runner.toolchain import gfortran_path
+from ..build_runner.toolchain import gfortran_path, host_openmp
 from ..fortran import ir
 from ..records import BuildResult, CaseResult, OutputCheck, Timing, Verdict
 from ..build_runner.sandbox import Limits, run_limited
@@ -180,7 +180,7 @@ class Harness:
         flags += define_flags(defines)
         for d in include_dirs:
             flags.append(f"-I{Path(d).resolve()}")
-        return flags + list(self.fflags_added) + list(extra)
+        return host_openmp(flags + list(self.fflags_added) + list(extra))
 
     def tree_objects(self, timing: bool = False, openmp: bool = False):
         """The program's objects compiled with the reference's flags (linking.TreeObjects),

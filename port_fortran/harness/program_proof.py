@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ..build_runner.sandbox import Limits, run_limited
-from ..build_runner.toolchain import gfortran_path
+from ..build_runner.toolchain import gfortran_path, host_openmp
 from ..errors import ToolMissing, UserError
 from .csources import compile_c, is_c
 
@@ -240,7 +240,8 @@ def prove_program(original: Path, port_dir: Path, backend: str, *, other_sources
     k = info["routine"]
     lim = limits or Limits(wall_s=600.0, mem_mb=None)
     build = port_dir / "build" / "program"
-    flags = fortran_flags(include_dirs, defines) + list(fflags)
+    flags = host_openmp(fortran_flags(include_dirs, defines) + list(fflags))
+    fflags = host_openmp(fflags)
     ref_objs = compile_fortran([*other_sources, original], build / "original", flags, lim)
     fc = gfortran_path()
     ref_exe = build / "original" / "program"
