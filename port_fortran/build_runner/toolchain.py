@@ -112,15 +112,29 @@ def _which(*names: str) -> Optional[str]:
 
 def host_openmp(flags) -> list[str]:
     """``flags`` with ``-foffload=disable`` added when they turn OpenMP on and say nothing of
-    offloading: an offload-enabled gfortran (Ubuntu's gfortran-13) puts ``!$omp target``
-    regions into offload LTO sections that a C++ linker (CMake's, for a port) cannot link
-    ("could not run lto-wrapper"). Originals and ports then both run target regions on
-    the host, as any OpenMP implementation may."""
+    offloading: originals and ports both run ``!$omp target`` regions on the host, as any
+    OpenMP implementation may. (An offload-defaulted gfortran, Ubuntu's gfortran-13, still
+    writes offload LTO sections that a C++ linker of another GCC cannot link: "could not
+    run lto-wrapper"; :func:`strip_offload` removes them from the objects.)"""
     flags = list(flags)
     if any(f == "-fopenmp" or f.startswith("-fopenmp=") for f in flags) and \
             not any(f.startswith("-foffload") for f in flags):
         flags.append("-foffload=disable")
     return flags
+
+
+def strip_offload(obj, flags=("-fopenmp",)) -> None:
+    """Remove the offload LTO sections (``.gnu.offload_lto_*``) gfortran wrote into ``obj``
+    when ``flags`` turn OpenMP on: the host code of every target region stays, and the
+    object links with any linker (see :func:`host_openmp`)."""
+    if not any(f == "-fopenmp" or f.startswith("-fopenmp=") for f in flags):
+        return
+    objcopy = shutil.which("objcopy")
+    if objcopy is None:
+        return
+    import subprocess
+    subprocess.run([objcopy, "--wildcard", "--remove-section=.gnu.offload_lto_*", str(obj)],
+                   capture_output=True, check=False)
 
 
 def gfortran_path() -> Optional[str]:

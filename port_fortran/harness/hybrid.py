@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from ..build_runner.sandbox import run_limited
-from ..build_runner.toolchain import gfortran_path
+from ..build_runner.toolchain import gfortran_path, strip_offload
 from ..errors import ToolMissing, UserError
 from ..records import BuildResult
 from . import drivers
@@ -113,6 +113,8 @@ class HybridHarness(Harness):
                     raise _BuildFailed(f"compiling {what} failed:\n{tail}")
                 if what.startswith("the hybrid source"):
                     hide_main(bdir / "hybrid.o", "hybrid")
+            for o in objs + [bdir / "kokkos_mod.o"]:
+                strip_offload(o, flags)  # linked by the C++ linker
             stamp.write_text(key)
         self._hybrid_libs = list(links.libs)
         return objs + others
@@ -120,8 +122,11 @@ class HybridHarness(Harness):
     def _hybrid_cmake(self, objs: list[Path], timing: bool = False) -> Path:
         src = self.port_dir / "build" / ("hybrid_src-timing" if timing else "hybrid_src")
         src.mkdir(parents=True, exist_ok=True)
-        text = hybrid_cmake(self.kernel.name, str(self.port_dir), [str(p) for p in objs],
-                            libs=getattr(self, "_hybrid_libs", []))
+        libs = list(getattr(self, "_hybrid_libs", []))
+        if any(f == "-fopenmp" or f.startswith("-fopenmp=") for f in self._fflags(timing, False)) \
+                and "-lgomp" not in libs:
+            libs.append("gomp")  # the Fortran's OpenMP run-time, whatever the Kokkos backend links
+        text = hybrid_cmake(self.kernel.name, str(self.port_dir), [str(p) for p in objs], libs=libs)
         p = src / "CMakeLists.txt"
         if not p.exists() or p.read_text() != text:
             tmp = p.with_name(f".CMakeLists.txt.{os.getpid()}.{threading.get_ident()}")

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 from ..build_runner.sandbox import Limits, run_limited
+from ..build_runner.toolchain import strip_offload
 from ..errors import ToolMissing, UserError
 from .csources import compile_c, is_c
 
@@ -229,6 +230,7 @@ class TreeObjects:
             failed.write_text(json.dumps({"key": key, "message": msg}))
             raise UserError(msg)
         hide_main(obj, _hash(p)[:8])
+        strip_offload(obj, self.flags_for(p))  # port drivers link these with the C++ linker
         stamp.write_text(key)
         if failed.exists():
             failed.unlink()

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ..build_runner.sandbox import Limits, run_limited
-from ..build_runner.toolchain import gfortran_path, host_openmp
+from ..build_runner.toolchain import gfortran_path, host_openmp, strip_offload
 from ..errors import ToolMissing, UserError
 from .csources import compile_c, is_c
 
@@ -184,6 +184,7 @@ def compile_fortran(sources: Sequence[Path], bdir: Path, flags: Sequence[str], l
         if not res.ok:
             tail = "\n".join((res.stderr or res.stdout).strip().splitlines()[-12:])
             raise UserError(f"{src}: does not compile ({' '.join(cmd[:2])} ...):\n{tail}")
+        strip_offload(obj, flags)  # the modern program links with the C++ linker
         objs.append(obj)
     return objs
 
@@ -257,7 +258,11 @@ def prove_program(original: Path, port_dir: Path, backend: str, *, other_sources
                           f"`port-fortran kokkos install --backends {backend}`")
     src = build / "cmake-src"
     src.mkdir(parents=True, exist_ok=True)
-    (src / "CMakeLists.txt").write_text(hybrid_cmake(k, str(port_dir), [str(o) for o in objs], exe="program"))
+    # Fortran compiled with OpenMP calls its run-time (omp_get_num_threads) whatever the
+    # Kokkos backend links: a CUDA build links no OpenMP of its own
+    omp = ["gomp"] if any(f == "-fopenmp" or f.startswith("-fopenmp=") for f in mod_flags) else []
+    (src / "CMakeLists.txt").write_text(hybrid_cmake(k, str(port_dir), [str(o) for o in objs], exe="program",
+                                                     libs=omp))
     bdir = build / backend
     from .core import HOST_BACKENDS, HOST_CXXFLAGS
     cmake_args = [f"-DCMAKE_Fortran_COMPILER={fc}"]
