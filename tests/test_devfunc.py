@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from port_fortran.fortran import affine, ir, parse_file
-from port_fortran.fortran.effects import Calls
+from port_fortran.fortran.effects import Calls, load_for_port
 from port_fortran.fortran.program_build import build_program
 from port_fortran.fortran.render import expr_str
 from port_fortran.records import TranslationRefused
@@ -184,7 +184,7 @@ def harness(tmp_path, file, name, others):
     from port_fortran.harness import Harness
 
     prog = build_program([DATA / file] + others)
-    k, sf = prog.load(DATA / file, name)
+    k, sf = load_for_port(prog, DATA / file, name)
     port = translate_kernel(k, sf, program=prog)
     write_port(port, tmp_path / name)
     return port, Harness(k, sf, tmp_path / name, program=prog)
@@ -279,7 +279,7 @@ def test_a_callee_reading_common_takes_the_members_from_its_caller():
     setce = loops(prog.kernel(DATA / "cread.f", "setce"))[50]
     assert not setce.info.parallel and "reads COMMON member ce, which the loop writes" in " ".join(
         r.message for r in setce.info.reasons)
-    k, sf = prog.load(DATA / "cread.f", "init")
+    k, sf = load_for_port(prog, DATA / "cread.f", "init")
     call = next(s for s in ir.walk(k.body) if isinstance(s, ir.CallStmt))
     assert [getattr(a, "name", None) for a in call.args[3:]] == ["ce"]  # the member EXACTC reads
     port = translate_kernel(k, sf, program=prog)

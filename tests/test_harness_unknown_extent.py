@@ -9,7 +9,7 @@ import pytest
 from port_fortran.build_runner.sandbox import RunResult
 from port_fortran.fortran import parse_file
 from port_fortran.harness.infer import infer
-from port_fortran.harness.core import _hit_limit
+from port_fortran.harness.cases import _hit_limit
 from port_fortran.harness.extents import Ranges
 from port_fortran.harness.inputs import Case, UnknownExtent, make_inputs
 

@@ -158,19 +158,7 @@ class FileBuilder:
             return
         written: set[str] = set()
         for k in procs:
-            for s in ir.walk(k.body):
-                if isinstance(s, ir.Assign):
-                    written.add(s.target.name)
-                elif isinstance(s, ir.CallStmt):
-                    written |= {a.name for a in s.args if isinstance(a, (ir.Name, ir.ArrayRef))}
-                elif isinstance(s, ir.Do):
-                    written.add(s.var)
-                elif isinstance(s, ir.Unsupported) and s.writes:
-                    written |= set(s.writes)
-                for e in ir.stmt_exprs(s):  # passed to a function, which may assign its dummy
-                    for x in ir.walk_expr(e):
-                        if isinstance(x, ir.FuncCall) and not x.intrinsic:
-                            written |= {a.name for a in x.args if isinstance(a, (ir.Name, ir.ArrayRef))}
+            written |= assigned_names(k.body, through_functions=True)
             if k.unsupported and any(u.construct not in ("save-variable",) for u in k.unsupported):
                 # a statement the IR did not model (a READ, a pointer) might assign any of them
                 written |= {n for n in inits if any(n in (u.text or "").lower() for u in k.unsupported)}
@@ -217,16 +205,7 @@ class FileBuilder:
         """Locals initialised by DATA or in their declaration and never assigned in the
         kernel are constants (their values go to ``Variable.parameter``); assigned ones are
         SAVE state: Unsupported (code ``save-variable``)."""
-        written = set()
-        for s in ir.walk(k.body):
-            if isinstance(s, ir.Assign):
-                written.add(s.target.name)
-            elif isinstance(s, ir.CallStmt):
-                written |= {a.name for a in s.args if isinstance(a, (ir.Name, ir.ArrayRef))}
-            elif isinstance(s, ir.Do):
-                written.add(s.var)
-            elif isinstance(s, ir.Unsupported) and s.writes:  # READ into it, and the like
-                written |= set(s.writes)
+        written = assigned_names(k.body)
         env = scope.params()
         for targets, values, node in db.data_sets:
             line = stmt_line(node, self.src)
@@ -454,6 +433,28 @@ class FileBuilder:
         for p in internal:
             self._guard(p, lambda x: self.kernel(x, Scope(scope), module, host=name, host_kind=kind))
         return k
+
+
+def assigned_names(body: list[ir.Stmt], through_functions: bool = False) -> set[str]:
+    """Names a body may assign: targets, DO variables, actual arguments of CALLs (the callee
+    may assign its dummy), what READs and the like write; with ``through_functions`` the
+    actual arguments of user functions too."""
+    written: set[str] = set()
+    for s in ir.walk(body):
+        if isinstance(s, ir.Assign):
+            written.add(s.target.name)
+        elif isinstance(s, ir.CallStmt):
+            written |= {a.name for a in s.args if isinstance(a, (ir.Name, ir.ArrayRef))}
+        elif isinstance(s, ir.Do):
+            written.add(s.var)
+        elif isinstance(s, ir.Unsupported) and s.writes:  # READ into it, and the like
+            written |= set(s.writes)
+        if through_functions:
+            for e in ir.stmt_exprs(s):
+                for x in ir.walk_expr(e):
+                    if isinstance(x, ir.FuncCall) and not x.intrinsic:
+                        written |= {a.name for a in x.args if isinstance(a, (ir.Name, ir.ArrayRef))}
+    return written
 
 
 def _data_value(v: ir.Variable, chunk: list) -> None:

@@ -114,16 +114,14 @@ def _lit(v: int) -> ir.Expr:
 
 def _whole_span(v: ir.Variable, env: dict) -> Optional[ir.Expr]:
     """The last element offset of an array of constant shape (None when not constant)."""
+    from .privatize import constant_bounds
+
+    bounds = constant_bounds(v.dims, env)
+    if bounds is None:
+        return None
     n = 1
-    for d in v.dims:
-        try:
-            lo = ir.evaluate(d.lower, env) if d.lower is not None else 1
-            hi = ir.evaluate(d.upper, env) if d.upper is not None else None
-        except (KeyError, ValueError, TypeError, ZeroDivisionError):
-            return None
-        if not isinstance(lo, int) or not isinstance(hi, int):
-            return None
-        n *= max(0, hi - lo + 1)
+    for lo, hi in bounds:
+        n *= hi - lo + 1
     return _lit(n - 1)
 
 
@@ -243,7 +241,7 @@ class Calls:
         return eff
 
     def _summarize(self, name: str, k: ir.Kernel) -> Effects:
-        from .program import common_reads
+        from .common_use import common_reads
         blockers = list(self.program.impurities(k))
         reads = common_reads(k)
         if reads:  # only read: not a blocker, the caller passes them (pass_common_reads)
@@ -482,10 +480,20 @@ def same_common(caller: ir.Kernel, callee: ir.Kernel, block: str) -> str:
     return ""
 
 
+def load_for_port(program, path, name: str) -> tuple[ir.Kernel, ir.SourceFile]:
+    """``program.load`` with the kernel's calls to routines that only read COMMON passing
+    the members they read (:func:`pass_common_reads`): the kernel every stage of a port
+    works on (translator, device functions, harness) sees the same calls."""
+    k, sf = program.load(path, name)
+    if isinstance(k, ir.Kernel) and k.calls:
+        pass_common_reads(k, Calls(program))
+    return k, sf
+
+
 def pass_common_reads(kernel: ir.Kernel, calls: "Calls") -> None:
     """Calls of ``kernel`` (a copy: it is changed) to routines that only read COMMON
     members pass the kernel's own members of the same blocks as extra actual arguments,
-    matching their device functions (``program.promoted``). Only where the kernel declares
+    matching their device functions (``common_use.promoted``). Only where the kernel declares
     the blocks the same way (the dependence analysis keeps other such loops serial)."""
     def extend(name: str, args: list) -> None:
         eff = calls.effects(kernel, name)

@@ -72,24 +72,26 @@ def cache_dir() -> Path | None:
 APP_MARKER = "port-fortran-app.yaml"
 
 
-def discover(paths) -> list[Path]:
-    """Fortran files in the given files and directory trees (sorted, de-duplicated). A
-    sub-directory holding ``port-fortran-app.yaml`` is an application of its own (its files
-    build one program, with its own flags: ``port-fortran app`` ports it) and is left out
-    of a tree given above it."""
+#: C sources of a tree (timers such as STREAM's mysecond.c, NPB's wtime.c): no routine of
+#: theirs is ported, but the original objects link them where Fortran calls them
+C_EXTS = {".c"}
+
+
+def _files(paths, exts, named) -> list[Path]:
+    """The files with a suffix in ``exts`` in the directory trees given (sorted; hidden
+    parts and sub-applications left out), and ``named(p)`` of each path that is no
+    directory (the files named on the command line that count); de-duplicated."""
     out: list[Path] = []
     seen = set()
     for p in paths:
         p = Path(p)
         if p.is_dir():
             apps = {m.parent for m in p.rglob(APP_MARKER) if m.parent != p}
-            cands = sorted(x for x in p.rglob("*") if x.is_file() and x.suffix in FORTRAN_EXTS
+            cands = sorted(x for x in p.rglob("*") if x.is_file() and x.suffix in exts
                            and not any(part.startswith(".") for part in x.relative_to(p).parts)
                            and not any(a in x.parents for a in apps))
-        elif p.suffix in C_EXTS:
-            cands = []  # a C source of the tree (discover_c): linked, not parsed
         else:
-            cands = [p]  # a missing file is reported by parse_file as unreadable
+            cands = named(p)
         for c in cands:
             key = str(c.resolve()) if c.exists() else str(c)
             if key not in seen:
@@ -98,33 +100,19 @@ def discover(paths) -> list[Path]:
     return out
 
 
-#: C sources of a tree (timers such as STREAM's mysecond.c, NPB's wtime.c): no routine of
-#: theirs is ported, but the original objects link them where Fortran calls them
-C_EXTS = {".c"}
+def discover(paths) -> list[Path]:
+    """Fortran files in the given files and directory trees (sorted, de-duplicated). A
+    sub-directory holding ``port-fortran-app.yaml`` is an application of its own (its files
+    build one program, with its own flags: ``port-fortran app`` ports it) and is left out
+    of a tree given above it. A C source named on the command line is :func:`discover_c`'s;
+    any other file named is taken (a missing one is reported by parse_file as unreadable)."""
+    return _files(paths, FORTRAN_EXTS, lambda p: [] if p.suffix in C_EXTS else [p])
 
 
 def discover_c(paths) -> list[Path]:
     """C sources in the given files and directory trees (sorted, de-duplicated), found as
     :func:`discover` finds Fortran files."""
-    out: list[Path] = []
-    seen = set()
-    for p in paths:
-        p = Path(p)
-        if p.is_dir():
-            apps = {m.parent for m in p.rglob(APP_MARKER) if m.parent != p}
-            cands = sorted(x for x in p.rglob("*") if x.is_file() and x.suffix in C_EXTS
-                           and not any(part.startswith(".") for part in x.relative_to(p).parts)
-                           and not any(a in x.parents for a in apps))
-        elif p.suffix in C_EXTS and p.is_file():
-            cands = [p]
-        else:
-            cands = []
-        for c in cands:
-            key = str(c.resolve())
-            if key not in seen:
-                seen.add(key)
-                out.append(c)
-    return out
+    return _files(paths, C_EXTS, lambda p: [p] if p.suffix in C_EXTS and p.is_file() else [])
 
 
 def default_include_dirs(paths) -> list[str]:

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Optional
 
 from . import ftypes, ir
+from .common_use import names_used
 
 # Fortran intrinsic procedures (and GNU extensions from libgfortran) the front end's typing
 # table (``ftypes``) does not hold: calls to them are neither tree routines nor externals
@@ -221,75 +222,6 @@ def norm(path) -> str:
     return os.path.abspath(str(path))
 
 
-def referenced_names(k: ir.Kernel) -> set[str]:
-    """Every name the routine's statements reference (read, write, pass, loop over) or
-    its arguments' and locals' bounds read."""
-    out: set[str] = set()
-    for s in ir.walk(k.body):
-        if isinstance(s, ir.Do):
-            out.add(s.var)
-        for e in ir.stmt_exprs(s):
-            out |= {x.name for x in ir.walk_expr(e) if isinstance(x, (ir.Name, ir.ArrayRef))}
-    for v in list(k.args) + list(k.locals.values()):
-        for d in getattr(v, "dims", None) or []:
-            for e in (d.lower, d.upper):
-                if e is not None:
-                    out |= {x.name for x in ir.walk_expr(e) if isinstance(x, ir.Name)}
-    return out
-
-
-def common_reads(k: ir.Kernel) -> Optional[list[tuple[str, str]]]:
-    """The COMMON members the routine references, as (block, member) in the order the
-    blocks and their members are declared, when it only reads them; None when it may
-    write one (assigns it, passes it to a call, reads into it). A callee that only reads
-    COMMON (NPB's exact_solution reads ce, Nekbone's masking nelt) can run as a device
-    function given those members as extra arguments (:func:`promoted`)."""
-    named = referenced_names(k)
-    members = [(c.name, v) for c in k.commons for v in c.variables if v in named]
-    if not members:
-        return []
-    names = {m for _b, m in members}
-    for s in ir.walk(k.body):
-        if isinstance(s, ir.Assign) and s.target.name in names:
-            return None
-        if isinstance(s, ir.Do) and s.var in names:
-            return None
-        if isinstance(s, ir.Unsupported) and (s.writes is None or set(s.writes) & names):
-            return None
-        calls = [s.args] if isinstance(s, ir.CallStmt) else []
-        for e in ir.stmt_exprs(s):
-            calls += [x.args for x in ir.walk_expr(e) if isinstance(x, ir.FuncCall) and not x.intrinsic]
-        for args in calls:
-            if any(isinstance(a, (ir.Name, ir.ArrayRef)) and a.name in names for a in args):
-                return None
-    return list(dict.fromkeys(members))
-
-
-def promoted(k: ir.Kernel) -> ir.Kernel:
-    """A copy of a routine that only reads COMMON (:func:`common_reads`) whose members are
-    extra trailing arguments (intent in) instead: what its device function takes, the
-    calls passing the caller's members (``effects.pass_common_reads``). The routine
-    itself when it reads none."""
-    reads = common_reads(k) or []
-    if not reads:
-        return k
-    out = copy.copy(k)
-    out.args = list(k.args)
-    out.locals = dict(k.locals)
-    blocks = {b for b, _m in reads}
-    out.commons = [c for c in k.commons if c.name not in blocks]
-    for _b, m in reads:
-        v = out.locals.pop(m)
-        out.args.append(ir.Argument(m, v.ftype, list(v.dims), line=v.line, position=len(out.args), intent="in",
-                                    intent_declared=True))
-    for b in blocks:
-        for c in k.commons:
-            if c.name == b:
-                for v in c.variables:
-                    out.locals.pop(v, None)
-    return out
-
-
 class Program:
     """The symbol table and call graph of all files of a run (see the module docstring)."""
 
@@ -441,16 +373,10 @@ class Program:
         return k
 
     def load(self, path, name: str) -> tuple[ir.Kernel, ir.SourceFile]:
-        """A copy of the kernel (stages may change it) and its file's IR; its calls to
-        routines that only read COMMON pass the members they read (``effects.pass_common_reads``:
-        what their device functions take)."""
-        from .effects import Calls, pass_common_reads
+        """A copy of the kernel (stages may change it) and its file's IR."""
         from .limits import ensure_recursion_limit
         ensure_recursion_limit()  # deep expression trees (long sums) copy recursively
-        k = copy.deepcopy(self.kernel(path, name))
-        if isinstance(k, ir.Kernel) and k.calls:
-            pass_common_reads(k, Calls(self))
-        return k, self.file(path)
+        return copy.deepcopy(self.kernel(path, name)), self.file(path)
 
     def routine(self, path, name: str) -> Optional[Routine]:
         return self._routine.get((norm(path), name))
@@ -542,7 +468,7 @@ class Program:
                 for n, v in kern.locals.items() if v.save and v.parameter is None]
         # a block only declared (an include of every COMMON of the code, as Nekbone's SIZE)
         # is no state the routine touches: only blocks whose members it names count
-        named = referenced_names(kern)
+        named = names_used(kern)
         out += [ir.Diagnostic("common-block", f"COMMON /{c.name}/ is shared state", c.line, kern.file)
                 for c in kern.commons if set(c.variables) & named]
         out += [ir.Diagnostic("module-variable", f"module variable '{n}' of {v.module} is shared state", v.line,

@@ -9,8 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -22,11 +20,12 @@ from ..fortran import ir
 from ..records import BuildResult, CaseResult, OutputCheck, Timing, Verdict
 from ..build_runner.sandbox import Limits, run_limited
 from . import drivers
-from .compare import compare, magnitude_scale
 from .crossing import CrossCase, cross_case
-from .inputs import Case, InputsTooLarge, cases as make_cases, make_inputs, read_records, write_records
+from .inputs import Case, InputsTooLarge, cases as make_cases
 from .infer import load_or_infer
 from .spec import Spec
+from .cases import CaseRunner
+from .checked import ORIGINAL_OUT_OF_BOUNDS, ORIGINAL_UNINITIALISED, CheckedOriginal
 from .timing import TIMING_LIMITS, proof_text, timing_case
 
 SUPPORT_DIR = Path(__file__).parent / "fortran_support"
@@ -45,11 +44,6 @@ LEGACY_FFLAGS = (
 )
 HOST_BACKENDS = ("serial", "openmp")
 HOST_CXXFLAGS = ("-march=native",)  # CMake Release adds -O3; the port's CMakeLists adds -fno-math-errno
-ORIGINAL_OUT_OF_BOUNDS = "original-out-of-bounds"  # reason codes: see _second_opinion
-ORIGINAL_UNINITIALISED = "original-uninitialised"
-# what the checking build of the original adds to its flags (Harness._bounds_tree)
-CHECK_FFLAGS = ("-fcheck=bounds", "-finit-real=snan", "-finit-integer=-7654321", "-finit-logical=true")
-BIG_INPUT_BYTES = 16 * 2**20  # a case's input file larger than this is removed after the runs
 
 _build_lock = threading.Lock()
 _src_lock = threading.Lock()
@@ -62,7 +56,7 @@ def default_threads() -> int:
     return max(2, min(os.cpu_count() or 2, 8))
 
 
-class Harness:
+class Harness(CaseRunner, CheckedOriginal):
     """Differential test and timing of one port against the original Fortran.
 
     ``source_file`` is the front end's :class:`ir.SourceFile` or the path of the original
@@ -272,115 +266,6 @@ class Harness:
             stamp.write_text(key)
         return exe
 
-    def _public_copy(self, bdir: Path, text: Optional[str] = None) -> Optional[Path]:
-        """For a PRIVATE module procedure, the kernel's file (or ``text``, its hybrid copy)
-        with the procedure made PUBLIC, written into ``bdir`` (``publish.py``); else None."""
-        if not drivers.private_names(self.kernel):
-            return None
-        public = drivers.public_source(self.source_path, self.kernel, text)
-        if public is None:
-            raise UserError(f"{self.source_path}:{self.kernel.line_start}: {self.kernel.name}: the PRIVATE entities "
-                            f"{', '.join(drivers.private_names(self.kernel))} of module {self.kernel.module} cannot "
-                            "be made PUBLIC in a copy")
-        p = bdir / f"pf_public_{self.source_path.name}"
-        p.write_text(public)
-        return p
-
-    def build_bounds_reference(self) -> Optional[Path]:
-        """The reference driver with the kernel's own file compiled with :data:`CHECK_FFLAGS`
-        (the other objects as for the reference): the second opinion on every case
-        (:meth:`_second_opinion`). None when it cannot be built."""
-        gfortran = gfortran_path()
-        ref = self.build_reference()
-        bdir = self.port_dir / "build" / "reference-bounds"
-        exe = bdir / "ref_driver"
-        links = self.tree_objects().link_set(str(self.source_path), self._driver_module_files())
-        flags = self._fflags(False, False) + list(CHECK_FFLAGS)
-        key = hashlib.sha256("\0".join([" ".join(flags), str(ref), str(ref.stat().st_mtime_ns),
-                                        *(f"{o}@{o.stat().st_mtime_ns}" for o in links.objects)]).encode()).hexdigest()
-        stamp = bdir / "stamp"
-        with _build_lock:
-            if exe.exists() and stamp.exists() and stamp.read_text() == key:
-                return exe
-            if stamp.exists():
-                stamp.unlink()
-            bdir.mkdir(parents=True, exist_ok=True)
-            rdir = ref.parent
-            own = bdir / "kernel_file.o"
-            public = self._public_copy(bdir)
-            cmds = []
-            if public is not None:  # the kernel's own copy of its file
-                cmds.append([gfortran, *flags, f"-J{bdir}", f"-I{bdir}", f"-I{links.mod_dir}",
-                             f"-I{self.source_path.resolve().parent}", "-c", str(public), "-o", str(own)])
-            else:  # the file's bounds-checked object, shared by every kernel of the run
-                try:
-                    own = self._bounds_tree().compile_locked(str(self.source_path))
-                except UserError:
-                    return None
-            cmds.append([gfortran, str(rdir / "pf_ref_driver.o"), str(rdir / "pf_harness_io.o"), str(own),
-                         *map(str, links.objects[1:]), *links.libs, "-o", str(exe)])
-            for cmd in cmds:
-                res = run_limited(cmd, bdir, REF_BUILD_LIMITS)
-                if not res.ok:
-                    return None
-                if public is not None and cmd is cmds[0]:
-                    from .linking import hide_main
-                    hide_main(own, "bounds")
-            stamp.write_text(key)
-        return exe
-
-    def _bounds_tree(self):
-        """The program's objects compiled with :data:`CHECK_FFLAGS` (only the kernels' own
-        files are ever asked for), cached beside the reference's (``linking.TreeObjects``)."""
-        from .linking import TreeObjects
-        tree = self._trees.get("bounds")
-        if tree is None:
-            prog = self.program
-            base = Path(prog.objects_dir) if prog.objects_dir else self.port_dir / "build" / "objects"
-            tree = TreeObjects(prog, base / "checked", lambda p: self._fflags(False, False, p) + list(CHECK_FFLAGS),
-                               gfortran_path() or "gfortran")
-            self._trees["bounds"] = tree
-        return tree
-
-    def _checked_original(self, fin: Path, work: Path, names: list[str],
-                          limits: Optional[Limits] = None) -> tuple[str, Optional[list]]:
-        """The original built for checking (``-fcheck=bounds``, its uninitialised locals set to
-        signalling NaNs and odd integers: :meth:`_bounds_tree`) on these inputs: (the array
-        it reads or writes outside its declared bounds, '' when none or when the only
-        complaint is an F77 ``a(1)`` dummy standing for a longer array; its outputs, None
-        when it did not return them)."""
-        import re
-
-        try:
-            exe = self.build_bounds_reference()
-        except UserError:
-            return "", None
-        if exe is None or not fin.exists():
-            return "", None
-        priv = Path(tempfile.mkdtemp(prefix=".bounds-", dir=work))
-        try:
-            res = self._run(str(exe), ["run", str(fin), str(priv / "ref.bin")], priv, "serial", limits=limits)
-            if res.ok:
-                try:
-                    return "", read_records(priv / "ref.bin", names)
-                except (ValueError, OSError):
-                    return "", None
-        finally:
-            shutil.rmtree(priv, ignore_errors=True)
-        text = (res.stderr or "") + (res.stdout or "")
-        m = re.search(r"Fortran runtime error: (Index '(-?\d+)' of dimension (\d+) of array '(\w+)' "
-                      r"(above upper|below lower) bound of (-?\d+))", text)
-        if m is None:  # array syntax over arrays of different shapes
-            m = re.search(r"Fortran runtime error: (Array bound mismatch for dimension \d+ of array '\w+' "
-                          r"\(-?\d+/-?\d+\))", text)
-            return (m.group(1) if m else ""), None
-        name, dim = m.group(4).lower(), int(m.group(3))
-        a = next((x for x in self.kernel.args if x.name == name), None)
-        if a is not None and dim == a.rank and m.group(5) == "above upper" and a.dims and \
-                isinstance(a.dims[-1].upper, ir.Literal) and a.dims[-1].upper.value == 1:
-            return "", None  # the F77 idiom: a dummy declared (1) for an array of any length
-        return m.group(1), None
-
     def _check(self, res, cmd, what: str) -> None:
         if res.ok:
             return
@@ -501,185 +386,6 @@ class Harness:
              limits: Optional[Limits] = None):
         lim = (limits or self.limits).for_backend(backend)
         return run_limited([exe, *args], cwd, lim, env_extra=self.run_env(backend, threads, timing))
-
-    @staticmethod
-    def _describe_failure(who: str, res) -> str:
-        if res.killed_reason in ("wall-time", "cpu-time"):
-            return f"{who} stopped: {res.killed_reason} limit reached after {res.wall_s:.1f} s"
-        if res.killed_reason == "memory" or res.memory_exceeded:
-            return f"{who} stopped: memory limit reached"
-        tail = " | ".join((res.stderr or res.stdout).strip().splitlines()[-3:])
-        code = res.returncode
-        how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-        return f"{who} failed ({how}){': ' + tail if tail else ''}"
-
-    def run_case(self, backend: str, case: Case, ref_exe: str, port_exe: str, work: Path,
-                 limits: Optional[Limits] = None) -> CaseResult:
-        """One case: the original first, on inputs it accepts (``harness.redraw``: drawn
-        again when its outputs are not finite or it fails), its outputs read into memory
-        and its files removed; then the port on the same inputs, which therefore never finds
-        an output of the original; then every output compared."""
-        from . import redraw
-        names = [a.name for a in self.kernel.args] + (["result"] if self.kernel.result is not None else [])
-        cr = CaseResult(seed=case.seed, sizes={**case.sizes}, passed=False, label=case.label(), kind=case.kind)
-        work.mkdir(parents=True, exist_ok=True)
-        fin, fport = work / "in.bin", work / "port.bin"
-        if fport.exists():
-            fport.unlink()
-        tried: list[str] = []  # what each rejected draw gave
-        crashed: list[bool] = []
-        too_large: list[str] = []  # draws whose arrays would not fit (inputs.MAX_CASE_BYTES)
-        ref_out = recs = None
-        for k, (how, spec) in enumerate([("the spec's ranges", self.spec)] + redraw.attempts(self.kernel, self.spec)):
-            this = case if k == 0 else Case(seed=redraw.redraw_seed(case.seed, k), sizes=case.sizes, choices=case.choices,
-                                              kind=case.kind)
-            try:
-                recs, _ = make_inputs(self.kernel, spec, this)
-            except InputsTooLarge as exc:  # another draw may take smaller values
-                tried.append(f"{how}: {exc}")
-                crashed.append(False)
-                too_large.append(str(exc))
-                continue
-            except (ValueError, KeyError) as exc:
-                cr.error = f"{self.spec_path.name}: cannot make inputs for {this.label()}: {exc} (edit the spec)"
-                cr.code = getattr(exc, "code", "")  # UnknownExtent: the port is not at fault
-                return cr
-            write_records(fin, recs)
-            rres, ref_out, unreadable = self._run_original(ref_exe, fin, names, work, limits)
-            if unreadable == _ENDED_PROGRAM:  # other inputs may take another branch
-                out = " | ".join((rres.stdout or rres.stderr or "").strip().splitlines()[-2:])
-                tried.append(f"{how}: the original ended the program instead of returning (a STOP or EXIT in it "
-                             f"or in a routine it calls){': ' + out if out else ''}")
-                crashed.append(True)
-                ref_out = None
-                continue
-            if unreadable:
-                cr.error = f"unreadable output of the original: {unreadable}"
-                return cr
-            if not rres.ok:
-                if _hit_limit(rres):  # a limit: drawing again would not help
-                    cr.error = (self._describe_failure("the original", rres) + f" on inputs {this.label()}; the spec "
-                                f"may make inputs the original rejects: edit {self.spec_path.name}")
-                    return cr
-                tried.append(f"{how}: " + self._describe_failure("the original", rres))
-                crashed.append(True)
-                ref_out = None
-                continue
-            bad = redraw.not_finite(recs, ref_out)
-            if not bad:
-                cr.seed = this.seed
-                if k:
-                    cr.label = f"{this.label()} (inputs drawn again: {'; '.join(tried)}; accepted: {how})"
-                break
-            tried.append(f"{how}: inf/NaN in {', '.join(bad)}")
-            crashed.append(False)
-            ref_out = None
-        if ref_out is None and len(too_large) == len(tried):
-            cr.code = InputsTooLarge.code
-            cr.error = (f"the inputs of {case.label()} are too large on every draw ({too_large[0]}); the port is not "
-                        f"at fault: give smaller sizes, or smaller ranges to the scalars in the array bounds, in "
-                        f"{self.spec_path.name} (or routines.{self.kernel.name}.args.<name>.range in the run "
-                        "configuration)")
-            return cr
-        if ref_out is None:
-            failed = all(crashed)
-            cr.code = redraw.ORIGINAL_FAILED if failed else redraw.NOT_FINITE
-            what = ("the original fails" if failed else
-                    "the original's outputs are not finite (inf or NaN where the inputs were numbers)")
-            cr.error = (f"{what} on every input tried for {case.label()}: {'; '.join(tried)}; the port is not at "
-                        f"fault: give value ranges the routine accepts in {self.spec_path.name} (args.<name>.range) "
-                        f"or in the run configuration (routines.{self.kernel.name}.args.<name>.range)")
-            return cr
-        pres = self._run(port_exe, ["run", str(fin), str(fport)], work, backend, limits=limits)
-        big = fin.stat().st_size > BIG_INPUT_BYTES  # inputs at timing sizes are not kept (once compared)
-        try:
-            return self._compare_case(cr, pres, fport, fin, names, recs, ref_out, ref_exe, work, limits)
-        finally:
-            if big and fin.exists():
-                fin.unlink()
-
-    def _compare_case(self, cr: CaseResult, pres, fport: Path, fin: Path, names: list[str], recs: list,
-                      ref_out: list, ref_exe: str, work: Path, limits: Optional[Limits]) -> CaseResult:
-        """The port's outputs against the original's (the second opinion on a failure needs
-        the inputs ``fin`` still there)."""
-        try:
-            if not pres.ok:
-                cr.error = self._describe_failure("the port", pres) + f" on inputs {cr.label}"
-                return self._second_opinion(cr, fin, work, limits, names)
-            try:
-                port_out = read_records(fport, names)
-            except (ValueError, OSError) as exc:
-                cr.error = f"unreadable output: {exc}"
-                return cr
-        finally:
-            if fport.exists():
-                fport.unlink()
-        scale = magnitude_scale([r for r, a in zip(recs, self.kernel.args) if self.spec.args[a.name].intent != "out"])
-        noise = self.sensitivity(ref_exe, recs, ref_out, names, work, limits, cr.seed)
-        for r, p in zip(ref_out, port_out):
-            tol = self.spec.tolerance[r.name]
-            cr.outputs.append(compare(r, p, tol, scale, noise=noise.get(r.name)))
-        cr.passed = all(o.passed for o in cr.outputs)
-        # every case gets the second opinion: a pass that agrees on undefined behaviour
-        # proves nothing either
-        return self._second_opinion(cr, fin, work, limits, names, recs, ref_out)
-
-    def _second_opinion(self, cr: CaseResult, fin: Path, work: Path, limits: Optional[Limits],
-                        names: Optional[list[str]] = None, recs: Optional[list] = None,
-                        ref_out: Optional[list] = None) -> CaseResult:
-        """The case is the original's when, on these inputs, it reads or writes outside its
-        arrays (code ``original-out-of-bounds``) or its outputs change with the values its
-        uninitialised locals happen to hold (``original-uninitialised``): its outputs are
-        undefined, so they prove nothing about the port (:meth:`_checked_original`; the
-        case is left out of the proof)."""
-        names = names or [a.name for a in self.kernel.args] + (["result"] if self.kernel.result is not None else [])
-        oob, checked = self._checked_original(fin, work, names, limits)
-        if oob:
-            cr.passed = False
-            cr.code = ORIGINAL_OUT_OF_BOUNDS
-            cr.error = (f"the original reads or writes outside its arrays on these inputs ({oob}, seen by "
-                        f"gfortran -fcheck=bounds): its outputs are undefined, the port is not at fault; give "
-                        f"sizes or ranges the routine accepts in {self.spec_path.name}")
-        elif checked is not None and ref_out is not None and recs is not None:
-            scale = magnitude_scale([r for r, a in zip(recs, self.kernel.args)
-                                     if self.spec.args[a.name].intent != "out"])
-            bad = [r.name for r, c in zip(ref_out, checked) if not compare(r, c, self.spec.tolerance[r.name], scale).passed]
-            if bad:
-                cr.passed = False
-                cr.code = ORIGINAL_UNINITIALISED
-                cr.error = (f"the original's outputs {', '.join(bad)} change when its uninitialised local variables "
-                            f"hold other values (gfortran -finit-real=snan -finit-integer): it reads variables it "
-                            f"never set on these inputs, so its outputs are undefined and the port is not at fault")
-        return cr
-
-    def sensitivity(self, ref_exe: str, recs: list, ref_out: list, names: list[str], work: Path,
-                    limits: Optional[Limits], seed: int) -> dict:
-        """The original's rounding sensitivity on these inputs (``harness.sensitivity``)."""
-        from .sensitivity import sensitivity
-
-        return sensitivity(self.kernel, self.spec, lambda fin: self._run_original(ref_exe, fin, names, work, limits),
-                           recs, ref_out, work, seed)
-
-    def _run_original(self, ref_exe: str, fin: Path, names: list[str], work: Path,
-                      limits: Optional[Limits] = None):
-        """Run the original on ``fin`` in a private directory under ``work`` and read what it
-        wrote; the directory is removed before this returns, so no file of the original's
-        output exists when the port runs. Returns (run result, records or None, why the
-        output could not be read or '')."""
-        priv = Path(tempfile.mkdtemp(prefix=".original-", dir=work))
-        try:
-            fref = priv / "ref.bin"
-            res = self._run(ref_exe, ["run", str(fin), str(fref)], priv, "serial", limits=limits)
-            if not res.ok:
-                return res, None, ""
-            if not fref.exists():  # the driver writes its outputs after the call: the call never returned
-                return res, None, _ENDED_PROGRAM
-            try:
-                return res, read_records(fref, names), ""
-            except (ValueError, OSError) as exc:
-                return res, None, str(exc)
-        finally:
-            shutil.rmtree(priv, ignore_errors=True)
 
     def verify(self, backend: str, seeds: Union[None, int, Sequence[int]] = None) -> Verdict:
         """Differential test on fresh inputs: every size set x flag value of the spec, for
@@ -845,17 +551,6 @@ def verdict_from_dict(d: dict) -> Verdict:
                                 kind=c.get("kind", ""), code=c.get("code", "")))
     return Verdict(d["backend"], bool(d["passed"]), cases=cases, reason=d.get("reason", ""),
                    cross_tiles=d.get("cross_tiles"), notes=list(d.get("notes") or []), code=d.get("code", ""))
-
-
-# what _run_original says when the original exited normally without writing its outputs
-_ENDED_PROGRAM = "ended-program"
-
-
-def _hit_limit(res) -> bool:
-    """The run was stopped by a sandbox limit (time, memory) or never started, rather than
-    failing by itself: a signal the program raised (SIGFPE, SIGSEGV) is its own failure,
-    which other inputs may avoid."""
-    return bool(res.memory_exceeded or (res.killed_reason and not res.killed_reason.startswith("signal")))
 
 
 def _needs_cpp(src: Path) -> bool:

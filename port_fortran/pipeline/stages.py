@@ -105,7 +105,8 @@ class RealStages(Stages):
 
     def load(self, file, kernel, include_dirs=(), defines=None):
         if self.program is not None and self.program.has_file(file):
-            return self.program.load(file, kernel)
+            from ..fortran.effects import load_for_port
+            return load_for_port(self.program, file, kernel)
         sf = self.parse(file, include_dirs, defines)
         for k in sf.kernels:
             if k.name == kernel:

@@ -22,7 +22,7 @@ from typing import Optional
 
 from ..fortran import ir
 from ..records import TranslateOptions
-from ..fortran.program import referenced_names
+from ..fortran.common_use import names_used
 from . import render
 from .checks import kernel_checks
 from .access import reads_deep, scalars_written
@@ -43,7 +43,7 @@ def device_function(fn: ir.Kernel, source: Optional[ir.SourceFile], options: Tra
     diags = kernel_checks(fn)
     if diags:
         raise Refusal("impure-call", f"'{fn.name}' cannot be a device function: {diags[0].message}", diags[0].line)
-    named = referenced_names(fn)  # a block only declared (an include of all of them) is not reached
+    named = names_used(fn)  # a block only declared (an include of all of them) is not reached
     used_blocks = [c for c in fn.commons if set(c.variables) & named]
     if used_blocks:
         raise Refusal("impure-call", f"'{fn.name}' cannot be a device function: it reaches COMMON "

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..fortran import ir
-from ..fortran.program import promoted
+from ..fortran.common_use import promoted
 from ..records import Port, TranslateOptions, TranslationRefused
 from . import common_blocks
 from . import render

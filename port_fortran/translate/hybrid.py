@@ -43,7 +43,7 @@ from . import fortran_text
 from . import render
 from .access import arrays_written, names_in, scalars_written
 from .engine import KernelParts, translate_parts
-from .hybrid_kept import SMALL_NEST, Kept, kept_statements, nest_trips as _nest_trips
+from .hybrid_kept import SMALL_NEST, Kept, elements_passed_out, kept_statements, nest_trips as _nest_trips, serialised_regions
 from .plan import Planner
 from .symbols import build_symbols
 
@@ -214,26 +214,6 @@ def _storage_classes(kernel: ir.Kernel) -> list[tuple[set[str], int]]:
     return out
 
 
-def _elements_passed_out(stmts: list[ir.Stmt], out_args: dict) -> set[str]:
-    """Arrays whose element a call passes to a dummy it may write (``CALL EXACT(X, U(1, I))``:
-    the callee writes U from that element on)."""
-    out: set[str] = set()
-
-    def passed(name: str, args: list) -> None:
-        for pos in out_args.get(name, ()):
-            if pos < len(args) and isinstance(args[pos], ir.ArrayRef):
-                out.add(args[pos].name)
-
-    for s in ir.walk(stmts):
-        if isinstance(s, ir.CallStmt):
-            passed(s.name, s.args)
-        for e in ir.stmt_exprs(s):
-            for x in ir.walk_expr(e):
-                if isinstance(x, ir.FuncCall) and not x.intrinsic:
-                    passed(x.name, x.args)
-    return out
-
-
 @dataclass
 class _Outline:
     kernel: ir.Kernel
@@ -253,7 +233,7 @@ def outline(kernel: ir.Kernel, do: ir.Do, flow: FlowGraph, name: str,
     # scalars a callee may write through its dummies count as written (JACOBF(P, PD, ...))
     out_args = {n: {i for i, a in enumerate(k.args) if a.intent != "in"} for n, k in callees.items()}
     written = scalars_written([do], out_args)
-    arrays_out = arrays_written([do]) | _elements_passed_out([do], out_args)
+    arrays_out = arrays_written([do]) | elements_passed_out([do], out_args)
     exposed = exposed_reads([do], outs=flow.outs)  # a callee's output arguments are not reads
     changed = _changed_anywhere(kernel)
     taken = {n.lower() for n in _nest_names(kernel.body)} | {a.name for a in kernel.args} | set(kernel.locals) \
@@ -536,25 +516,10 @@ def hybrid_port(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Opt
                 edits.append(fortran_text.Edit(first, last, [note], f"loop directive of line {outer.line}"))
                 kept.append(Kept("loop-directive-removed", first, f"the directive of the loop of line {outer.line} "
                                  "is removed: the loop stays Fortran and its body launches Kokkos kernels"))
-    # an OpenMP parallel region around outlined nests runs as its serial code (each thread
-    # would launch the kernels): its directives go, the nests run in parallel as kernels
-    taken = [(e.first, e.last) for e in edits]
-    for do, *_rest, owner in outlined:
-        region = fortran_text.parallel_region(lines, do.line, form, (owner.line_start, owner.line_end))
-        if region is None or region.first in seen:
-            continue
-        seen.add(region.first)
-        for first, last in region.directives:
-            if any(a <= first and last <= b for a, b in taken):
-                continue  # a nest's own directive, replaced with it
-            note = fortran_text.comment(f"port-fortran: OpenMP directive removed (the region of lines {region.first}-"
-                                        f"{region.last} launches Kokkos kernels)", form,
-                                        fortran_text.indentation(lines, first, form))
-            edits.append(fortran_text.Edit(first, last, [note], f"OpenMP directive of line {first}"))
-            taken.append((first, last))
-        kept.append(Kept("openmp-region-removed", region.first, f"the OpenMP parallel region of lines {region.first}-"
-                         f"{region.last} runs as serial code: its nests are Kokkos kernels, its other loops run in "
-                         "order"))
+    region_edits, region_kept = serialised_regions(lines, form, [(do, owner) for do, *_r, owner in outlined],
+                                                   [(e.first, e.last) for e in edits], seen)
+    edits += region_edits
+    kept += region_kept
     kept.sort(key=lambda x: x.line)
     use = f"{'USE' if upper else 'use'} {(k + '_kokkos_mod').upper() if upper else k + '_kokkos_mod'}"
     use_indent = fortran_text.indentation(lines, kernel.line_start, form) + "  " if form == "free" else "      "

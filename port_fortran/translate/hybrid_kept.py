@@ -1,5 +1,6 @@
 """What a hybrid routine keeps in Fortran (translate.hybrid): the statements outside its
-outlined nests, and nests too small to be worth a kernel launch."""
+outlined nests, nests too small to be worth a kernel launch, OpenMP parallel regions
+around outlined nests run as serial code; and what an outlined nest writes through calls."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -71,3 +72,41 @@ def nest_trips(do: ir.Do, env: dict) -> Optional[int]:
             loop = body[0]
             continue
         return total
+
+
+def serialised_regions(lines: list[str], form: str, nests: list, taken: list[tuple[int, int]],
+                       seen: set[int]) -> tuple[list, list[Kept]]:
+    """An OpenMP parallel region around outlined nests runs as its serial code (each thread
+    would launch the kernels): the edits removing its directives (not those already
+    replaced: ``taken``, line ranges) and what is kept, for every (nest, owner routine) in
+    ``nests``; ``seen`` (region lines done) is updated."""
+    from . import fortran_text
+
+    edits, kept = [], []
+    taken = list(taken)
+    for do, owner in nests:
+        region = fortran_text.parallel_region(lines, do.line, form, (owner.line_start, owner.line_end))
+        if region is None or region.first in seen:
+            continue
+        seen.add(region.first)
+        for first, last in region.directives:
+            if any(a <= first and last <= b for a, b in taken):
+                continue  # a nest's own directive, replaced with it
+            note = fortran_text.comment(f"port-fortran: OpenMP directive removed (the region of lines {region.first}-"
+                                        f"{region.last} launches Kokkos kernels)", form,
+                                        fortran_text.indentation(lines, first, form))
+            edits.append(fortran_text.Edit(first, last, [note], f"OpenMP directive of line {first}"))
+            taken.append((first, last))
+        kept.append(Kept("openmp-region-removed", region.first, f"the OpenMP parallel region of lines {region.first}-"
+                         f"{region.last} runs as serial code: its nests are Kokkos kernels, its other loops run in "
+                         "order"))
+    return edits, kept
+
+
+def elements_passed_out(stmts: list[ir.Stmt], out_args: dict) -> set[str]:
+    """Arrays whose element a call passes to a dummy it may write (``CALL EXACT(X, U(1, I))``:
+    the callee writes U from that element on)."""
+    from ..fortran.accesses import direct_actuals
+
+    return {args[q].name for s in ir.walk(stmts) for name, args, q in direct_actuals(s)
+            if isinstance(args[q], ir.ArrayRef) and q in out_args.get(name, ())}

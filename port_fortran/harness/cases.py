@@ -1,0 +1,184 @@
+"""One case of a proof (a mixin of :class:`core.Harness`): the original first, on inputs it
+accepts (``harness.redraw``: drawn again when its outputs are not finite or it fails), in
+a private directory removed before the port runs; then the port on the same inputs; then
+every output compared within the original's own sensitivity, and the second opinion of the
+checking build (``checked.py``) on every case.
+"""
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Optional
+
+from ..build_runner.sandbox import Limits
+from ..records import CaseResult
+from .compare import compare, magnitude_scale
+from .inputs import Case, InputsTooLarge, make_inputs, read_records, write_records
+
+BIG_INPUT_BYTES = 16 * 2**20  # a case's input file larger than this is removed after the runs
+# what _run_original says when the original exited normally without writing its outputs
+_ENDED_PROGRAM = "ended-program"
+
+
+def _hit_limit(res) -> bool:
+    """The run was stopped by a sandbox limit (time, memory) or never started, rather than
+    failing by itself: a signal the program raised (SIGFPE, SIGSEGV) is its own failure,
+    which other inputs may avoid."""
+    return bool(res.memory_exceeded or (res.killed_reason and not res.killed_reason.startswith("signal")))
+
+
+class CaseRunner:
+    """``run_case`` and what it needs (the Harness's ``kernel``, ``spec``, ``spec_path``,
+    ``_run`` and the checking build's ``_second_opinion``)."""
+
+    @staticmethod
+    def _describe_failure(who: str, res) -> str:
+        if res.killed_reason in ("wall-time", "cpu-time"):
+            return f"{who} stopped: {res.killed_reason} limit reached after {res.wall_s:.1f} s"
+        if res.killed_reason == "memory" or res.memory_exceeded:
+            return f"{who} stopped: memory limit reached"
+        tail = " | ".join((res.stderr or res.stdout).strip().splitlines()[-3:])
+        code = res.returncode
+        how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        return f"{who} failed ({how}){': ' + tail if tail else ''}"
+
+    def run_case(self, backend: str, case: Case, ref_exe: str, port_exe: str, work: Path,
+                 limits: Optional[Limits] = None) -> CaseResult:
+        """One case: the original first, on inputs it accepts (``harness.redraw``: drawn
+        again when its outputs are not finite or it fails), its outputs read into memory
+        and its files removed; then the port on the same inputs, which therefore never finds
+        an output of the original; then every output compared."""
+        from . import redraw
+        names = [a.name for a in self.kernel.args] + (["result"] if self.kernel.result is not None else [])
+        cr = CaseResult(seed=case.seed, sizes={**case.sizes}, passed=False, label=case.label(), kind=case.kind)
+        work.mkdir(parents=True, exist_ok=True)
+        fin, fport = work / "in.bin", work / "port.bin"
+        if fport.exists():
+            fport.unlink()
+        tried: list[str] = []  # what each rejected draw gave
+        crashed: list[bool] = []
+        too_large: list[str] = []  # draws whose arrays would not fit (inputs.MAX_CASE_BYTES)
+        ref_out = recs = None
+        for k, (how, spec) in enumerate([("the spec's ranges", self.spec)] + redraw.attempts(self.kernel, self.spec)):
+            this = case if k == 0 else Case(seed=redraw.redraw_seed(case.seed, k), sizes=case.sizes, choices=case.choices,
+                                              kind=case.kind)
+            try:
+                recs, _ = make_inputs(self.kernel, spec, this)
+            except InputsTooLarge as exc:  # another draw may take smaller values
+                tried.append(f"{how}: {exc}")
+                crashed.append(False)
+                too_large.append(str(exc))
+                continue
+            except (ValueError, KeyError) as exc:
+                cr.error = f"{self.spec_path.name}: cannot make inputs for {this.label()}: {exc} (edit the spec)"
+                cr.code = getattr(exc, "code", "")  # UnknownExtent: the port is not at fault
+                return cr
+            write_records(fin, recs)
+            rres, ref_out, unreadable = self._run_original(ref_exe, fin, names, work, limits)
+            if unreadable == _ENDED_PROGRAM:  # other inputs may take another branch
+                out = " | ".join((rres.stdout or rres.stderr or "").strip().splitlines()[-2:])
+                tried.append(f"{how}: the original ended the program instead of returning (a STOP or EXIT in it "
+                             f"or in a routine it calls){': ' + out if out else ''}")
+                crashed.append(True)
+                ref_out = None
+                continue
+            if unreadable:
+                cr.error = f"unreadable output of the original: {unreadable}"
+                return cr
+            if not rres.ok:
+                if _hit_limit(rres):  # a limit: drawing again would not help
+                    cr.error = (self._describe_failure("the original", rres) + f" on inputs {this.label()}; the spec "
+                                f"may make inputs the original rejects: edit {self.spec_path.name}")
+                    return cr
+                tried.append(f"{how}: " + self._describe_failure("the original", rres))
+                crashed.append(True)
+                ref_out = None
+                continue
+            bad = redraw.not_finite(recs, ref_out)
+            if not bad:
+                cr.seed = this.seed
+                if k:
+                    cr.label = f"{this.label()} (inputs drawn again: {'; '.join(tried)}; accepted: {how})"
+                break
+            tried.append(f"{how}: inf/NaN in {', '.join(bad)}")
+            crashed.append(False)
+            ref_out = None
+        if ref_out is None and len(too_large) == len(tried):
+            cr.code = InputsTooLarge.code
+            cr.error = (f"the inputs of {case.label()} are too large on every draw ({too_large[0]}); the port is not "
+                        f"at fault: give smaller sizes, or smaller ranges to the scalars in the array bounds, in "
+                        f"{self.spec_path.name} (or routines.{self.kernel.name}.args.<name>.range in the run "
+                        "configuration)")
+            return cr
+        if ref_out is None:
+            failed = all(crashed)
+            cr.code = redraw.ORIGINAL_FAILED if failed else redraw.NOT_FINITE
+            what = ("the original fails" if failed else
+                    "the original's outputs are not finite (inf or NaN where the inputs were numbers)")
+            cr.error = (f"{what} on every input tried for {case.label()}: {'; '.join(tried)}; the port is not at "
+                        f"fault: give value ranges the routine accepts in {self.spec_path.name} (args.<name>.range) "
+                        f"or in the run configuration (routines.{self.kernel.name}.args.<name>.range)")
+            return cr
+        pres = self._run(port_exe, ["run", str(fin), str(fport)], work, backend, limits=limits)
+        big = fin.stat().st_size > BIG_INPUT_BYTES  # inputs at timing sizes are not kept (once compared)
+        try:
+            return self._compare_case(cr, pres, fport, fin, names, recs, ref_out, ref_exe, work, limits)
+        finally:
+            if big and fin.exists():
+                fin.unlink()
+
+    def _compare_case(self, cr: CaseResult, pres, fport: Path, fin: Path, names: list[str], recs: list,
+                      ref_out: list, ref_exe: str, work: Path, limits: Optional[Limits]) -> CaseResult:
+        """The port's outputs against the original's (the second opinion on a failure needs
+        the inputs ``fin`` still there)."""
+        try:
+            if not pres.ok:
+                cr.error = self._describe_failure("the port", pres) + f" on inputs {cr.label}"
+                return self._second_opinion(cr, fin, work, limits, names)
+            try:
+                port_out = read_records(fport, names)
+            except (ValueError, OSError) as exc:
+                cr.error = f"unreadable output: {exc}"
+                return cr
+        finally:
+            if fport.exists():
+                fport.unlink()
+        scale = magnitude_scale([r for r, a in zip(recs, self.kernel.args) if self.spec.args[a.name].intent != "out"])
+        noise = self.sensitivity(ref_exe, recs, ref_out, names, work, limits, cr.seed)
+        for r, p in zip(ref_out, port_out):
+            tol = self.spec.tolerance[r.name]
+            cr.outputs.append(compare(r, p, tol, scale, noise=noise.get(r.name)))
+        cr.passed = all(o.passed for o in cr.outputs)
+        # every case gets the second opinion: a pass that agrees on undefined behaviour
+        # proves nothing either
+        return self._second_opinion(cr, fin, work, limits, names, recs, ref_out)
+
+    def sensitivity(self, ref_exe: str, recs: list, ref_out: list, names: list[str], work: Path,
+                    limits: Optional[Limits], seed: int) -> dict:
+        """The original's rounding sensitivity on these inputs (``harness.sensitivity``)."""
+        from .sensitivity import sensitivity
+
+        return sensitivity(self.kernel, self.spec, lambda fin: self._run_original(ref_exe, fin, names, work, limits),
+                           recs, ref_out, work, seed)
+
+    def _run_original(self, ref_exe: str, fin: Path, names: list[str], work: Path,
+                      limits: Optional[Limits] = None):
+        """Run the original on ``fin`` in a private directory under ``work`` and read what it
+        wrote; the directory is removed before this returns, so no file of the original's
+        output exists when the port runs. Returns (run result, records or None, why the
+        output could not be read or '')."""
+        priv = Path(tempfile.mkdtemp(prefix=".original-", dir=work))
+        try:
+            fref = priv / "ref.bin"
+            res = self._run(ref_exe, ["run", str(fin), str(fref)], priv, "serial", limits=limits)
+            if not res.ok:
+                return res, None, ""
+            if not fref.exists():  # the driver writes its outputs after the call: the call never returned
+                return res, None, _ENDED_PROGRAM
+            try:
+                return res, read_records(fref, names), ""
+            except (ValueError, OSError) as exc:
+                return res, None, str(exc)
+        finally:
+            shutil.rmtree(priv, ignore_errors=True)
