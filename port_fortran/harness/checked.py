@@ -12,6 +12,7 @@ copy of the kernel's file that makes PRIVATE module entities PUBLIC for the driv
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import tempfile
 import threading
@@ -55,9 +56,10 @@ class CheckedOriginal:
         return p
 
     def build_bounds_reference(self) -> Optional[Path]:
-        """The reference driver with the kernel's own file compiled with :data:`CHECK_FFLAGS`
-        (the other objects as for the reference): the second opinion on every case
-        (:meth:`_second_opinion`). None when it cannot be built."""
+        """The reference driver with the kernel's own file and the files of the routines it
+        calls compiled with :data:`CHECK_FFLAGS` (the other objects as for the reference):
+        the second opinion on every case (:meth:`_second_opinion`). None when it cannot be
+        built."""
         gfortran = gfortran_path()
         ref = self.build_reference()
         bdir = self.port_dir / "build" / "reference-bounds"
@@ -85,8 +87,19 @@ class CheckedOriginal:
                     own = self._bounds_tree().compile_locked(str(self.source_path))
                 except UserError:
                     return None
+            # the files of the routines it calls are checked too (TeaLeaf's cg_calc_ur_kernel
+            # reads out of bounds in tea_block_solve, another file's routine)
+            plain = self.tree_objects()
+            others = {str(plain.object_path(f)): f for f in self._reached_files()
+                      if os.path.abspath(f) != os.path.abspath(self.source_path)}
+            rest = []
+            for o in map(str, links.objects[1:]):
+                try:
+                    rest.append(str(self._bounds_tree().compile_locked(others[o])) if o in others else o)
+                except UserError:
+                    rest.append(o)  # that file's checking build failed: its plain object
             cmds.append([gfortran, str(rdir / "pf_ref_driver.o"), str(rdir / "pf_harness_io.o"), str(own),
-                         *map(str, links.objects[1:]), *links.libs, "-o", str(exe)])
+                         *rest, *links.libs, "-o", str(exe)])
             for cmd in cmds:
                 res = run_limited(cmd, bdir, CHECK_BUILD_LIMITS)
                 if not res.ok:
@@ -98,8 +111,9 @@ class CheckedOriginal:
         return exe
 
     def _bounds_tree(self):
-        """The program's objects compiled with :data:`CHECK_FFLAGS` (only the kernels' own
-        files are ever asked for), cached beside the reference's (``linking.TreeObjects``)."""
+        """The program's objects compiled with :data:`CHECK_FFLAGS` (only the kernels' files
+        and their callees' are ever asked for), cached beside the reference's
+        (``linking.TreeObjects``)."""
         from .linking import TreeObjects
         tree = self._trees.get("bounds")
         if tree is None:
