@@ -22,7 +22,6 @@ from typing import Optional
 from ..build_runner.sandbox import Limits, run_limited
 from ..build_runner.toolchain import gfortran_path
 from ..errors import UserError
-from ..fortran import ir
 from ..records import CaseResult
 from . import drivers
 from .compare import compare, magnitude_scale
@@ -156,11 +155,10 @@ class CheckedOriginal:
             m = re.search(r"Fortran runtime error: (Array bound mismatch for dimension \d+ of array '\w+' "
                           r"\(-?\d+/-?\d+\))", text)
             return (m.group(1) if m else ""), None
-        name, dim = m.group(4).lower(), int(m.group(3))
-        a = next((x for x in self.kernel.args if x.name == name), None)
-        if a is not None and dim == a.rank and m.group(5) == "above upper" and a.dims and \
-                isinstance(a.dims[-1].upper, ir.Literal) and a.dims[-1].upper.value == 1:
-            return "", None  # the F77 idiom: a dummy declared (1) for an array of any length
+        if m.group(5) == "above upper" and int(m.group(6)) == 1:
+            # the F77 idiom: a dummy declared (1) (or (lda, 1)) for an array of any length, in
+            # the kernel or in a routine it calls (Nekbone's rzero(a, n) with a(1))
+            return "", None
         return m.group(1), None
 
     def _second_opinion(self, cr: CaseResult, fin: Path, work: Path, limits: Optional[Limits],
