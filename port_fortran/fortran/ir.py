@@ -387,6 +387,7 @@ class Argument(Variable):
     access_bounds: list[Optional[tuple[Expr, Expr]]] = field(default_factory=list)
     used_as_index: bool = False  # appears inside subscripts of other arrays
     used_as_size: bool = False  # appears in the bounds of array arguments or loop bounds
+    declared_one: bool = False  # the F77 ``x(1)`` idiom: last extent declared 1, used past it
     compared_with: list[Any] = field(default_factory=list)  # literal values it is compared to (flags)
 
 

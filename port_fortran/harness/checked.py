@@ -155,11 +155,20 @@ class CheckedOriginal:
             m = re.search(r"Fortran runtime error: (Array bound mismatch for dimension \d+ of array '\w+' "
                           r"\(-?\d+/-?\d+\))", text)
             return (m.group(1) if m else ""), None
-        if m.group(5) == "above upper" and int(m.group(6)) == 1:
+        if m.group(5) == "above upper" and int(m.group(6)) == 1 and m.group(4).lower() in self._unit_dummies():
             # the F77 idiom: a dummy declared (1) (or (lda, 1)) for an array of any length, in
             # the kernel or in a routine it calls (Nekbone's rzero(a, n) with a(1))
             return "", None
         return m.group(1), None
+
+    def _unit_dummies(self) -> set[str]:
+        """Names of the dummies declared with a last extent of the literal 1 (the F77 idiom)
+        in the kernel and the routines it calls."""
+        from ..fortran import ir
+        kernels = [self.kernel] + [self.program.kernel_of(c.routine) for c in self.program.reaches(self.kernel)
+                                   if c.routine is not None]
+        return {a.name for k in kernels for a in k.args if getattr(a, "declared_one", False) or (
+                a.dims and isinstance(a.dims[-1].upper, ir.Literal) and a.dims[-1].upper.value == 1)}
 
     def _second_opinion(self, cr: CaseResult, fin: Path, work: Path, limits: Optional[Limits],
                         names: Optional[list[str]] = None, recs: Optional[list] = None,
