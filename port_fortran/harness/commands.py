@@ -47,7 +47,8 @@ def load_port_meta(port_dir):
 
         prog = load_program(prog_path)
         if prog.has_file(source):
-            kernel, sf = prog.load(source, name)
+            from ..fortran.effects import load_for_port  # as the run's stages loaded it
+            kernel, sf = load_for_port(prog, source, name)
             return kernel, sf, meta, prog
     sf = parse_file(source, include_dirs=meta.get("include_dirs", []), defines=meta.get("defines", {}),
                     module_search=meta.get("module_search") or None, fflags=meta.get("fflags") or ())
