@@ -110,6 +110,11 @@ def _which(*names: str) -> Optional[str]:
     return None
 
 
+def uses_openmp(flags) -> bool:
+    """Do these compiler flags turn OpenMP on?"""
+    return any(f == "-fopenmp" or f.startswith("-fopenmp=") for f in flags)
+
+
 def host_openmp(flags) -> list[str]:
     """``flags`` with ``-foffload=disable`` added when they turn OpenMP on and say nothing of
     offloading: originals and ports both run ``!$omp target`` regions on the host, as any
@@ -117,8 +122,7 @@ def host_openmp(flags) -> list[str]:
     writes offload LTO sections that a C++ linker of another GCC cannot link: "could not
     run lto-wrapper"; :func:`strip_offload` removes them from the objects.)"""
     flags = list(flags)
-    if any(f == "-fopenmp" or f.startswith("-fopenmp=") for f in flags) and \
-            not any(f.startswith("-foffload") for f in flags):
+    if uses_openmp(flags) and not any(f.startswith("-foffload") for f in flags):
         flags.append("-foffload=disable")
     return flags
 
@@ -127,7 +131,7 @@ def strip_offload(obj, flags=("-fopenmp",)) -> None:
     """Remove the offload LTO sections (``.gnu.offload_lto_*``) gfortran wrote into ``obj``
     when ``flags`` turn OpenMP on: the host code of every target region stays, and the
     object links with any linker (see :func:`host_openmp`)."""
-    if not any(f == "-fopenmp" or f.startswith("-fopenmp=") for f in flags):
+    if not uses_openmp(flags):
         return
     objcopy = shutil.which("objcopy")
     if objcopy is None:

@@ -246,8 +246,9 @@ class Calls:
         reads = common_reads(k)
         if reads:  # only read: not a blocker, the caller passes them (pass_common_reads)
             blocks = {b for b, _m in reads}
-            blockers = [b for b in blockers if not (b.code == "common-block" and any(
-                f"COMMON /{x}/ " in b.message for x in blocks))]
+            read_at = {c.line for c in k.commons if c.name in blocks}
+            blockers = [b for b in blockers if not (b.code == "common-block" and b.file == k.file
+                                                    and b.line in read_at)]
         for s in ir.walk(k.body):
             if isinstance(s, ir.CallStmt) and self._is_intrinsic(k, s.name):
                 blockers.append(ir.Diagnostic("intrinsic-call", f"calls the intrinsic subroutine {s.name} (no device "

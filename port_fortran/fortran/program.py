@@ -555,6 +555,11 @@ class Program:
                     return r.file
         return (getattr(self, "c_defined", None) or {}).get(symbol)  # a C source of the tree
 
+    def c_file_of(self, name: str) -> Optional[str]:
+        """The C source of the tree defining the routine ``name`` as gfortran calls it
+        (``name_``), or None."""
+        return (getattr(self, "c_defined", None) or {}).get(f"{name.lower()}_")
+
     def settings_of(self, path) -> FileSettings:
         return self.settings.get(norm(path), FileSettings())
 
@@ -577,7 +582,7 @@ class Program:
             d["alternatives"] = [f"{self.given.get(r.file, r.file)}:{r.line}" for r in c.alternatives]
         if c.library:
             d["library"] = c.library
-        c_file = (getattr(self, "c_defined", None) or {}).get(f"{c.name.lower()}_") if c.routine is None else None
+        c_file = self.c_file_of(c.name) if c.routine is None else None
         if c_file:  # external to the Fortran, defined by a C source of the tree (linked, not ported)
             d["c_file"] = self.given.get(c_file, c_file)
         if c.module and c.routine is None:
@@ -598,7 +603,6 @@ class Program:
         """The whole program for reports: counts, modules, externals with their callers,
         names defined more than once."""
         rel = rel or (lambda p: self.given.get(p, p))
-        c_defined = getattr(self, "c_defined", None) or {}
         return {
             "files": len(self.order),
             "routines": sum(len(v) for v in self.routines.values()),
@@ -606,7 +610,7 @@ class Program:
             "external_modules": self.external_modules(),
             "externals": [{"name": n, "library": library_of(n),
                            "callers": sorted({f"{rel(r.file)}:{r.name}" for r in rs}),
-                           **({"c_file": rel(cf)} if (cf := c_defined.get(f"{n.lower()}_")) else {})}
+                           **({"c_file": rel(cf)} if (cf := self.c_file_of(n)) else {})}
                           for n, rs in self.externals().items()],
             "c_sources": [rel(f) for f in getattr(self, "c_sources", [])],
             "ambiguous": [{"name": n, "files": [f"{rel(r.file)}:{r.line}" for r in rs if r.module is None]}

@@ -152,7 +152,7 @@ class CaseRunner:
         cr.passed = all(o.passed for o in cr.outputs)
         # every case gets the second opinion: a pass that agrees on undefined behaviour
         # proves nothing either
-        return self._second_opinion(cr, fin, work, limits, names, recs, ref_out)
+        return self._second_opinion(cr, fin, work, limits, names, ref_out, scale)
 
     def sensitivity(self, ref_exe: str, recs: list, ref_out: list, names: list[str], work: Path,
                     limits: Optional[Limits], seed: int) -> dict:

@@ -25,6 +25,7 @@ from .inputs import Case, InputsTooLarge, cases as make_cases
 from .infer import load_or_infer
 from .spec import Spec
 from .cases import CaseRunner
+from . import redraw
 from .checked import ORIGINAL_OUT_OF_BOUNDS, ORIGINAL_UNINITIALISED, CheckedOriginal
 from .timing import TIMING_LIMITS, proof_text, timing_case
 
@@ -47,6 +48,16 @@ HOST_CXXFLAGS = ("-march=native",)  # CMake Release adds -O3; the port's CMakeLi
 
 _build_lock = threading.Lock()
 _src_lock = threading.Lock()
+
+# the codes that make a failing case the original's, not the port's, and how a verdict says
+# why such a case was left out (a cross-tiles case with one is not run at all)
+ORIGINALS_CASES = {
+    redraw.ORIGINAL_FAILED: "the original rejects its inputs",
+    redraw.NOT_FINITE: "the original rejects its inputs",
+    InputsTooLarge.code: "its inputs are too large",
+    ORIGINAL_OUT_OF_BOUNDS: "the original reads outside its arrays on its inputs",
+    ORIGINAL_UNINITIALISED: "the original reads variables it never set on its inputs",
+}
 
 
 def default_threads() -> int:
@@ -402,8 +413,6 @@ class Harness(CaseRunner, CheckedOriginal):
             bases = [(t + 104729 * k) % (2**31 - 1) for k in range(max(1, seeds))]
         else:
             bases = list(seeds)
-        from . import redraw
-
         work = self.port_dir / "build" / backend / "cases"
         verdict = Verdict(backend, True)
         cross = self._crossing_cases(verdict, bases[0])
@@ -411,9 +420,7 @@ class Harness(CaseRunner, CheckedOriginal):
             for case in make_cases(self.spec, base) + (cross if k == 0 else []):
                 cr = self.run_case(backend, case, build.artifacts["ref_driver"], build.artifacts["pf_driver"], work)
                 cr.sizes.update({k: v for k, v in case.choices.items() if isinstance(v, int)})
-                if case.kind == "cross-tiles" and not cr.passed and cr.code in (
-                        redraw.ORIGINAL_FAILED, redraw.NOT_FINITE, InputsTooLarge.code, ORIGINAL_OUT_OF_BOUNDS,
-                        ORIGINAL_UNINITIALISED):
+                if case.kind == "cross-tiles" and not cr.passed and cr.code in ORIGINALS_CASES:
                     verdict.cross_tiles = False  # sizes the original rejects: no caller reaches the port so
                     verdict.notes.append(f"boundary-crossing case not run: the original rejects its sizes "
                                          f"({case.label()}: {cr.error[:300]})")
@@ -428,10 +435,7 @@ class Harness(CaseRunner, CheckedOriginal):
             verdict.passed, verdict.reason = True, ""
             verdict.cases = passing
             for c in failing:
-                why = {InputsTooLarge.code: "its inputs are too large",
-                       ORIGINAL_OUT_OF_BOUNDS: "the original reads outside its arrays on its inputs",
-                       ORIGINAL_UNINITIALISED: "the original reads variables it never set on its inputs"}.get(
-                    c.code, "the original rejects its inputs")
+                why = ORIGINALS_CASES.get(c.code, "the original rejects its inputs")
                 verdict.notes.append(f"case not run: {why} ({c.label}: {c.error[:300]})")
         elif failing and all(c.code for c in failing):  # the original's doing on every failing case
             verdict.code = failing[0].code

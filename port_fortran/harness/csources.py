@@ -14,10 +14,11 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Sequence
 
 from ..build_runner.sandbox import Limits, run_limited
 from ..errors import ToolMissing, UserError
+from ..fortran.parse import C_EXTS
 
 C_LIMITS = Limits(wall_s=300.0, cpu_s=None, mem_mb=None)
 
@@ -40,7 +41,8 @@ def c_flags(fortran_flags: Sequence[str]) -> list[str]:
 
 
 def is_c(path) -> bool:
-    return Path(path).suffix == ".c"
+    """A C source, as the front end's ``discover_c`` finds them."""
+    return Path(path).suffix in C_EXTS
 
 
 def compile_c(src, obj: Path, flags: Sequence[str], workdir: Path, limits: Limits = C_LIMITS) -> Path:
@@ -53,7 +55,3 @@ def compile_c(src, obj: Path, flags: Sequence[str], workdir: Path, limits: Limit
         raise UserError(f"{src}: the C source does not compile ({' '.join(cmd[:1])} ...):\n{tail}")
     return obj
 
-
-def c_file_for(program, symbol: str) -> Optional[str]:
-    """The tree's C file defining ``symbol`` (None if none does)."""
-    return (getattr(program, "c_defined", None) or {}).get(symbol)

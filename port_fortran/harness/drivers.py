@@ -87,6 +87,12 @@ def _f_type(t: ir.FType) -> str:
     return f"{t.base}({t.kind})"
 
 
+def _write_array(v: str, rank: int, tc: int) -> str:
+    """The driver's lines writing the array ``v`` as an output record (header, then data)."""
+    return (f"  call pf_whdr(u, {rank}_8, int(lbound({v}), 8), int(ubound({v}), 8), {tc}_8, &\n"
+            f"    int(storage_size({v}) / 8, 8) * size({v}, kind=8))\n  write(u) {v}")
+
+
 def fortran_driver(kernel: ir.Kernel) -> str:
     """The reference driver: ``use``s the kernel's module if any, else calls it external.
     Every line within free form's 132 columns (``fortran_lines``)."""
@@ -104,16 +110,14 @@ def fortran_driver(kernel: ir.Kernel) -> str:
                 decl.append(f"  {_f_type(a.ftype)}, allocatable :: s_{a.name}({colons})")
             read.append(f"  call pf_rhdr(u, '{a.name}', {a.rank}, nd, lb, ub, tc, nb)\n"
                         f"  if (allocated({v})) deallocate({v})\n  allocate({v}({bounds}))\n  read(u) {v}")
-            write.append(f"  call pf_whdr(u, {a.rank}_8, int(lbound({v}), 8), int(ubound({v}), 8), {tc}_8, &\n"
-                         f"    int(storage_size({v}) / 8, 8) * size({v}, kind=8))\n  write(u) {v}")
+            write.append(_write_array(v, a.rank, tc))
         elif members.is_member(a):
             shape = "(" + ", ".join(f"{d.lower.value}:{d.upper.value}" for d in a.dims) + ")" if a.rank else ""
             if a.intent != "in":
                 decl.append(f"  {_f_type(a.ftype)} :: s_{a.name}{shape}")
             read.append(f"  call pf_rhdr(u, '{a.name}', {a.rank}, nd, lb, ub, tc, nb)\n  read(u) {v}")
             if a.rank:
-                write.append(f"  call pf_whdr(u, {a.rank}_8, int(lbound({v}), 8), int(ubound({v}), 8), {tc}_8, &\n"
-                             f"    int(storage_size({v}) / 8, 8) * size({v}, kind=8))\n  write(u) {v}")
+                write.append(_write_array(v, a.rank, tc))
             else:
                 write.append(f"  call pf_whdr(u, 0_8, zero, zero, {tc}_8, int(storage_size({v}) / 8, 8))\n"
                              f"  write(u) {v}")
@@ -136,8 +140,7 @@ def fortran_driver(kernel: ir.Kernel) -> str:
             decl.append(f"  {_f_type(a.ftype)}, allocatable :: {v}({colons}), s_{a.name}({colons})")
             read.append(f"  call pf_rhdr(u, '{a.name}', {a.rank}, nd, lb, ub, tc, nb)\n"
                         f"  allocate({v}({bounds}))\n  read(u) {v}")
-            write.append(f"  call pf_whdr(u, {a.rank}_8, int(lbound({v}), 8), int(ubound({v}), 8), {tc}_8, &\n"
-                         f"    int(storage_size({v}) / 8, 8) * size({v}, kind=8))\n  write(u) {v}")
+            write.append(_write_array(v, a.rank, tc))
         if a.intent != "in":
             save.append(f"  s_{a.name} = {v}")
             restore.append(f"    {v} = s_{a.name}")

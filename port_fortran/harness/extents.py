@@ -76,6 +76,7 @@ class Ranges:
         # arrays passed to a routine (name -> (callee, line)): found by max_subscripts, whose
         # bound for them is then None (the callee may touch what no subscript here shows)
         self.passed_to: dict[str, tuple[str, int]] = {}
+        self._sub_memo: dict[tuple[str, int], tuple[list, list]] = {}  # _subscript_bounds
         self._compute_locals()
 
     # expressions ------------------------------------------------------------------
@@ -237,9 +238,8 @@ class Ranges:
 
     def _subscript_bounds(self, array: str, rank: int) -> tuple[list[Optional[int]], list[Optional[int]]]:
         key = (array, rank)
-        memo = self.__dict__.setdefault("_sub_memo", {})
-        if key in memo:
-            return memo[key]
+        if key in self._sub_memo:
+            return self._sub_memo[key]
         best: list[Optional[int]] = [0] * rank
         least: list[Optional[int]] = [None] * rank
         unbounded = [False] * rank
@@ -299,7 +299,7 @@ class Ranges:
         rec(self.kernel.body, {})
         out = ([None if unbounded[k] else least[k] for k in range(rank)],
                [None if unbounded[k] else best[k] for k in range(rank)])
-        memo[key] = out
+        self._sub_memo[key] = out
         return out
 
 

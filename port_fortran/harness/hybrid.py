@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from ..build_runner.sandbox import run_limited
-from ..build_runner.toolchain import gfortran_path, strip_offload
+from ..build_runner.toolchain import gfortran_path, strip_offload, uses_openmp
 from ..errors import ToolMissing, UserError
 from ..records import BuildResult
 from . import drivers
@@ -123,8 +123,7 @@ class HybridHarness(Harness):
         src = self.port_dir / "build" / ("hybrid_src-timing" if timing else "hybrid_src")
         src.mkdir(parents=True, exist_ok=True)
         libs = list(getattr(self, "_hybrid_libs", []))
-        if any(f == "-fopenmp" or f.startswith("-fopenmp=") for f in self._fflags(timing, False)) \
-                and "-lgomp" not in libs:
+        if uses_openmp(self._fflags(timing, False)) and "-lgomp" not in libs:
             libs.append("gomp")  # the Fortran's OpenMP run-time, whatever the Kokkos backend links
         text = hybrid_cmake(self.kernel.name, str(self.port_dir), [str(p) for p in objs], libs=libs)
         p = src / "CMakeLists.txt"

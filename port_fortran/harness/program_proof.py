@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ..build_runner.sandbox import Limits, run_limited
-from ..build_runner.toolchain import gfortran_path, host_openmp, strip_offload
+from ..build_runner.toolchain import gfortran_path, host_openmp, strip_offload, uses_openmp
 from ..errors import ToolMissing, UserError
 from .csources import compile_c, is_c
 
@@ -260,7 +260,7 @@ def prove_program(original: Path, port_dir: Path, backend: str, *, other_sources
     src.mkdir(parents=True, exist_ok=True)
     # Fortran compiled with OpenMP calls its run-time (omp_get_num_threads) whatever the
     # Kokkos backend links: a CUDA build links no OpenMP of its own
-    omp = ["gomp"] if any(f == "-fopenmp" or f.startswith("-fopenmp=") for f in mod_flags) else []
+    omp = ["gomp"] if uses_openmp(mod_flags) else []
     (src / "CMakeLists.txt").write_text(hybrid_cmake(k, str(port_dir), [str(o) for o in objs], exe="program",
                                                      libs=omp))
     bdir = build / backend

@@ -14,13 +14,10 @@ from typing import Optional
 
 
 def _code(line: str, form: str) -> str:
-    """The statement part of a line (no comment; fixed form: no label columns)."""
-    if form == "fixed":
-        if line[:1] in ("c", "C", "*", "!"):
-            return ""
-        line = line[6:72] if len(line) > 6 else ""
-    cut = line.find("!")
-    return line if cut < 0 else line[:cut]
+    """The statement part of a line (no comment, no label), as the hybrid translator reads it."""
+    from ..translate.fortran_text import code_part, is_comment
+
+    return "" if is_comment(line, form) else code_part(line, form)[1]
 
 
 def public_copy(text: str, form: str, module: str, names: list[str]) -> Optional[str]:
@@ -49,10 +46,9 @@ def public_copy(text: str, form: str, module: str, names: list[str]) -> Optional
         if in_type:
             continue
         if re.match(r"contains\s*$", code):
-            indent = " " * 6 if form == "fixed" else "  "
-            stmt = f"{indent}public :: {', '.join(sorted(wanted))}  ! added by port-fortran's harness"
-            if form == "fixed":
-                stmt = f"{indent}public :: {', '.join(sorted(wanted))}"
+            stmt = f"{' ' * 6 if form == 'fixed' else '  '}public :: {', '.join(sorted(wanted))}"
+            if form == "free":
+                stmt += "  ! added by port-fortran's harness"
             return "\n".join(lines[:i] + [stmt] + lines[i:])
         if "private" in code and "::" in code:
             listed = {x.strip() for x in code.split("::", 1)[1].split(",")}

@@ -108,8 +108,7 @@ def program_sources(program, k) -> list[str]:
             elif x.routine.file not in files:
                 files.append(x.routine.file)
     # what no Fortran file defines, a C source of the tree may (a timer)
-    c_files = [program.file_for_symbol(f"{n.lower()}_") for n in dict.fromkeys(externals)]
-    c_files = [f for f in dict.fromkeys(c_files) if f and f.endswith(".c")]
+    c_files = [f for f in dict.fromkeys(program.c_file_of(n) for n in externals) if f]
     order = program.compile_order([own] + files)
     out = []
     for f in order:
