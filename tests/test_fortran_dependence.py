@@ -789,3 +789,80 @@ def test_branches_named_constants_rule_out_are_not_paths(tmp_path):
     first, second = [d for d in k.loops() if d.var == "i"]
     assert first.info.parallel and "t" in first.info.private, codes(first)
     assert "scalar-dependence" in codes(second)  # n is no constant: u may keep last iteration's value
+
+
+def _pack(tmp_path, body):
+    """TeaLeaf's and CloverLeaf's halo-packing idiom (written here): the buffer index is a
+    scalar the iteration computes first, then uses as the subscript."""
+    src = textwrap.dedent("""
+        subroutine pk(n, m, depth, off, field, buf, flag)
+          integer n, m, depth, off, flag, j, k, idx
+          real(8) field(n, m), buf(*)
+    """).lstrip("\n") + textwrap.dedent(body) + "end subroutine\n"
+    p = tmp_path / "pk.f90"
+    p.write_text(src)
+    sf = parse_file(p, use_cache=False)
+    assert not sf.errors, sf.errors
+    return sf.kernels[0]
+
+
+def test_subscript_through_a_temporary_of_the_iteration(tmp_path):
+    k = _pack(tmp_path, """
+        do k = 1, m
+          do j = 1, depth
+            idx = off + j + (k - 1)*depth
+            buf(idx) = field(j, k)
+          end do
+        end do
+    """)
+    outer, inner = k.loops()
+    assert outer.info.parallel and inner.info.parallel, [r.message for r in outer.info.reasons]
+    assert "idx" in outer.info.private
+    lo, hi = k.arg("buf").access_bounds[0]
+    env = {"m": 4, "depth": 3, "off": 5}
+    assert ir.evaluate(lo, env) == 6 and ir.evaluate(hi, env) == 5 + 3 + 3 * 3
+
+
+def test_temporary_not_surely_set_in_the_iteration_is_not_substituted(tmp_path):
+    # assigned only on some paths: the value may be the previous iteration's
+    k = _pack(tmp_path, """
+        do k = 1, m
+          if (flag > k) idx = off + k
+          buf(idx) = field(1, k)
+        end do
+    """)
+    assert not k.loops()[0].info.parallel
+    assert k.arg("buf").access_bounds[0] is None
+    # assigned after its use: the subscript is the previous iteration's value
+    k = _pack(tmp_path, """
+        idx = off
+        do k = 1, m
+          buf(idx) = field(1, k)
+          idx = off + k
+        end do
+    """)
+    assert not k.loops()[0].info.parallel
+    # passed to a routine between: it may come back changed
+    k = _pack(tmp_path, """
+        do k = 1, m
+          idx = off + k
+          call shift(idx)
+          buf(idx) = field(1, k)
+        end do
+    """)
+    assert not k.loops()[0].info.parallel
+
+
+def test_temporary_of_a_value_the_iteration_changes_is_not_substituted(tmp_path):
+    # idx is computed from j of the previous inner loop: not the j of the use
+    k = _pack(tmp_path, """
+        do k = 1, m
+          do j = 1, depth
+            idx = off + j
+          end do
+          do j = 1, depth
+            buf(idx + (k - 1)*depth) = field(j, k)
+          end do
+        end do
+    """)
+    assert not k.loops()[0].info.parallel

@@ -145,10 +145,12 @@ def test_gotos_arithmetic_if_and_inlined_function():
     assert "fpoly_fn(x(i - 1), 1.0, 0.5)" in body
     assert "} else {" in body  # IF (MODE.EQ.1) GO TO 20 ... GO TO 40 -> if/else
     assert "while (it - nsteps < 0)" in body  # arithmetic IF + backward GOTO -> while
+    # three-way arithmetic IF: nested IF blocks, the RETURN between the targets kept
+    assert "if (nsteps - 2 >= 0) {" in body and "if (nsteps - 2 != 0) {" in body
     assert "pf::trip(2, n, 3)" in body  # DO with a step: normalised index
     assert "goto" not in body
     lines = {int(m) for m in re.findall(r"ctrl:L(\d+)", body)}
-    assert {20, 25, 30, 33} <= lines
+    assert {21, 26, 31, 34} <= lines
 
 
 def test_complex_logical_select_case():

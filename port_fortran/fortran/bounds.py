@@ -6,13 +6,12 @@ the elements its calls touch through sequence association too. ``argfacts`` reco
 them in ``Argument.access_bounds``; ``effects`` asks them for a callee's dummies."""
 from __future__ import annotations
 
-import copy
 from typing import Optional
 
 from . import affine, ir
 from .accesses import direct_actuals
-from .dataflow import FlowGraph
-from .ir import stmt_exprs
+from .dataflow import FlowGraph, IterationValues
+from .ir import replace_names, stmt_exprs
 
 
 def _refs_with_loops(body: list[ir.Stmt], name: str, loops=None, calls=None, caller=None):
@@ -87,6 +86,7 @@ class BoundsFinder:
         self.args = {a.name for a in k.args}
         self.atoms: dict[str, ir.Expr] = {}
         self._atom_keys: dict[str, str] = {}
+        self._values: dict[int, IterationValues] = {}
 
     # -- polynomials with atoms
     def atom(self, e: ir.Expr) -> Optional[affine.Poly]:
@@ -124,6 +124,11 @@ class BoundsFinder:
     def expr(self, p: affine.Poly) -> ir.Expr:
         e = affine.to_expr(p)
         return replace_names(e, self.atoms)
+
+    def _iteration_values(self, lp: ir.Do) -> IterationValues:
+        if id(lp) not in self._values:
+            self._values[id(lp)] = IterationValues(lp.body)
+        return self._values[id(lp)]
 
     # -- locals through their reaching assignments
     def resolve(self, polys: list[affine.Poly], anchor: ir.Stmt, keep: set[str], depth: int = 0):
@@ -289,6 +294,8 @@ class BoundsFinder:
         if d >= len(ref.subscripts):
             return None
         sub = ref.subscripts[d]
+        if loops:  # a temporary the iteration computes first: the value it holds
+            sub = self._iteration_values(loops[0]).substituted(sub, stmt)
         if isinstance(sub, ir.Slice):
             lo_e = sub.lower if sub.lower is not None else (dim.lower or ir.Literal(1, "1", ftype=ir.INTEGER))
             hi_e = sub.upper if sub.upper is not None else dim.upper
@@ -342,21 +349,6 @@ class BoundsFinder:
         if len(keep) == 1:
             return self.expr(keep[0])
         return ir.FuncCall("max" if want_max else "min", [self.expr(p) for p in keep], True, ftype=ir.INTEGER)
-
-
-def replace_names(e: ir.Expr, table: dict[str, ir.Expr]) -> ir.Expr:
-    """``e`` with names replaced by copies of expressions (interproc maps a caller's
-    names to the callee's)."""
-    if isinstance(e, ir.Name) and e.name in table:
-        return copy.deepcopy(table[e.name])
-    if isinstance(e, ir.BinOp):
-        return ir.BinOp(e.op, replace_names(e.left, table), replace_names(e.right, table), ftype=e.ftype)
-    if isinstance(e, ir.UnaryOp):
-        return ir.UnaryOp(e.op, replace_names(e.operand, table), ftype=e.ftype)
-    if isinstance(e, ir.FuncCall):
-        return ir.FuncCall(e.name, [replace_names(a, table) for a in e.args], e.intrinsic, dict(e.keywords),
-                           ftype=e.ftype)
-    return e
 
 
 def access_bounds(k: ir.Kernel, arg: ir.Argument, env: dict, calls=None) -> list[Optional[tuple[ir.Expr, ir.Expr]]]:

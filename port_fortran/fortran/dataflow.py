@@ -23,6 +23,7 @@ Pure: builds a graph from a statement list, computes fixed points with bit sets.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
@@ -398,3 +399,99 @@ def exposed_reads(stmts: list[ir.Stmt], globals_: Iterable[str] = (), outs: Opti
     """Names ``stmts`` may read before assigning them, on some path through them (GOTOs
     followed; a jump out of the list ends it)."""
     return FlowGraph(stmts, (), globals_, outs, consts).exposed()
+
+
+class IterationValues:
+    """"Where is it defined" for the scalars one iteration of a loop computes: in the
+    body of a loop, the expression a scalar surely holds at a statement because one
+    assignment earlier in the same iteration gave it (``index = offset + j + k*depth``
+    before ``buf(index) = ...``), spelled in values the iteration does not change --
+    names the body never assigns and the variables of the loops that enclose both the
+    assignment and the statement. The dependence test and the access bounds substitute
+    it, so a subscript through such a temporary is analysed as the expression it is.
+
+    Sound by construction: the assignment must be the only definition reaching the
+    statement in the body's own flow graph (so no path from the iteration's start avoids
+    it), the scalar must be assigned nowhere else in the body than by assignments (a CALL
+    may change it where the graph cannot see), and the body must hold no statement the IR
+    does not model (a READ may assign anything)."""
+
+    def __init__(self, body: list[ir.Stmt]):
+        self.body = body
+        walked = list(ir.walk(body))
+        self.opaque = any(isinstance(s, ir.Unsupported) for s in walked)
+        self.assigned: dict[str, list[ir.Stmt]] = {}  # scalar -> statements that may change it
+        self.enclosing: dict[int, list[ir.Do]] = {}
+        self._graph: Optional[FlowGraph] = None
+        for s in walked:
+            if isinstance(s, ir.Assign) and isinstance(s.target, ir.Name):
+                self.assigned.setdefault(s.target.name, []).append(s)
+            elif isinstance(s, ir.Do):
+                self.assigned.setdefault(s.var, []).append(s)
+            for e in ir.stmt_exprs(s):
+                for x in ir.walk_expr(e):  # anything passed to a procedure may come back changed
+                    if isinstance(x, ir.FuncCall) and not x.intrinsic:
+                        for a in x.args:
+                            if isinstance(a, ir.Name):
+                                self.assigned.setdefault(a.name, []).append(s)
+            if isinstance(s, ir.CallStmt):
+                for a in s.args:
+                    if isinstance(a, ir.Name):
+                        self.assigned.setdefault(a.name, []).append(s)
+
+        def rec(stmts, stack):
+            for s in stmts:
+                self.enclosing[id(s)] = stack
+                rec(ir.children(s), stack + [s] if isinstance(s, ir.Do) else stack)
+
+        rec(body, [])
+
+    @property
+    def graph(self) -> FlowGraph:
+        if self._graph is None:
+            self._graph = FlowGraph(self.body)
+        return self._graph
+
+    def value(self, s: ir.Stmt, name: str, depth: int = 0) -> Optional[ir.Expr]:
+        """The expression ``name`` holds on entry to ``s`` (a statement of the body), or
+        None when no single assignment of this iteration surely gives it."""
+        writers = self.assigned.get(name)
+        if self.opaque or not writers or depth > 4 or id(s) not in self.enclosing:
+            return None
+        if not all(isinstance(w, ir.Assign) and isinstance(w.target, ir.Name) for w in writers):
+            return None
+        defs = self.graph.reaching_defs(s, name)
+        if not defs or len(defs) != 1:
+            return None
+        d = defs[0]
+        common = [lp for lp in self.enclosing[id(d)] if any(lp is x for x in self.enclosing[id(s)])]
+        return self._spelled(d.value, d, {lp.var for lp in common}, depth)
+
+    def _spelled(self, e: ir.Expr, at: ir.Stmt, loop_vars: set[str], depth: int) -> Optional[ir.Expr]:
+        for x in ir.walk_expr(e):
+            if isinstance(x, ir.ArrayRef) or (isinstance(x, ir.FuncCall) and not x.intrinsic):
+                return None
+        table: dict[str, ir.Expr] = {}
+        for x in ir.walk_expr(e):
+            if not isinstance(x, ir.Name) or x.name not in self.assigned or x.name in loop_vars:
+                continue
+            if x.name in table:
+                continue
+            inner = self.value(at, x.name, depth + 1)
+            if inner is None:
+                return None
+            table[x.name] = inner
+        return ir.replace_names(e, table) if table else copy.deepcopy(e)
+
+    def substituted(self, e: ir.Expr, s: ir.Stmt) -> ir.Expr:
+        """``e`` (an expression of statement ``s``) with every scalar the iteration
+        assigns replaced by the value it surely holds there, where one is known."""
+        table: dict[str, ir.Expr] = {}
+        for x in ir.walk_expr(e):
+            if isinstance(x, ir.Name) and x.name in self.assigned and x.name not in table \
+                    and not any(isinstance(w, ir.Do) for w in self.assigned[x.name]):
+                v = self.value(s, x.name)
+                if v is not None:
+                    table[x.name] = v
+        return ir.replace_names(e, table) if table else e
+

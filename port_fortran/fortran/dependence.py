@@ -22,6 +22,7 @@ io-in-loop, unsupported-in-loop, loop-variable-modified.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Optional
 
@@ -29,7 +30,7 @@ from . import affine, ir
 from .ir import stmt_exprs
 from .accesses import Access, CallSites, array_accesses, scalar_writes
 from .arraytest import LoopScope, join_conditions, pair_test
-from .dataflow import FlowGraph, exposed_reads
+from .dataflow import FlowGraph, IterationValues, exposed_reads
 from .facts import Facts, guard_facts, loop_var_facts, path_to
 from .privatize import privatizable_array
 from .reductions import mentions, minmax_idiom, reduction_op, same_expr
@@ -361,7 +362,8 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
 
     # arrays
     entry = _entry_facts(kernel, loop, ctx)
-    accesses = array_accesses(loop.body, ctx.arrays, ctx.sites, _call_facts(loop, entry, ctx))
+    accesses = _through_temporaries(loop, array_accesses(loop.body, ctx.arrays, ctx.sites, _call_facts(loop, entry, ctx)),
+                                    variant)
     by_name: dict[str, list[Access]] = {}
     for a in accesses:
         by_name.setdefault(a.name, []).append(a)
@@ -471,6 +473,23 @@ def find_inductions(loop: ir.Do, writes: dict[str, int], variant: set[str], ctx:
         if step_e.ftype is not None and step_e.ftype.base != "integer":
             continue
         out.append(ir.Induction(name, step, s.line))
+    return out
+
+
+def _through_temporaries(loop: ir.Do, accesses: list[Access], variant: set[str]) -> list[Access]:
+    """Subscripts through a scalar the iteration computes first (``index = off + j +
+    k*depth``, then ``buf(index)``) spelled as the value it surely holds there
+    (``dataflow.IterationValues``), so the array test sees the expression itself."""
+    if not variant:
+        return accesses
+    values = None
+    out = []
+    for a in accesses:
+        if a.subs is not None and any(isinstance(x, ir.Name) and x.name in variant
+                                      for sub in a.subs for x in ir.walk_expr(sub)):
+            values = values or IterationValues(loop.body)
+            a = dataclasses.replace(a, subs=[values.substituted(x, a.stmt) for x in a.subs])
+        out.append(a)
     return out
 
 

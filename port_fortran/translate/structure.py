@@ -9,8 +9,10 @@ Handled, each an exact rewrite:
   blocks: ``CYCLE``;
 * backward conditional GOTO (``10 continue ... if (c) go to 10``): a ``DO WHILE (.true.)``
   that ends with ``if (.not. c) exit``;
-* arithmetic IF whose labels reduce to one jump besides the next statement:
-  ``if (e) 10, 20, 20`` followed by ``20 ...`` is ``if (e < 0) go to 10``;
+* arithmetic IF: one conditional GOTO per label besides the next statement's
+  (``if (e) 10, 20, 20`` followed by ``20 ...`` is ``if (e < 0) go to 10``;
+  ``if (e) 107, 105, 102`` followed by ``102 ...`` is ``if (e < 0) go to 107`` then
+  ``if (e == 0) go to 105``), which the forward-GOTO rule turns into IF blocks;
 * SELECT CASE -> IF / ELSE IF chains (simple values and ranges).
 
 Anything else raises ``Refusal('unstructured-goto', ..., line)``."""
@@ -62,20 +64,34 @@ def _cond_goto(s: ir.Stmt):
     return None
 
 
-def _arith_if(s: ir.ArithmeticIf, next_label):
-    """Rewrite an arithmetic IF as ``if (cond) go to L`` when only one label differs from
-    the next statement's."""
+def _arith_if(s: ir.ArithmeticIf, next_label) -> list[ir.Stmt]:
+    """Rewrite an arithmetic IF as conditional GOTOs, one per label other than the next
+    statement's (``if (e) 107, 105, 102`` before ``102 ...``: ``if (e < 0) go to 107``,
+    ``if (e == 0) go to 105``); when no label is the next statement the last target is an
+    unconditional GOTO. The forward-GOTO rule then makes IF blocks of them. ``e`` is
+    evaluated once per test, so it must be free of user function calls."""
     zero = ir.Literal(0, "0", ftype=ir.INTEGER)
     l1, l2, l3 = s.labels
-    others = {l for l in (l1, l2, l3) if l != next_label}
-    if len(others) != 1:
-        raise Refusal("unstructured-goto", "arithmetic IF with more than one jump target besides the next statement", s.line)
-    target = others.pop()
-    ops = [op for op, l in (("<", l1), ("==", l2), (">", l3)) if l == target]
+    targets = []
+    for lab in (l1, l2, l3):
+        if lab != next_label and lab not in targets:
+            targets.append(lab)
+    if len(targets) > 1 and any(isinstance(x, ir.FuncCall) and not x.intrinsic for x in ir.walk_expr(s.expr)):
+        raise Refusal("unstructured-goto", "arithmetic IF with more than one jump target whose expression calls "
+                      "a function (it would be evaluated more than once)", s.line)
     conds = {("<",): "<", ("==",): "==", (">",): ">", ("<", "=="): "<=", ("==", ">"): ">=", ("<", ">"): "/="}
-    op = conds[tuple(ops)]
-    cond = ir.BinOp(op, s.expr, zero, ftype=ir.LOGICAL)
-    return ir.If(branches=[(cond, [ir.Goto(target, line=s.line)])], line=s.line, label=s.label)
+    out: list[ir.Stmt] = []
+    for n, target in enumerate(targets):
+        if n == len(targets) - 1 and next_label not in (l1, l2, l3):
+            out.append(ir.Goto(target, line=s.line))  # every remaining sign goes there
+            break
+        ops = [op for op, lab in (("<", l1), ("==", l2), (">", l3)) if lab == target]
+        cond = ir.BinOp(conds[tuple(ops)], s.expr, zero, ftype=ir.LOGICAL)
+        out.append(ir.If(branches=[(cond, [ir.Goto(target, line=s.line)])], line=s.line))
+    if not out:
+        out = [ir.Continue(line=s.line)]
+    out[0].label = s.label
+    return out
 
 
 def _select_to_if(s: ir.SelectCase) -> ir.If:
@@ -113,17 +129,22 @@ def _labels_in(stmts: list[ir.Stmt]) -> set:
 
 
 def _rewrite_list(stmts: list[ir.Stmt], all_targets: Counter, loop_end: list) -> list[ir.Stmt]:
-    body = list(stmts)
+    body: list[ir.Stmt] = []
     # arithmetic IF and SELECT CASE first
-    for i, s in enumerate(body):
+    for i, s in enumerate(stmts):
         if isinstance(s, ir.ArithmeticIf):
-            nxt = body[i + 1].label if i + 1 < len(body) else None
-            body[i] = _arith_if(s, nxt)
+            nxt = stmts[i + 1].label if i + 1 < len(stmts) else None
+            new = _arith_if(s, nxt)
             for lab in set(s.labels):
                 all_targets[lab] -= 1
-            all_targets[body[i].branches[0][1][0].target] += 1
+            for g in ir.walk(new):
+                if isinstance(g, ir.Goto):
+                    all_targets[g.target] += 1
+            body += new
         elif isinstance(s, ir.SelectCase):
-            body[i] = _select_to_if(s)
+            body.append(_select_to_if(s))
+        else:
+            body.append(s)
     changed = True
     while changed:
         changed = False

@@ -3,7 +3,8 @@
 *     loop, a call to a function of the same file (inlined), a DO with
 *     a step, integer powers and mixed-kind arithmetic, a DO with a
 *     variable step whose variable is read after the loop (Fortran's
-*     value: start + trips*step).
+*     value: start + trips*step), a three-way arithmetic IF (FFTPACK's
+*     IF (IDO-2) 107,105,102) with a RETURN between its targets.
       DOUBLE PRECISION FUNCTION FPOLY(X, C0, C1)
       DOUBLE PRECISION X, C0, C1
       FPOLY = C0 + C1*X + X**3
@@ -40,5 +41,10 @@
       Y(1) = Y(1) + 1.0D0 / DBLE(IT)
       GO TO 60
    80 CONTINUE
+      IF (NSTEPS - 2) 97, 95, 92
+   92 Y(N) = Y(N) + 3.0D0
+      IF (MOD(NSTEPS, 2) .EQ. 1) RETURN
+   95 Y(N) = Y(N) * 2.0D0
+   97 CONTINUE
       RETURN
       END
