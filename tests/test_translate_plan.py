@@ -3,6 +3,8 @@ TranslateOptions, refusals with codes and lines, the structuring rewrites and th
 expression printer. Pure Python (no compiler)."""
 from __future__ import annotations
 
+import copy
+
 import re
 from pathlib import Path
 
@@ -147,10 +149,12 @@ def test_gotos_arithmetic_if_and_inlined_function():
     assert "while (it - nsteps < 0)" in body  # arithmetic IF + backward GOTO -> while
     # three-way arithmetic IF: nested IF blocks, the RETURN between the targets kept
     assert "if (nsteps - 2 >= 0) {" in body and "if (nsteps - 2 != 0) {" in body
+    # IF / ELSE IF chain of GOTOs to the statement after it: nested if/else
+    assert "if (mode == 4) {" in body and "if (mode == 2) {" in body and "if (nsteps <= 5) {" in body
     assert "pf::trip(2, n, 3)" in body  # DO with a step: normalised index
     assert "goto" not in body
     lines = {int(m) for m in re.findall(r"ctrl:L(\d+)", body)}
-    assert {21, 26, 31, 34} <= lines
+    assert {23, 28, 33, 36} <= lines
 
 
 def test_complex_logical_select_case():
@@ -283,10 +287,18 @@ def test_forward_goto_becomes_if_block():
 def test_goto_to_end_of_labelled_do_becomes_cycle():
     c = ir.BinOp(">", ir.Name("n", ftype=ir.INTEGER), ir.Literal(3, "3", ftype=ir.INTEGER), ftype=ir.LOGICAL)
     inner_if = ir.If(branches=[(c, [ir.Assign(ir.Name("n"), ir.Literal(1, "1"), line=4), ir.Goto(10, line=5)])], line=4)
-    do = ir.Do("i", ir.Literal(1, "1"), ir.Name("n"), body=[inner_if, ir.Continue(line=6, label=10)], end_label=10, line=3)
+    after = ir.Assign(ir.Name("m"), ir.Literal(2, "2"), line=6)
+    do = ir.Do("i", ir.Literal(1, "1"), ir.Name("n"), body=[inner_if, after, ir.Continue(line=7, label=10)],
+               end_label=10, line=3)
     out = restructure([do])
     assert any(isinstance(s, ir.Cycle) for s in ir.walk(out))
     assert not any(isinstance(s, ir.Goto) for s in ir.walk(out))
+    # the GOTO lands on the statement right after the IF: the end of its branch
+    do = ir.Do("i", ir.Literal(1, "1"), ir.Name("n"), body=[copy.deepcopy(inner_if), ir.Continue(line=6, label=10)],
+               end_label=10, line=3)
+    out = restructure([do])
+    assert not any(isinstance(s, (ir.Goto, ir.Cycle)) for s in ir.walk(out))
+    assert [type(s).__name__ for s in out[0].body[0].branches[0][1]] == ["Assign"]
 
 
 # ------------------------------------------------------------------ expressions

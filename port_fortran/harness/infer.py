@@ -206,17 +206,33 @@ def _index_range(kernel, name, uses, sizes, ptrs) -> tuple[str, str]:
     return lo, hi
 
 
+def lower_bound_names(kernel: ir.Kernel) -> set[str]:
+    """Sizes that only ever start a dimension (``x_min`` of ``a(x_min-2:x_max+2)``):
+    they place the data, the other bounds size it."""
+    lows: set[str] = set()
+    highs: set[str] = set()
+    for v in list(kernel.args) + list(kernel.locals.values()):
+        for d in v.dims:
+            for e, acc in ((d.lower, lows), (d.upper, highs)):
+                if e is not None:
+                    acc.update(x.name for x in ir.walk_expr(e) if isinstance(x, ir.Name))
+    return lows - highs
+
+
 def timing_sizes(kernel: ir.Kernel, spec: Spec) -> dict[str, int]:
-    """Sizes whose array data is about TIMING_BYTES (all sizes scaled together)."""
+    """Sizes whose array data is about TIMING_BYTES (all sizes scaled together, except
+    lower bounds: they stay at Fortran's default 1, where the code that declares
+    ``cellx(x_min-2:x_max+2)`` and reads ``cellx(1)`` expects them)."""
     names = spec.sizes()
     if not names:
         return {}
+    starts = lower_bound_names(kernel) & set(names)
     nnz_sizes = {s.nnz: s.rows for s in spec.args.values() if s.role == "pointer" and s.nnz != "auto"}
 
     order = _ordering(kernel, names)
 
     def sizes_for(s: int) -> dict[str, int]:
-        env = {n: s for n in names if n not in nnz_sizes}
+        env = {n: (1 if n in starts else s) for n in names if n not in nnz_sizes}
         for n, rows in nnz_sizes.items():
             try:
                 env[n] = 5 * max(1, eval_expr(rows, env))

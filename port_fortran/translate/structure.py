@@ -4,7 +4,9 @@ Handled, each an exact rewrite:
 
 * forward GOTO within one statement list (``if (c) go to 20 ... 20 continue``): the
   statements jumped over become ``if (.not. c) then ... end if``; an unconditional forward
-  GOTO drops the unreachable statements (refused when one of them is a jump target);
+  GOTO drops the unreachable statements (refused when one of them is a jump target); a
+  GOTO from inside an IF block to the statement right after it jumps to the end of its
+  branch (the IF/ELSE IF chains of GOTOs in FFTPACK's drivers nest this way);
 * GOTO to the terminating ``CONTINUE`` of the enclosing labelled DO, from inside nested IF
   blocks: ``CYCLE``;
 * backward conditional GOTO (``10 continue ... if (c) go to 10``): a ``DO WHILE (.true.)``
@@ -128,7 +130,10 @@ def _labels_in(stmts: list[ir.Stmt]) -> set:
     return {s.label for s in ir.walk(stmts) if s.label is not None}
 
 
-def _rewrite_list(stmts: list[ir.Stmt], all_targets: Counter, loop_end: list) -> list[ir.Stmt]:
+def _rewrite_list(stmts: list[ir.Stmt], all_targets: Counter, loop_end: list, follow=None) -> list[ir.Stmt]:
+    """``follow``: the label of the statement control reaches when it falls off the end of
+    this list (an IF branch is followed by the statement after the IF); a GOTO to it is a
+    jump to the end of the list."""
     body: list[ir.Stmt] = []
     # arithmetic IF and SELECT CASE first
     for i, s in enumerate(stmts):
@@ -162,6 +167,8 @@ def _rewrite_list(stmts: list[ir.Stmt], all_targets: Counter, loop_end: list) ->
                 continue
             cond, label = cg
             pos = {t.label: j for j, t in enumerate(body) if t.label is not None}
+            if follow is not None and follow not in pos:
+                pos[follow] = len(body)  # the end of the list: control goes on there
             j = pos.get(label)
             if j is None:
                 continue
@@ -212,7 +219,8 @@ def _rewrite_list(stmts: list[ir.Stmt], all_targets: Counter, loop_end: list) ->
                 break
     # recurse into nested statements
     out = []
-    for s in body:
+    for n, s in enumerate(body):
+        after = body[n + 1].label if n + 1 < len(body) else follow
         s = copy.copy(s)
         if isinstance(s, ir.Do):
             ends = loop_end + [(s.end_label, s)]
@@ -221,8 +229,8 @@ def _rewrite_list(stmts: list[ir.Stmt], all_targets: Counter, loop_end: list) ->
         elif isinstance(s, ir.DoWhile):
             s.body = _rewrite_list(s.body, all_targets, loop_end + [(None, s)])
         elif isinstance(s, ir.If):
-            s.branches = [(c, _rewrite_list(b, all_targets, loop_end)) for c, b in s.branches]
-            s.else_body = _rewrite_list(s.else_body, all_targets, loop_end)
+            s.branches = [(c, _rewrite_list(b, all_targets, loop_end, after)) for c, b in s.branches]
+            s.else_body = _rewrite_list(s.else_body, all_targets, loop_end, after)
         elif isinstance(s, ir.Where):
             pass
         out.append(s)

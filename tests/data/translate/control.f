@@ -4,7 +4,9 @@
 *     a step, integer powers and mixed-kind arithmetic, a DO with a
 *     variable step whose variable is read after the loop (Fortran's
 *     value: start + trips*step), a three-way arithmetic IF (FFTPACK's
-*     IF (IDO-2) 107,105,102) with a RETURN between its targets.
+*     IF (IDO-2) 107,105,102) with a RETURN between its targets, an
+*     IF / ELSE IF chain made of GOTOs to the statement after it (FFTPACK's
+*     CFFTB1 dispatch).
       DOUBLE PRECISION FUNCTION FPOLY(X, C0, C1)
       DOUBLE PRECISION X, C0, C1
       FPOLY = C0 + C1*X + X**3
@@ -41,6 +43,18 @@
       Y(1) = Y(1) + 1.0D0 / DBLE(IT)
       GO TO 60
    80 CONTINUE
+      IF (MODE .NE. 4) GO TO 83
+      Y(1) = Y(1) + 4.0D0
+      GO TO 89
+   83 IF (MODE .NE. 2) GO TO 86
+      IF (NSTEPS .GT. 5) GO TO 84
+      Y(N) = Y(N) - 1.0D0
+      GO TO 85
+   84 Y(N) = Y(N) + 1.0D0
+   85 CONTINUE
+      GO TO 89
+   86 Y(1) = -Y(1)
+   89 CONTINUE
       IF (NSTEPS - 2) 97, 95, 92
    92 Y(N) = Y(N) + 3.0D0
       IF (MOD(NSTEPS, 2) .EQ. 1) RETURN
