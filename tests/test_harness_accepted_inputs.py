@@ -457,3 +457,41 @@ def test_an_original_reading_a_variable_it_never_set_proves_nothing(tmp_path):
     v = h.verify("serial", seeds=[3])
     assert not v.passed and v.code == "original-uninitialised", v.reason
     assert "outputs y change" in v.reason
+
+
+def test_every_bounds_message_of_the_checking_build_is_read():
+    """libgfortran words a bounds violation several ways; an array section outside its
+    dimension (BookLeaf's elarray(1:NCORN, iel) with iel = -1) reads 'outside of expected
+    range', which the second opinion once missed, so the port's stray write was blamed."""
+    from port_fortran.harness.checked import _out_of_bounds
+
+    none = lambda: set()  # noqa: E731
+    for msg in ("Index '-1' of dimension 2 of array 'elarray1' outside of expected range (1:37)",
+                "Index '0' of dimension 1 of array 'a' below lower bound of 1",
+                "Index '9' of dimension 1 of array 'a' above upper bound of 8",
+                "Array bound mismatch for dimension 1 of array 'w' (4/3)",
+                "Array reference out of bounds for array 'x', upper bound of dimension 1 exceeded (5 > 4)"):
+        assert _out_of_bounds(f"At line 77 of file k.f90\nFortran runtime error: {msg}\n\nError termination.", none) == msg
+    assert _out_of_bounds("Fortran runtime error: End of file", none) == ""
+    # the F77 idiom a(1) standing for a longer array, in any wording
+    one = lambda: {"a"}  # noqa: E731
+    assert _out_of_bounds("Fortran runtime error: Index '3' of dimension 1 of array 'a' above upper bound of 1", one) == ""
+    assert _out_of_bounds("Fortran runtime error: Index '3' of dimension 1 of array 'a' outside of expected range (1:1)",
+                          one) == ""
+
+
+@needs_gfortran
+def test_the_bounds_message_of_an_array_section_is_read_from_gfortran(tmp_path):
+    """The same, with gfortran itself as the oracle of the wording."""
+    import subprocess
+
+    from port_fortran.harness.checked import _out_of_bounds
+
+    src = tmp_path / "sec.f90"
+    src.write_text("program p\n  real(8) :: e(4, 3)\n  integer :: iel\n  iel = -1\n  if (command_argument_count() > 5) "
+                   "iel = 2\n  e(1:4, iel) = 1.0d0\n  print *, e(1, 1)\nend program p\n")
+    exe = tmp_path / "sec"
+    subprocess.run(["gfortran", "-fcheck=bounds", str(src), "-o", str(exe)], check=True)
+    res = subprocess.run([str(exe)], capture_output=True, text=True)
+    assert res.returncode != 0
+    assert "array 'e'" in _out_of_bounds(res.stderr + res.stdout, lambda: set())

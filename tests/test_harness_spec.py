@@ -174,6 +174,7 @@ def test_spec_file_round_trip_edit_and_errors(tmp_path, blas):
 
 def test_spec_expressions():
     assert eval_expr("max(m, 1) + 3", {"m": 5}) == 8
+    assert eval_expr("max(nel)", {"nel": 5}) == 5 and eval_expr("min(n, 2, m)", {"n": 4, "m": 3}) == 2  # one argument too
     assert eval_expr("(n - 1) // 2", {"n": 8}) == 3
     with pytest.raises(ValueError, match="unknown name"):
         eval_expr("q + 1", {"n": 1})

@@ -573,8 +573,17 @@ def test_private_module_entities_are_made_public_in_a_copy_only():
     text = public_source(DATA / "privmod.f90", k["pscale"])
     assert "public :: factor, pscale" in text and text.index("public :: factor") < text.index("contains")
     assert unsupported_reason(k["pscale"]) == ""
-    assert public_source(DATA / "privmod.f90", k["phidden"]) is None  # PRIVATE :: phidden
-    assert "by a statement naming it" in unsupported_reason(k["phidden"])
+    # PRIVATE :: phidden: the copy drops it from that statement (the others stay private)
+    text = public_source(DATA / "privmod.f90", k["phidden"])
+    assert "private :: phidden" not in text.lower() and "public :: phidden" in text
+    assert unsupported_reason(k["phidden"]) == ""
+    src = ("module m\n  private :: a, b, &\n     & c\n  integer, private :: v\ncontains\nend module m\n")
+    out = public_copy(src, "free", "m", ["b"]).split("\n")
+    assert out[1:4] == ["  private :: a", "  private :: c", "  integer, private :: v"] and out[4].startswith("  public :: b")
+    assert public_copy(src, "free", "m", ["v"]) is None  # PRIVATE attribute of a declaration: left alone
+    fixed = "      MODULE M\n      PRIVATE :: A,\n     1 B\n      CONTAINS\n      END MODULE M\n"
+    out = public_copy(fixed, "fixed", "m", ["a", "b"]).split("\n")
+    assert out[1].startswith("c") and out[2].strip().startswith("public :: a, b") and out[3].strip() == "CONTAINS"
     # a CONTAINS of a derived type's bound procedures is not the module's
     src = "module m\n  private\n  type :: t\n  contains\n    procedure :: f\n  end type t\ncontains\nend module m\n"
     out = public_copy(src, "free", "m", ["g"]).split("\n")

@@ -166,6 +166,8 @@ def test_complex_logical_select_case():
     assert "i % 3 == 0" in body
     hpp = port.files["cplx.kokkos.hpp"]
     assert "const Kokkos::complex<double>* z" in hpp and "const int* flag" in hpp
+    assert "signed char* big" in hpp  # logical(c_bool): one byte, as the caller lays it out
+    assert "logical(1), intent(out) :: big(n)" in port.files["cplx_kokkos_mod.f90"]
 
 
 def test_function_kernel_returns_its_value_through_entry_and_module():

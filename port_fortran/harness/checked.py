@@ -130,8 +130,6 @@ class CheckedOriginal:
         it reads or writes outside its declared bounds, '' when none or when the only
         complaint is an F77 ``a(1)`` dummy standing for a longer array; its outputs, None
         when it did not return them)."""
-        import re
-
         try:
             exe = self.build_bounds_reference()
         except UserError:
@@ -148,18 +146,7 @@ class CheckedOriginal:
                     return "", None
         finally:
             shutil.rmtree(priv, ignore_errors=True)
-        text = (res.stderr or "") + (res.stdout or "")
-        m = re.search(r"Fortran runtime error: (Index '(-?\d+)' of dimension (\d+) of array '(\w+)' "
-                      r"(above upper|below lower) bound of (-?\d+))", text)
-        if m is None:  # array syntax over arrays of different shapes
-            m = re.search(r"Fortran runtime error: (Array bound mismatch for dimension \d+ of array '\w+' "
-                          r"\(-?\d+/-?\d+\))", text)
-            return (m.group(1) if m else ""), None
-        if m.group(5) == "above upper" and int(m.group(6)) == 1 and m.group(4).lower() in self._unit_dummies():
-            # the F77 idiom: a dummy declared (1) (or (lda, 1)) for an array of any length, in
-            # the kernel or in a routine it calls (Nekbone's rzero(a, n) with a(1))
-            return "", None
-        return m.group(1), None
+        return _out_of_bounds((res.stderr or "") + (res.stdout or ""), self._unit_dummies), None
 
     def _unit_dummies(self) -> set[str]:
         """Names of the dummies declared with a last extent of the literal 1 (the F77 idiom)
@@ -195,3 +182,25 @@ class CheckedOriginal:
                             f"hold other values (gfortran -finit-real=snan -finit-integer): it reads variables it "
                             f"never set on these inputs, so its outputs are undefined and the port is not at fault")
         return cr
+
+
+def _out_of_bounds(text: str, unit_dummies) -> str:
+    """The bounds violation gfortran's checking build reported in ``text`` ('' when none,
+    or when it is the F77 idiom of a dummy declared with a last extent of 1 standing for an
+    array of any length: ``unit_dummies()`` names those). Every form libgfortran prints: an
+    index below or above a bound, outside the expected range of an array section, an
+    array reference past a dimension, shapes that do not conform."""
+    import re
+
+    m = re.search(r"Fortran runtime error: ((?:Index '|Array bound mismatch|Array reference out of bounds)[^\n]*)", text)
+    if m is None:
+        return ""
+    msg = m.group(1).strip()
+    name = re.search(r"array '(\w+)'", msg)
+    upper_one = ("above upper bound of 1" in msg or re.search(r"expected range \(-?\d+:1\)", msg) is not None
+                 or re.search(r"exceeded \(-?\d+ > 1\)", msg) is not None)
+    if upper_one and name is not None and name.group(1).lower() in unit_dummies():
+        # the F77 idiom: a dummy declared (1) (or (lda, 1)) for an array of any length, in
+        # the kernel or in a routine it calls (Nekbone's rzero(a, n) with a(1))
+        return ""
+    return msg

@@ -289,8 +289,23 @@ def _loop_parents(kernel: ir.Kernel) -> dict[int, list[ir.Do]]:
 
 def index_arrays(kernel: ir.Kernel) -> dict[str, list[tuple[str, int, int]]]:
     """Integer array arguments whose values are used as subscripts: name -> list of
-    (indexed array, dimension, constant offset added to the value)."""
+    (indexed array, dimension, constant offset added to the value). Directly
+    (``x(idx(i))``) or through a local scalar every assignment of which takes such an
+    element (``iel = ielsort(ii)``, then ``elv0(iel)``: BookLeaf's connectivity loops;
+    the scalar may also be a DO variable elsewhere).
+    What draws the inputs, not a proof: a value out of range is still caught by the
+    checking build of the original."""
     ints = {a.name for a in arrays_of(kernel) if a.ftype.base == "integer"}
+    temps: dict[str, list[tuple[str, int]]] = {}
+    other: set[str] = {a.name for a in kernel.args}
+    for st in ir.walk(kernel.body):
+        if isinstance(st, ir.Assign) and isinstance(st.target, ir.Name):
+            ref, off = _index_ref(st.value)
+            if ref is not None and ref.name in ints:
+                temps.setdefault(st.target.name, []).append((ref.name, off))
+            else:
+                other.add(st.target.name)
+    temps = {t: v for t, v in temps.items() if t not in other}
     out: dict[str, list[tuple[str, int, int]]] = {}
     for e in kernel_exprs(kernel):
         if not isinstance(e, ir.ArrayRef):
@@ -299,7 +314,22 @@ def index_arrays(kernel: ir.Kernel) -> dict[str, list[tuple[str, int, int]]]:
             ref, off = _index_ref(sub)
             if ref is not None and ref.name in ints and ref.name != e.name:
                 out.setdefault(ref.name, []).append((e.name, k, off))
+                continue
+            name, off = _name_offset(sub)
+            for arr, off0 in temps.get(name or "", ()):
+                if arr != e.name:
+                    out.setdefault(arr, []).append((e.name, k, off0 + off))
     return out
+
+
+def _name_offset(sub: ir.Expr) -> tuple[Optional[str], int]:
+    """``t`` or ``t +/- c``: (t, offset)."""
+    if isinstance(sub, ir.Name):
+        return sub.name, 0
+    if isinstance(sub, ir.BinOp) and sub.op in "+-" and isinstance(sub.left, ir.Name) \
+            and isinstance(sub.right, ir.Literal) and isinstance(sub.right.value, int):
+        return sub.left.name, sub.right.value if sub.op == "+" else -sub.right.value
+    return None, 0
 
 
 def _index_ref(sub: ir.Expr) -> tuple[Optional[ir.ArrayRef], int]:

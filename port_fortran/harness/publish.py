@@ -4,8 +4,9 @@ No code outside a module can call its PRIVATE procedures, the reference driver i
 The harness therefore compiles a copy of the module's file (never the user's file) with a
 ``PUBLIC :: name`` statement added before the module's CONTAINS: visibility changes, the
 code does not (the same object code, the procedure's symbol now global). When the name is
-PRIVATE by an explicit statement or attribute (``PRIVATE :: name``) the copy would
-contradict it, and the routine stays unprovable (:func:`public_copy` returns None).
+PRIVATE by an explicit statement (``PRIVATE :: name`` -- BookLeaf's specific procedures
+behind a generic interface), the copy drops it from that statement's list first (the
+statement and its continuation lines rewritten, one ``PRIVATE ::`` per name kept).
 """
 from __future__ import annotations
 
@@ -50,8 +51,41 @@ def public_copy(text: str, form: str, module: str, names: list[str]) -> Optional
             if form == "free":
                 stmt += "  ! added by port-fortran's harness"
             return "\n".join(lines[:i] + [stmt] + lines[i:])
-        if "private" in code and "::" in code:
+        if re.match(r"private\s*::", code):
+            last = _statement_end(lines, i, form)
+            full = " ".join(_code(lines[j], form).strip().rstrip("&").lstrip("&") for j in range(i, last + 1))
+            listed = [x.strip() for x in full.split("::", 1)[1].split(",") if x.strip()]
+            if {x.lower() for x in listed} & wanted:
+                indent = " " * 6 if form == "fixed" else "  "
+                kept = [f"{indent}private :: {x}" for x in listed if x.lower() not in wanted]
+                lines[i:last + 1] = kept or [("c" if form == "fixed" else "!") + " (a PRIVATE list emptied by port-fortran's harness)"]
+                return public_copy("\n".join(lines), form, module, names)
+        elif "private" in code and "::" in code:  # the attribute of a declaration: left alone
             listed = {x.strip() for x in code.split("::", 1)[1].split(",")}
             if listed & wanted:
                 return None
     return None
+
+
+def _statement_end(lines: list[str], i: int, form: str) -> int:
+    """The last line of the statement starting at line ``i`` (its continuation lines)."""
+    from ..translate.fortran_text import is_comment
+
+    j = i
+    if form == "free":
+        while _code(lines[j], form).rstrip().endswith("&") and j + 1 < len(lines):
+            j += 1
+            while j + 1 < len(lines) and is_comment(lines[j], form):
+                j += 1
+        return j
+    k = i + 1
+    while k < len(lines):
+        if is_comment(lines[k], form):
+            k += 1
+            continue
+        if len(lines[k]) > 5 and lines[k][5] not in " 0":
+            j = k
+            k += 1
+            continue
+        break
+    return j

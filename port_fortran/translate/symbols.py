@@ -52,8 +52,10 @@ def cxx_type(t: ir.FType, line: int = 0) -> str:
             return "Kokkos::complex<float>"
         if t.kind == 8:
             return "Kokkos::complex<double>"
-    if t.base == "logical":
-        return "int"  # gfortran logical(4): 0 / 1
+    if t.base == "logical":  # gfortran's logical(k): a k-byte integer holding 0 or 1
+        ctype = {1: "signed char", 2: "short", 4: "int", 8: "long long"}.get(t.kind or 4)
+        if ctype is not None:
+            return ctype
     if t.base == "character" and t.char_len == 1:
         return "char"
     raise Refusal("unsupported-type", f"type {t} has no C++ equivalent in the rules translator", line)
@@ -68,9 +70,9 @@ def fortran_c_kind(t: ir.FType, line: int = 0) -> str:
         return {4: "real(c_float)", 8: "real(c_double)"}[t.kind]
     if t.base == "complex":
         return {4: "complex(c_float_complex)", 8: "complex(c_double_complex)"}[t.kind]
-    if t.base == "logical":
-        # the caller passes default LOGICAL (4 bytes in gfortran); logical(c_bool) would not match
-        return "logical(4)"
+    if t.base == "logical" and (t.kind or 4) in (1, 2, 4, 8):
+        # the caller's own kind (logical(c_bool) is logical(1)): the bytes it passes
+        return f"logical({t.kind or 4})"
     if t.base == "character" and t.char_len == 1:
         return "character(kind=c_char)"
     raise Refusal("unsupported-type", f"type {t} cannot cross the bind(C) interface", line)

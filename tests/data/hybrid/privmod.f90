@@ -3,7 +3,7 @@
 ! private procedure reading a private module variable that PSET assigns (state, not a
 ! constant): the harness compiles a copy of the file with both made PUBLIC, so that its
 ! driver can call PSCALE and set FACTOR. PHIDDEN is private by an explicit statement: the
-! copy would contradict it, so it cannot be proven.
+! copy drops it from that statement before making it PUBLIC.
 module privmod
   implicit none
   private

@@ -1,13 +1,16 @@
 ! Features: complex(8) arithmetic (Kokkos::complex), conjg/aimag/cmplx/abs of complex,
 ! LOGICAL and CHARACTER*1 flag arguments, SELECT CASE, single precision, scattered updates
-! (atomics), a several-scalar reduction with an integer count.
-subroutine cplx(trans, n, z, w, flag)
+! (atomics), a several-scalar reduction with an integer count, a LOGICAL(C_BOOL) array
+! (one byte per element: BookLeaf's logical kind).
+subroutine cplx(trans, n, z, w, flag, big)
+  use iso_c_binding, only: c_bool
   implicit none
   character, intent(in) :: trans
   integer, intent(in) :: n
   complex(8), intent(in) :: z(n)
   complex(8), intent(inout) :: w(n)
   logical, intent(in) :: flag
+  logical(kind=c_bool), intent(out) :: big(n)
   integer :: i
   do i = 1, n
     select case (mod(i, 3))
@@ -18,6 +21,7 @@ subroutine cplx(trans, n, z, w, flag)
     end select
     if (flag .and. i == 1) w(i) = w(i) + abs(z(i))
     if (trans == 'C' .or. trans == 'c') w(i) = conjg(w(i))
+    big(i) = abs(w(i)) > 1.0d0 .and. .not. flag
   end do
 end subroutine cplx
 
