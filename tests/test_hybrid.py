@@ -588,3 +588,40 @@ def test_private_module_entities_are_made_public_in_a_copy_only():
     src = "module m\n  private\n  type :: t\n  contains\n    procedure :: f\n  end type t\ncontains\nend module m\n"
     out = public_copy(src, "free", "m", ["g"]).split("\n")
     assert out[6].strip().startswith("public :: g") and out[7] == "contains"
+
+
+F77_ONE = """\
+      SUBROUTINE NUMBER(G, NX, NEL)
+C     Nekbone's set_vert_box idiom (written here): G is declared (1), the F77 spelling of
+C     an array of any length, and the outlined nest writes far past it; the WRITE keeps
+C     the routine hybrid.
+      INTEGER*8 G(1)
+      INTEGER NX, NEL, E, I, L
+      DO 20 E = 1, NEL
+         DO 10 I = 1, NX
+            L = I + NX*(E-1)
+            G(L) = 7*L
+   10    CONTINUE
+   20 CONTINUE
+      WRITE(6, *) 'numbered', NEL
+      END
+"""
+
+
+@pytest.mark.skipif(shutil.which("gfortran") is None, reason="needs gfortran")
+def test_an_f77_one_element_dummy_passes_to_the_outlined_nest(tmp_path):
+    """The interface of an outlined nest gives every array's last dimension as '*': the
+    kept code passes its own G(1), which gfortran refuses for an explicit larger extent
+    ('Actual argument contains too few elements')."""
+    src = _write(tmp_path, "number.f", F77_ONE)
+    port, k, _ = _hybrid(src, "number")
+    assert port.hybrid["outlined"], port.hybrid
+    mod_name = next(n for n in port.files if n.endswith("_mod.f90"))
+    gen = tmp_path / "gen"
+    gen.mkdir()
+    for name in (mod_name, port.hybrid["source"]):
+        (gen / name).write_text(port.files[name])
+    assert re.search(r"integer\(c_int64_t\), intent\(inout\) :: g\(\*\)", port.files[mod_name])
+    for name in (mod_name, port.hybrid["source"]):
+        res = subprocess.run(["gfortran", "-c", name], cwd=gen, capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr

@@ -614,7 +614,7 @@ def _files(kernel: ir.Kernel, parts: list[KernelParts], info: HybridInfo, k: str
             "views_body": p.views_body, "entry_signature": p.entry_signature, "entry_body": p.entry_body,
             "views_decl": render.views_signature(p.kernel, p.tab, p.used, with_names=False),
             "entry_decl": render.entry_signature(p.kernel, p.tab, decl=True),
-            "module_decls": [ln for d in render.module_decls(p.kernel, p.tab) for ln in fortran_text.free_lines(d, " " * 6)],
+            "module_decls": [ln for d in render.module_decls(p.kernel, p.tab, assumed_last=True) for ln in fortran_text.free_lines(d, " " * 6)],
             "head": fortran_text.free_lines(f"subroutine {p.kernel.name}_kokkos({', '.join(a.name for a in p.kernel.args)}) "
                                  f"bind(C, name=\"{p.kernel.name}_kokkos\")", " " * 4),
         })

@@ -263,7 +263,11 @@ def fortran_expr(e: ir.Expr, dummies: set[str]) -> str:
     raise ValueError("not expressible in the interface")
 
 
-def module_decls(kernel: ir.Kernel, tab: SymbolTable) -> list[str]:
+def module_decls(kernel: ir.Kernel, tab: SymbolTable, assumed_last: bool = False) -> list[str]:
+    """The dummies of the bind(C) interface. ``assumed_last``: every array's last dimension
+    written ``*`` (the hybrid port's outlined nests are passed the routine's own arrays, whose
+    declared extent may be the F77 ``(1)`` of an array the nest reads far past: with an
+    explicit extent gfortran rejects the call; sequence association passes the same address)."""
     scalars = [a for a in kernel.args if not tab[a.name].is_array]
     arrays = [a for a in kernel.args if tab[a.name].is_array]
     dummies = {a.name for a in scalars if a.ftype.base == "integer"}
@@ -278,7 +282,8 @@ def module_decls(kernel: ir.Kernel, tab: SymbolTable) -> list[str]:
             try:
                 parts = []
                 for d, dim in enumerate(a.dims):
-                    hi = "*" if dim.upper is None else fortran_expr(dim.upper, dummies)
+                    last = assumed_last and d == len(a.dims) - 1
+                    hi = "*" if dim.upper is None or last else fortran_expr(dim.upper, dummies)
                     if dim.lower is not None and not (isinstance(dim.lower, ir.Literal) and dim.lower.value == 1):
                         parts.append(f"{fortran_expr(dim.lower, dummies)}:{hi}")
                     else:
