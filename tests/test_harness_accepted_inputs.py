@@ -495,3 +495,36 @@ def test_the_bounds_message_of_an_array_section_is_read_from_gfortran(tmp_path):
     res = subprocess.run([str(exe)], capture_output=True, text=True)
     assert res.returncode != 0
     assert "array 'e'" in _out_of_bounds(res.stderr + res.stdout, lambda: set())
+
+
+OVERRUN = """\
+subroutine overrun(n, x, y)
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(inout) :: x(n)
+  real(8), intent(inout) :: y(n)
+  call fill(n + 1, x)
+  y(1) = y(1) + x(1)
+end subroutine overrun
+
+subroutine fill(m, z)
+  implicit none
+  integer, intent(in) :: m
+  real(8), intent(inout) :: z(m)
+  z = 2.0d0 * z
+end subroutine fill
+"""
+
+
+@needs_gfortran
+@pytest.mark.integration
+def test_an_original_writing_past_an_argument_is_caught_by_the_guards(tmp_path):
+    """Nekbone's ax_e (cube-shaped scratch in local_grad3_t) writes past W when NX1, NY1,
+    NZ1 differ: through sequence association, which -fcheck=bounds cannot see, into
+    whatever the driver allocated next -- the 'port' then differed at random. The Fortran
+    driver puts every array between guard bytes, as the C++ driver does: the overrun is
+    named and the inputs are the original's failure, never a wrong port."""
+    h = _harness(tmp_path, OVERRUN, "overrun")
+    v = h.verify("serial", seeds=[5])
+    assert not v.passed and v.code == "original-failed", v.reason
+    assert "wrote outside argument x (past its end)" in v.reason and "the port is not at fault" in v.reason

@@ -38,7 +38,9 @@ class CaseRunner:
             return f"{who} stopped: {res.killed_reason} limit reached after {res.wall_s:.1f} s"
         if res.killed_reason == "memory" or res.memory_exceeded:
             return f"{who} stopped: memory limit reached"
-        tail = " | ".join((res.stderr or res.stdout).strip().splitlines()[-3:])
+        lines = (res.stderr or res.stdout).strip().splitlines()
+        said = [ln.strip() for ln in lines if ln.strip().startswith("pf_harness:")]  # the drivers' own words
+        tail = " | ".join(said[-1:] or lines[-3:])
         code = res.returncode
         how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
         return f"{who} failed ({how}){': ' + tail if tail else ''}"
