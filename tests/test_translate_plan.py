@@ -466,3 +466,12 @@ def test_no_loop_with_a_condition_is_planned_as_a_parallel_kernel_alone():
                     assert inside, (k.name, n.line)
                     guarded += 1
     assert guarded >= 7
+
+
+def test_loc_reduction_with_its_value_computed_in_private_scalars():
+    port = _port("basics.f90", "dtctl")
+    body = _views_body(port, "dtctl")
+    assert port.patterns == ["reduce"] and "minloc of w2 with idt" in body
+    start = body.index("KOKKOS_LAMBDA")
+    lam = body[start:body.index("}, locreducer_L", start)]
+    assert "double w1 = 0.0;" in lam and "w1 = pf::abs(elen(i - 1))" in lam  # per iteration, private

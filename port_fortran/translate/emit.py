@@ -570,6 +570,7 @@ class Emitter:
         self.lambda_scopes.append({do.var} | set(n.private))
         lines = [IND * (ind + 2) + f for f in first]
         lines += self.lambda_locals(n.private, ind + 2, skip={do.var, loc.value_var, loc.index_var})
+        lines += self.body(loc.prelude, ind + 2, {"device": True, "loops": [("lambda", do.construct_name)]})
         val = self.ex(loc.value, vsym.ftype, loc.line)
         iv = cname(do.var)
         lines.append(IND * (ind + 2) + f"const {vsym.ctype} pf_v = {val};")

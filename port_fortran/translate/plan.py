@@ -87,19 +87,26 @@ class PKernel:
 @dataclass
 class LocReduction:
     """``if (v > m) then; m = v; idx = i; end if`` (first occurrence of the maximum; '<'
-    for the minimum): a (value, index) reduction, ties to the lowest index."""
+    for the minimum): a (value, index) reduction, ties to the lowest index. ``prelude``:
+    assignments of scalars before the test that compute ``v`` (BookLeaf's time-step
+    control: ``w1 = max(...)``, ``w1 = ellength(iel)/w1``, then ``if (w1 < w2)``); the
+    planner makes sure they are private to the iteration."""
     value_var: str
     index_var: str
     op: str  # 'max' | 'min'
     value: ir.Expr
     line: int
+    prelude: list = field(default_factory=list)
 
 
 def match_loc_reduction(do: ir.Do) -> Optional[LocReduction]:
     body = [s for s in do.body if not isinstance(s, ir.Continue)]
-    if len(body) != 1 or not isinstance(body[0], ir.If):
+    if not body or not isinstance(body[-1], ir.If):
         return None
-    s = body[0]
+    prelude = body[:-1]
+    if not all(isinstance(t, ir.Assign) and isinstance(t.target, ir.Name) for t in prelude):
+        return None
+    s = body[-1]
     if len(s.branches) != 1 or s.else_body:
         return None
     cond, stmts = s.branches[0]
@@ -123,7 +130,9 @@ def match_loc_reduction(do: ir.Do) -> Optional[LocReduction]:
     ix = idx[0].target.name
     if {m, ix} & names_in(v):
         return None
-    return LocReduction(m, ix, op, v, s.line)
+    if any(t.target.name in (m, ix) or {m, ix} & names_in(t.value) for t in prelude):
+        return None
+    return LocReduction(m, ix, op, v, s.line, prelude)
 
 
 SCATTER_CODES = {"scattered-update"}

@@ -100,3 +100,28 @@ subroutine strided(n, x, incx, y, incy, dot)
     y(iy) = 0.5d0 * y(iy) + real(i, 8)
   end do
 end subroutine strided
+
+! A minloc-style reduction whose value is computed first in scalars of the iteration
+! (BookLeaf's and CloverLeaf's time-step control idiom): parallel_reduce with a (value,
+! index) reducer, the temporaries private to each iteration.
+subroutine dtctl(n, cu, cv, elen, zerocut, rdt, idt)
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(in) :: cu(4, n), cv(4, n), elen(n), zerocut
+  real(8), intent(out) :: rdt
+  integer, intent(out) :: idt
+  real(8) :: w1, w2
+  integer :: i
+  w2 = huge(1.0d0)
+  idt = 0
+  do i = 1, n
+    w1 = max(cu(1, i)**2 + cv(1, i)**2, cu(2, i)**2 + cv(2, i)**2, cu(3, i)**2 + cv(3, i)**2, &
+             cu(4, i)**2 + cv(4, i)**2)
+    w1 = abs(elen(i)) / max(w1, abs(zerocut) + 1.0d-3)
+    if (w1 < w2) then
+      w2 = w1
+      idt = i
+    end if
+  end do
+  rdt = 0.5d0 * sqrt(w2)
+end subroutine dtctl
