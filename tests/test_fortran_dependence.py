@@ -866,3 +866,27 @@ def test_temporary_of_a_value_the_iteration_changes_is_not_substituted(tmp_path)
         end do
     """)
     assert not k.loops()[0].info.parallel
+
+
+def test_index_of_the_first_minimum_is_a_loc_reduction(tmp_path):
+    """``if (x(k) < x(m)) m = k`` (Livermore kernel 24): the loop reads m before it assigns
+    it, but as the location of the first minimum of an array it does not change it is a
+    (value, index) reduction, not a scalar dependence; when the loop writes the array it is."""
+    k = kernel(tmp_path, """
+        j = 1
+        do i = 2, n
+          if (a(i) < a(j)) j = i
+        end do
+        c(1) = j
+    """)
+    d = loop(k)
+    assert codes(d) == ["loc-reduction"] and "j is the index of the first minimum of a" in d.info.reasons[0].message
+    k = kernel(tmp_path, """
+        j = 1
+        do i = 2, n
+          if (a(i) < a(j)) j = i
+          a(i) = 0
+        end do
+        c(1) = j
+    """, name="k2.f90")
+    assert "loc-reduction" not in codes(loop(k))

@@ -7,6 +7,7 @@ OpenMP backends. Features are grouped into few kernels to keep the builds few:
               bits     iand/ior/ieor/not, ishft/shiftl/shiftr (logical, by the whole bit size),
                        ibits/ibset/ibclr/btest
               dtctl    a minloc reduction whose value is computed first in private scalars
+              firstloc the index of the first minimum / maximum read through itself (x(k) < x(m))
               strided  induction variables (BLAS strides, negative strides from the far end)
               mixed    intrinsics: abs, mod, modulo, sign, min(3 args), nint, anint, aint, sqrt, real(,8), ** int
                        exponents (k**2, 2.0d0**(-k)), non-1 lower bounds, a private scalar
@@ -39,6 +40,7 @@ CASES = [
     ("basics.f90", "strided"),
     ("basics.f90", "bits"),
     ("basics.f90", "dtctl"),
+    ("basics.f90", "firstloc"),
     ("arrays.f90", "arrsyn"),
     ("arrays.f90", "smooth"),
     ("control.f", "ctrl"),

@@ -33,7 +33,7 @@ from .arraytest import LoopScope, join_conditions, pair_test
 from .dataflow import FlowGraph, IterationValues, exposed_reads
 from .facts import Facts, guard_facts, loop_var_facts, path_to
 from .privatize import privatizable_array
-from .reductions import mentions, minmax_idiom, reduction_op, same_expr
+from .reductions import index_loc_idiom, mentions, minmax_idiom, reduction_op, same_expr
 from .render import expr_str
 
 # --------------------------------------------------------------------------- helpers
@@ -320,6 +320,16 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
         info.reductions.append(ir.Reduction(m, op, s.line))
         handled.add(m)
 
+    # the index of the first minimum (maximum) of an array the loop does not change
+    for s in ir.walk(loop.body):
+        il = index_loc_idiom(s, v)
+        if il is None or il[0] in handled or _other_uses(loop.body, il[0], s) or _array_written(loop.body, il[2]):
+            continue
+        m, op, arr = il
+        reasons.append(ir.Diagnostic("loc-reduction", f"{op}loc-style search: {m} is the index of the first "
+                                     f"{op}imum of {arr} (line {s.line}): needs a MaxLoc/MinLoc reducer", s.line))
+        handled.add(m)
+
     for name in sorted(variant - handled, key=lambda n: writes[n]):
         if name in inner_vars:
             continue
@@ -569,6 +579,20 @@ def _other_uses(body: list[ir.Stmt], name: str, idiom: ir.Stmt) -> bool:
         if id(s) in inside:
             continue
         if _touches(s, name):
+            return True
+    return False
+
+
+def _array_written(body: list[ir.Stmt], name: str) -> bool:
+    """Is array ``name`` assigned in ``body``, or passed whole or by element to a call?"""
+    for s in ir.walk(body):
+        if isinstance(s, ir.Assign) and isinstance(s.target, ir.ArrayRef) and s.target.name == name:
+            return True
+        if isinstance(s, ir.Assign) and isinstance(s.target, ir.Name) and s.target.name == name:
+            return True
+        if isinstance(s, ir.CallStmt) and any(mentions(a, name) for a in s.args):
+            return True
+        if isinstance(s, ir.Unsupported):
             return True
     return False
 

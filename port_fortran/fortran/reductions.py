@@ -69,3 +69,33 @@ def minmax_idiom(s: ir.Stmt) -> Optional[tuple[str, str, list[ir.Stmt]]]:
             return None
         return m, op, [x for x in body if x is not a]
     return None
+
+
+def index_loc_idiom(s: ir.Stmt, var: str) -> Optional[tuple[str, str, str]]:
+    """``if (x(k) < x(m)) m = k`` (the location of the first minimum; ``>`` the maximum)
+    in the loop over ``k``: (m, 'min'|'max', x). Only strict comparisons (ties keep the
+    earlier index) of the same one-dimensional array."""
+    if not isinstance(s, ir.If) or len(s.branches) != 1 or s.else_body:
+        return None
+    cond, body = s.branches[0]
+    if len(body) != 1 or not isinstance(body[0], ir.Assign) or not isinstance(body[0].target, ir.Name):
+        return None
+    a = body[0]
+    if not (isinstance(a.value, ir.Name) and a.value.name == var) or not isinstance(cond, ir.BinOp) \
+            or cond.op not in ("<", ">"):
+        return None
+    m = a.target.name
+    left, right = cond.left, cond.right
+
+    def ref_of(e, idx):
+        return (isinstance(e, ir.ArrayRef) and len(e.subscripts) == 1 and isinstance(e.subscripts[0], ir.Name)
+                and e.subscripts[0].name == idx)
+
+    if ref_of(left, var) and ref_of(right, m) and left.name == right.name:
+        op = "min" if cond.op == "<" else "max"
+    elif ref_of(left, m) and ref_of(right, var) and left.name == right.name:
+        op = "min" if cond.op == ">" else "max"
+    else:
+        return None
+    return m, op, left.name
+

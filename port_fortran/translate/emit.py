@@ -537,14 +537,15 @@ class Emitter:
         pad = IND * ind
         do = n.band[0]
         loc = n.loc
-        vsym, isym = self.tab[loc.value_var], self.tab[loc.index_var]
+        vsym, isym = self.tab[loc.array or loc.value_var], self.tab[loc.index_var]
+        vtype = cxx_type(vsym.ftype)  # the element type for an array's values
         struct = f"locreducer_L{do.line}"
         better = ">" if loc.op == "max" else "<"
-        ident = f"pf::lowest<{vsym.ctype}>()" if loc.op == "max" else f"pf::highest<{vsym.ctype}>()"
+        ident = f"pf::lowest<{vtype}>()" if loc.op == "max" else f"pf::highest<{vtype}>()"
         self.structs.append("\n".join([
             f"// {loc.op}loc reducer of the loop at line {do.line}: the first index wins ties, as in the Fortran loop",
             f"struct {struct} {{",
-            f"  struct value_type {{ {vsym.ctype} val; {isym.ctype} loc; }};",
+            f"  struct value_type {{ {vtype} val; {isym.ctype} loc; }};",
             f"  using reducer = {struct};",
             "  using result_view_type = Kokkos::View<value_type, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;",
             "  value_type* result;",
@@ -573,24 +574,44 @@ class Emitter:
         lines += self.body(loc.prelude, ind + 2, {"device": True, "loops": [("lambda", do.construct_name)]})
         val = self.ex(loc.value, vsym.ftype, loc.line)
         iv = cname(do.var)
-        lines.append(IND * (ind + 2) + f"const {vsym.ctype} pf_v = {val};")
+        lines.append(IND * (ind + 2) + f"const {vtype} pf_v = {val};")
         lines.append(IND * (ind + 2) + f"if (pf_v {better} pf_acc.val || (pf_v == pf_acc.val && {iv} < pf_acc.loc)) {{")
         lines.append(IND * (ind + 3) + "pf_acc.val = pf_v;")
         lines.append(IND * (ind + 3) + f"pf_acc.loc = {iv};")
         lines.append(IND * (ind + 2) + "}")
         self.lambda_scopes.pop()
-        self.use(loc.value_var, loc.index_var)
-        out = [pad + f"// line {do.line}: do {do.var} -> parallel_reduce ({loc.op}loc of {loc.value_var} with {loc.index_var})",
+        self.use(*[x for x in (loc.value_var, loc.index_var) if x])
+        what = f"index {loc.index_var} of the first {loc.op}imum of {loc.array}" if loc.array else \
+            f"{loc.value_var} with {loc.index_var}"
+        out = [pad + f"// line {do.line}: do {do.var} -> parallel_reduce ({loc.op}loc of {what})",
                pad + "{",
                pad + IND + f"{struct}::value_type pf_red;",
                pad + IND + f"{self.ns}::parallel_reduce({self.kernel_name(n)}, {policy}, "
                f"KOKKOS_LAMBDA({arg}, {struct}::value_type& pf_acc) {{"]
         out += lines
         out.append(pad + IND + f"}}, {struct}(pf_red));")
-        out.append(pad + IND + f"if (pf_red.val {better} {vsym.c}) {{  // only a strictly better value replaces the one before the loop")
-        out.append(pad + IND * 2 + f"{vsym.c} = pf_red.val;")
-        out.append(pad + IND * 2 + f"{isym.c} = pf_red.loc;")
-        out.append(pad + IND + "}")
+        if loc.array:  # the value at the index before the loop, read where the data is
+            ref = ir.ArrayRef(loc.array, [ir.Name(loc.index_var, ftype=isym.ftype)], ftype=vsym.ftype)
+            self.lambda_scopes.append(set())
+            first = self.ex(ref, vsym.ftype, loc.line)
+            self.lambda_scopes.pop()
+            out.append(pad + IND + f"if (pf_red.loc != pf::highest<{isym.ctype}>()) {{  // the loop ran")
+            out.append(pad + IND * 2 + f"{vtype} pf_before = {ident};")
+            out.append(pad + IND * 2 + f'pf::DevScalar<{vtype}> pf_dev_before("{loc.array}", pf_before);')
+            out.append(pad + IND * 2 + f'pf::single_for("{self.label}:L{do.line}_before", KOKKOS_LAMBDA(const int) {{')
+            out.append(pad + IND * 3 + f"pf_dev_before() = {first};")
+            out.append(pad + IND * 2 + "});")
+            out.append(pad + IND * 2 + "pf_dev_before.to_host();")
+            out.append(pad + IND * 2 + f"if (pf_red.val {better} pf_before) {{  // only a strictly better value moves the index")
+            out.append(pad + IND * 3 + f"{isym.c} = pf_red.loc;")
+            out.append(pad + IND * 2 + "}")
+            out.append(pad + IND + "}")
+            self.use(loc.array)
+        else:
+            out.append(pad + IND + f"if (pf_red.val {better} {vsym.c}) {{  // only a strictly better value replaces the one before the loop")
+            out.append(pad + IND * 2 + f"{vsym.c} = pf_red.val;")
+            out.append(pad + IND * 2 + f"{isym.c} = pf_red.loc;")
+            out.append(pad + IND + "}")
         out.append(pad + "}")
         out += self.loopvar_final(n, ind)
         return out

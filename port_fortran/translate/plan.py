@@ -22,6 +22,7 @@ from typing import Optional
 from ..fortran import ir
 from ..records import TranslateOptions
 from ..fortran.dataflow import FlowGraph
+from ..fortran.reductions import index_loc_idiom
 from ..fortran.render import expr_str
 from .access import names_in, scalars_written
 from .symbols import Refusal, SymbolTable
@@ -97,6 +98,7 @@ class LocReduction:
     value: ir.Expr
     line: int
     prelude: list = field(default_factory=list)
+    array: str = ""  # ``if (x(k) < x(m)) m = k``: no value variable, the values are x's
 
 
 def match_loc_reduction(do: ir.Do) -> Optional[LocReduction]:
@@ -107,6 +109,12 @@ def match_loc_reduction(do: ir.Do) -> Optional[LocReduction]:
     if not all(isinstance(t, ir.Assign) and isinstance(t.target, ir.Name) for t in prelude):
         return None
     s = body[-1]
+    il = index_loc_idiom(s, do.var)
+    if il is not None:
+        if prelude:
+            return None
+        m, op, arr = il
+        return LocReduction("", m, op, ir.ArrayRef(arr, [ir.Name(do.var, ftype=ir.INTEGER)]), s.line, [], arr)
     if len(s.branches) != 1 or s.else_body:
         return None
     cond, stmts = s.branches[0]
@@ -258,8 +266,11 @@ class Planner:
             loc = match_loc_reduction(do)
             if loc is not None:
                 extra = sorted(w for w in written if w not in set(info.private) | {loc.value_var, loc.index_var})
-                if not extra and self.tab.get(loc.value_var) and self.tab[loc.value_var].ftype.base in ("integer", "real"):
-                    return "locreduce", f"{loc.op}loc reduction on {loc.value_var} with {loc.index_var} (ties to the lowest index)"
+                vsym = self.tab.get(loc.array or loc.value_var)
+                if not extra and vsym and vsym.ftype.base in ("integer", "real"):
+                    what = f"the index {loc.index_var} of the first {loc.op}imum of {loc.array}" if loc.array else \
+                        f"{loc.value_var} with {loc.index_var}"
+                    return "locreduce", f"{loc.op}loc reduction on {what} (ties to the lowest index)"
         # atomics for scattered updates
         if info.scattered and self.options.atomic_scatter:
             others = [d for d in info.reasons if d.code not in SCATTER_CODES]

@@ -125,3 +125,23 @@ subroutine dtctl(n, cu, cv, elen, zerocut, rdt, idt)
   end do
   rdt = 0.5d0 * sqrt(w2)
 end subroutine dtctl
+
+! The index of the first minimum / maximum, the values read through it (Livermore kernel
+! 24's idiom, BookLeaf's CFL control): (value, index) parallel_reduce, then the value at
+! the index before the loop read where the data is; integer values to make ties common.
+subroutine firstloc(n, x, ix, m, mx)
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(in) :: x(n)
+  integer, intent(in) :: ix(n)
+  integer, intent(out) :: m, mx
+  integer :: k
+  m = 1
+  do k = 2, n
+    if (x(k) < x(m)) m = k
+  end do
+  mx = 1
+  do k = 2, n
+    if (ix(mx) < ix(k)) mx = k
+  end do
+end subroutine firstloc
