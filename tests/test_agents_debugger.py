@@ -67,3 +67,18 @@ def test_on_host_backends_kokkos_policies_come_first_and_tiles_use_them():
     # with a device backend the tiles matter there, the host loops stay
     v = optimizer.variants(kernel(nested=True), None, 10, ["serial", "cuda"])
     assert all(o.host_loops for n, o in v if n.startswith("tile-")) and v[-1][0] == "kokkos-policies"
+
+
+def test_a_build_failure_no_parser_reads_still_quotes_the_compilers_error():
+    """A hybrid port's kept Fortran that gfortran rejects: the report says which line and
+    what gfortran said, not only 'the build failed'."""
+    from types import SimpleNamespace
+
+    from port_fortran.agents.debugger import failure_from_build
+
+    log = ("../../dsinqf.f:18:59:\n\n   18 |       CALL F(N, X, UBOUND(X, 1))\n      |                 1\n"
+           "Error: 'dim' argument of 'ubound' intrinsic at (1) is not a valid dimension index\n")
+    f = failure_from_build(SimpleNamespace(diagnostics=[], backend="serial", condensed=log))
+    assert f["code"] == "build-failed"
+    assert f["message"] == "../../dsinqf.f:18:59: Error: 'dim' argument of 'ubound' intrinsic at (1) is not a valid dimension index"
+    assert failure_from_build(SimpleNamespace(diagnostics=[], backend="serial", condensed=""))["message"] == "the build failed"

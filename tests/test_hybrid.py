@@ -625,3 +625,41 @@ def test_an_f77_one_element_dummy_passes_to_the_outlined_nest(tmp_path):
     for name in (mod_name, port.hybrid["source"]):
         res = subprocess.run(["gfortran", "-c", name], cwd=gen, capture_output=True, text=True)
         assert res.returncode == 0, res.stderr
+
+
+GIVEN_EXTENT = """\
+      SUBROUTINE FLIPS(N, X)
+C     FFTPACK's DSINQF shape (written here): X(*) sized by the configuration, N handed to
+C     a routine (so N may change), a WRITE keeping the routine hybrid.
+      INTEGER N, K
+      DOUBLE PRECISION X(*)
+      CALL TOUCH(N)
+      DO 10 K = 2, N, 2
+         X(K) = -X(K)
+   10 CONTINUE
+      WRITE(6, *) 'flipped', N
+      END
+"""
+
+
+@pytest.mark.skipif(shutil.which("gfortran") is None, reason="needs gfortran")
+def test_an_extent_given_by_the_configuration_is_not_asked_of_ubound(tmp_path):
+    """An assumed-size dummy whose extent the configuration gave still reads '*' in the
+    kept source: the outlined nest must not be passed UBOUND of it (gfortran: "'dim'
+    argument of 'ubound' is not a valid dimension index")."""
+    src = _write(tmp_path, "flips.f", GIVEN_EXTENT)
+    k, sf = _kernel(src, "flips")
+    x = k.arg("x")
+    x.dims[-1] = ir.Dim(lower=None, upper=ir.Name("n", ftype=ir.INTEGER), extent_given=True)  # as apply_extents does
+    port = hybrid_port(k, sf, text=src.read_text())
+    assert port.hybrid["outlined"], port.hybrid
+    text = port.files[port.hybrid["source"]]
+    assert "UBOUND(X" not in text.upper()
+    gen = tmp_path / "gen"
+    gen.mkdir()
+    mod_name = next(n for n in port.files if n.endswith("_mod.f90"))
+    for name in (mod_name, port.hybrid["source"]):
+        (gen / name).write_text(port.files[name])
+    for name in (mod_name, port.hybrid["source"]):
+        res = subprocess.run(["gfortran", "-c", name], cwd=gen, capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr

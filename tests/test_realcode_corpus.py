@@ -59,10 +59,26 @@ def _code(**over):
     ({"units": []}, "no units"),
     ({"flags": ["-O2"]}, "unknown key"),
     ({"defines": ["A=1"]}, "mapping"),
+    ({"units": [{"name": "u", "files": ["a.f"], "routines": {"f": {"args": {"x": {"size": 3}}}}}]}, "unknown key"),
 ])
 def test_corpus_rejects_bad_entries(over, words):
     with pytest.raises(cp.CorpusError, match=words):
         cp.parse_corpus(_code(**over))
+
+
+def test_a_units_routines_reach_its_run_configuration(tmp_path):
+    """What a user states about a library's arrays (FFTPACK's wsave lengths from its doc)
+    goes into the unit's run configuration as `routines`."""
+    codes = cp.parse_corpus(_code(units=[{"name": "u", "files": ["a.f"],
+                                          "routines": {"DCOST": {"args": {"WSAVE": {"extent": "3*n+15"}}}}}]))
+    unit = codes[0].units[0]
+    assert unit.routines == {"dcost": {"args": {"wsave": {"extent": "3*n+15"}}}}
+    fft = next(c for c in cp.load() if c.name == "fftpack")
+    lib = next(u for u in fft.units if u.name == "dfftpack")
+    assert lib.routines["dcost"]["args"]["wsave"]["extent"] == "3*n+15"
+    from types import SimpleNamespace
+    cfg = rc.unit_config(SimpleNamespace(code=fft, unit=lib, src_root=None))  # no sources needed
+    assert cfg["routines"]["dcost"]["args"]["x"] == {"extent": "n"} and cfg["backends"] == ["serial", "openmp"]
 
 
 def test_bundled_held_out_files_must_be_excluded():

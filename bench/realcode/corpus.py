@@ -62,6 +62,9 @@ class Unit:
     # how the unit's main programs run for their proof: the run configuration's `programs`
     # ({name: {args, inputs, stdin, ignore, rtol}}; files relative to the code root), over the code's
     programs: dict = field(default_factory=dict)
+    # what a user states about the unit's routines in the run configuration (`routines`:
+    # extents and value ranges per argument, as the code's documentation gives them)
+    routines: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -126,7 +129,7 @@ def define_flags(defines: dict[str, Optional[str]]) -> list[str]:
 
 _KNOWN_CODE_KEYS = {"programs", "name", "repository", "commit", "license", "fetch", "files", "units", "exclude",
                     "include_dirs", "defines", "fflags", "copies", "cpp", "notes"}
-_KNOWN_UNIT_KEYS = {"name", "files", "context", "stubs", "defines", "fflags", "notes", "programs"}
+_KNOWN_UNIT_KEYS = {"name", "files", "context", "stubs", "defines", "fflags", "notes", "programs", "routines"}
 
 
 def parse_corpus(data: dict, where: str = "corpus.yaml") -> list[Code]:
@@ -178,7 +181,8 @@ def parse_corpus(data: dict, where: str = "corpus.yaml") -> list[Code]:
             if not ufiles:
                 raise CorpusError(f"{w}: unit '{un}' names no files")
             units.append(Unit(un, ufiles, _strs(u, "context", uw), _strs(u, "stubs", uw), _defines(u, uw),
-                              _strs(u, "fflags", uw), str(u.get("notes") or ""), _programs(u, uw)))
+                              _strs(u, "fflags", uw), str(u.get("notes") or ""), _programs(u, uw),
+                              _routines(u, uw)))
         if not units:
             raise CorpusError(f"{w}: no units")
         copies = c.get("copies") or {}
@@ -192,6 +196,22 @@ def parse_corpus(data: dict, where: str = "corpus.yaml") -> list[Code]:
                           notes=str(c.get("notes") or "")))
     check_held_out(codes)
     return codes
+
+
+def _routines(c: dict, where: str) -> dict:
+    """``routines: {name: {args: {arg: {extent, dims, range, values}}}}``, checked as
+    port-fortran's configuration checks it."""
+    v = c.get("routines")
+    if v is None:
+        return {}
+    sys.path.insert(0, str(HERE.parent.parent))
+    from port_fortran.config import _routines as check
+    from port_fortran.errors import UserError
+
+    try:
+        return check(v, where)
+    except UserError as exc:
+        raise CorpusError(str(exc))
 
 
 def _programs(c: dict, where: str) -> dict:

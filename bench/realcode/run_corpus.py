@@ -218,6 +218,18 @@ def _tail(path: Path, n: int = 15) -> str:
     return "\n".join(lines[-n:])
 
 
+def unit_config(plan: UnitPlan) -> dict:
+    """The unit's run configuration: the corpus defaults, how its programs run, what the
+    corpus states about its routines."""
+    cfg = dict(RUN_CONFIG)
+    programs = cp.unit_programs(plan.code, plan.unit, plan.src_root) if plan.src_root is not None else {}
+    if programs:
+        cfg["programs"] = programs
+    if plan.unit.routines:
+        cfg["routines"] = plan.unit.routines
+    return cfg
+
+
 def run_unit(plan: UnitPlan, *, tool: list[str], jobs: int, kernel_limit: float, unit_limit: float,
              fflags_ok: bool, force: bool = False, log=print) -> dict:
     """Run (or resume) one unit; returns its unit.json record."""
@@ -229,11 +241,7 @@ def run_unit(plan: UnitPlan, *, tool: list[str], jobs: int, kernel_limit: float,
             return meta
     out.mkdir(parents=True, exist_ok=True)
     cfg_path = out / "config.yaml"
-    cfg = dict(RUN_CONFIG)
-    programs = cp.unit_programs(plan.code, plan.unit, plan.src_root) if plan.src_root is not None else {}
-    if programs:
-        cfg["programs"] = programs
-    cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    cfg_path.write_text(yaml.safe_dump(unit_config(plan), sort_keys=False))
     prev = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
     meta: dict[str, Any] = {
         "code": plan.code.name, "unit": plan.unit.name, "status": "running",

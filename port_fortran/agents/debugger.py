@@ -25,9 +25,20 @@ def failure_from_build(build, stage: str = "compile") -> dict:
     first = next((d for d in diags if d.code != "compile-warning"), diags[0] if diags else None)
     return {"stage": stage, "backend": build.backend,
             "code": first.code if first else "build-failed",
-            "message": str(first) if first else "the build failed",
+            "message": str(first) if first else _first_error(build.condensed or "") or "the build failed",
             "line": first.line if first else 0, "file": first.file if first else "",
             "detail": (build.condensed or "")[:4000]}
+
+
+def _first_error(text: str) -> str:
+    """The compiler's first error line of a build log no parser recognised, with the line
+    that names its file and line when the compiler puts that first (gfortran does)."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for i, ln in enumerate(lines):
+        if re.match(r"(Error|Fatal Error|error)\b", ln) or ": error:" in ln or "Error:" in ln:
+            where = next((x for x in reversed(lines[max(0, i - 4):i]) if re.match(r"\S+:\d+(:\d+)?:\s*$", x)), "")
+            return f"{where} {ln}".strip()[:400]
+    return ""
 
 
 def failure_from_verdict(verdict) -> dict:

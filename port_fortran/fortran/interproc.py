@@ -173,7 +173,7 @@ def _configured_extent(cfg: dict) -> Optional[str]:
 
 
 def _set_extent(prog, k: ir.Kernel, a: ir.Argument, d: int, e: ir.Expr, code: str, msg: str) -> None:
-    a.dims[d] = ir.Dim(lower=a.dims[d].lower, upper=e)
+    a.dims[d] = ir.Dim(lower=a.dims[d].lower, upper=e, extent_given=True)
     diag = ir.Diagnostic(code, msg, a.line, k.file)
     k.diagnostics.append(diag)
     prog.notes.append(diag)

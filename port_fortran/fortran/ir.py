@@ -356,6 +356,9 @@ class Dim:
     lower: Optional[Expr] = None  # None means 1 for explicit/assumed-size dims
     upper: Optional[Expr] = None
     assumed_shape: bool = False
+    # declared ``*``; ``upper`` was given by the configuration or the call sites (the
+    # source still says ``*``: generated Fortran must not ask UBOUND of it)
+    extent_given: bool = False
 
 
 @dataclass

@@ -317,10 +317,13 @@ def outline(kernel: ir.Kernel, do: ir.Do, flow: FlowGraph, name: str,
             for k, d in enumerate(v.dims, 1):
                 lb = fresh(f"pf_lb{k}_{nm}")
                 bound_args.append((lb, f"LBOUND({nm}, {k})"))
-                if d.upper is None and not d.assumed_shape and not v.allocatable:
-                    # assumed size: the routine's own bound when known, else '*' stays
-                    dims.append(ir.Dim(ir.Name(lb, ftype=ir.INTEGER), last))
-                    note_dim_names([last])
+                if (d.upper is None or getattr(d, "extent_given", False)) and not d.assumed_shape and not v.allocatable:
+                    # assumed size (also when the configuration or the call sites gave its
+                    # extent: the source still declares '*', which UBOUND cannot ask): the
+                    # routine's own bound when known, else '*' stays
+                    up = last if d.upper is None else (copy.deepcopy(d.upper) if fixed(d.upper) else None)
+                    dims.append(ir.Dim(ir.Name(lb, ftype=ir.INTEGER), up))
+                    note_dim_names([up])
                     continue
                 ub = fresh(f"pf_ub{k}_{nm}")
                 bound_args.append((ub, f"UBOUND({nm}, {k})"))
