@@ -890,3 +890,29 @@ def test_index_of_the_first_minimum_is_a_loc_reduction(tmp_path):
         c(1) = j
     """, name="k2.f90")
     assert "loc-reduction" not in codes(loop(k))
+
+
+def test_a_temporary_of_a_common_value_a_call_may_change_is_not_substituted(tmp_path):
+    """``idx = off + k`` with OFF in COMMON, then a CALL, then ``buf(idx)``: the call may
+    change OFF, so idx is not spelled as ``off + k`` at the use (it is without the call)."""
+    from port_fortran.fortran.dataflow import IterationValues
+
+    src = textwrap.dedent("""
+        subroutine pk(n, m, field, buf)
+          integer n, m, k, idx, off
+          common /shift/ off
+          real(8) field(n, m), buf(*)
+          do k = 1, m
+            idx = off + k
+            call bump()
+            buf(idx) = field(1, k)
+          end do
+        end subroutine
+    """).lstrip("\n")
+    p = tmp_path / "pkc.f90"
+    p.write_text(src)
+    k = parse_file(p, use_cache=False).kernels[0]
+    do = k.loops()[0]
+    use = do.body[-1]
+    assert expr_str(IterationValues(do.body).value(use, "idx")) == "off+k"
+    assert IterationValues(do.body, {"off"}).value(use, "idx") is None

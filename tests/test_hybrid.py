@@ -617,12 +617,18 @@ def test_an_f77_one_element_dummy_passes_to_the_outlined_nest(tmp_path):
     port, k, _ = _hybrid(src, "number")
     assert port.hybrid["outlined"], port.hybrid
     mod_name = next(n for n in port.files if n.endswith("_mod.f90"))
+    assert re.search(r"integer\(c_int64_t\), intent\(inout\) :: g\(\*\)", port.files[mod_name])
+    _compiles(port, tmp_path)
+
+
+def _compiles(port, tmp_path):
+    """The outlined nests' interface module and the kept source compile with gfortran."""
     gen = tmp_path / "gen"
     gen.mkdir()
-    for name in (mod_name, port.hybrid["source"]):
+    names = [next(n for n in port.files if n.endswith("_mod.f90")), port.hybrid["source"]]
+    for name in names:
         (gen / name).write_text(port.files[name])
-    assert re.search(r"integer\(c_int64_t\), intent\(inout\) :: g\(\*\)", port.files[mod_name])
-    for name in (mod_name, port.hybrid["source"]):
+    for name in names:
         res = subprocess.run(["gfortran", "-c", name], cwd=gen, capture_output=True, text=True)
         assert res.returncode == 0, res.stderr
 
@@ -655,11 +661,4 @@ def test_an_extent_given_by_the_configuration_is_not_asked_of_ubound(tmp_path):
     assert port.hybrid["outlined"], port.hybrid
     text = port.files[port.hybrid["source"]]
     assert "UBOUND(X" not in text.upper()
-    gen = tmp_path / "gen"
-    gen.mkdir()
-    mod_name = next(n for n in port.files if n.endswith("_mod.f90"))
-    for name in (mod_name, port.hybrid["source"]):
-        (gen / name).write_text(port.files[name])
-    for name in (mod_name, port.hybrid["source"]):
-        res = subprocess.run(["gfortran", "-c", name], cwd=gen, capture_output=True, text=True)
-        assert res.returncode == 0, res.stderr
+    _compiles(port, tmp_path)

@@ -127,7 +127,10 @@ class BoundsFinder:
 
     def _iteration_values(self, lp: ir.Do) -> IterationValues:
         if id(lp) not in self._values:
-            self._values[id(lp)] = IterationValues(lp.body)
+            k = self.k
+            shared = set(k.module_vars) | set(k.host_vars) | {n for n, v in k.locals.items()
+                                                               if v.common is not None or v.save}
+            self._values[id(lp)] = IterationValues(lp.body, shared)
         return self._values[id(lp)]
 
     # -- locals through their reaching assignments

@@ -414,9 +414,11 @@ class IterationValues:
     statement in the body's own flow graph (so no path from the iteration's start avoids
     it), the scalar must be assigned nowhere else in the body than by assignments (a CALL
     may change it where the graph cannot see), and the body must hold no statement the IR
-    does not model (a READ may assign anything)."""
+    does not model (a READ may assign anything). ``globals_``: names a call may change
+    without being passed them (COMMON, module, host and SAVE variables): in a body with a
+    call they are not values the iteration keeps."""
 
-    def __init__(self, body: list[ir.Stmt]):
+    def __init__(self, body: list[ir.Stmt], globals_: Iterable[str] = ()):
         self.body = body
         walked = list(ir.walk(body))
         self.opaque = any(isinstance(s, ir.Unsupported) for s in walked)
@@ -438,6 +440,10 @@ class IterationValues:
                 for a in s.args:
                     if isinstance(a, ir.Name):
                         self.assigned.setdefault(a.name, []).append(s)
+            if isinstance(s, ir.CallStmt) or any(isinstance(x, ir.FuncCall) and not x.intrinsic
+                                                 for e in ir.stmt_exprs(s) for x in ir.walk_expr(e)):
+                for g in globals_:
+                    self.assigned.setdefault(g, []).append(s)
 
         def rec(stmts, stack):
             for s in stmts:

@@ -373,7 +373,7 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
     # arrays
     entry = _entry_facts(kernel, loop, ctx)
     accesses = _through_temporaries(loop, array_accesses(loop.body, ctx.arrays, ctx.sites, _call_facts(loop, entry, ctx)),
-                                    variant)
+                                    variant, ctx.flow.globals_)
     by_name: dict[str, list[Access]] = {}
     for a in accesses:
         by_name.setdefault(a.name, []).append(a)
@@ -486,7 +486,7 @@ def find_inductions(loop: ir.Do, writes: dict[str, int], variant: set[str], ctx:
     return out
 
 
-def _through_temporaries(loop: ir.Do, accesses: list[Access], variant: set[str]) -> list[Access]:
+def _through_temporaries(loop: ir.Do, accesses: list[Access], variant: set[str], globals_=()) -> list[Access]:
     """Subscripts through a scalar the iteration computes first (``index = off + j +
     k*depth``, then ``buf(index)``) spelled as the value it surely holds there
     (``dataflow.IterationValues``), so the array test sees the expression itself."""
@@ -497,7 +497,7 @@ def _through_temporaries(loop: ir.Do, accesses: list[Access], variant: set[str])
     for a in accesses:
         if a.subs is not None and any(isinstance(x, ir.Name) and x.name in variant
                                       for sub in a.subs for x in ir.walk_expr(sub)):
-            values = values or IterationValues(loop.body)
+            values = values or IterationValues(loop.body, globals_)
             a = dataclasses.replace(a, subs=[values.substituted(x, a.stmt) for x in a.subs])
         out.append(a)
     return out
