@@ -102,3 +102,35 @@ def test_gpu_backends_turn_the_address_space_limit_off():
     assert lim.for_backend("cuda").mem_mb is None
     assert lim.for_backend("hip").mem_mb is None
     assert lim.for_backend("openmp").mem_mb == 1024
+
+
+def test_a_run_dies_with_the_tool_that_started_it(tmp_path):
+    """A batch runner kills a tool that overran (SIGKILL, no clean-up): the generated
+    program it was running sits in its own session and, without the parent-death signal,
+    ran on for minutes (FFTPACK's dsinqb on a drawn factor count)."""
+    import shutil
+    import subprocess
+
+    import pytest
+
+    if shutil.which("setpriv") is None:
+        pytest.skip("needs util-linux setpriv")
+    pidfile = tmp_path / "run.pid"
+    victim = textwrap.dedent(f"""
+        import sys, time
+        from port_fortran.build_runner.sandbox import Limits, run_limited
+        code = "import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); time.sleep(600)"
+        run_limited([sys.executable, "-c", code], {str(tmp_path)!r}, Limits(wall_s=600))
+    """)
+    tool = subprocess.Popen([sys.executable, "-c", victim], env={**os.environ, "PYTHONPATH": os.getcwd()})
+    deadline = time.monotonic() + 20
+    while not pidfile.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    run_pid = int(pidfile.read_text())
+    assert _alive(run_pid)
+    tool.kill()
+    tool.wait()
+    deadline = time.monotonic() + 5
+    while _alive(run_pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(run_pid), "the sandboxed run outlived the tool that started it"

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import threading
@@ -144,8 +145,16 @@ class _Capture:
         return out.decode("utf-8", errors="replace")
 
 
+_SETPRIV = shutil.which("setpriv")  # util-linux: sets the parent-death signal, then execs
+
+
 def _wrap(cmd: Sequence[str], limits: Limits) -> list[str]:
-    """Prefix ``cmd`` with a shell that sets the rlimits and execs it (same pid)."""
+    """Prefix ``cmd`` with a shell that sets the rlimits and execs it (same pid). Where
+    util-linux's ``setpriv`` is there, the command also dies with the process that started
+    it (its parent-death signal set to SIGKILL): a tool killed from outside (a batch
+    runner's watchdog) leaves no run of generated code behind in its own session."""
+    if _SETPRIV:
+        cmd = [_SETPRIV, "--pdeathsig", "KILL", *[str(c) for c in cmd]]
     sets = []
     if limits.mem_mb is not None:
         sets.append(f"ulimit -v {int(limits.mem_mb) * 1024}")
@@ -221,6 +230,12 @@ def run_limited(
     full_env = dict(os.environ if env is None else env)
     if env_extra:
         full_env.update({k: str(v) for k, v in env_extra.items()})
+    exe = str(cmd[0]) if cmd else ""
+    where = exe if os.path.isabs(exe) or cwd is None else os.path.join(str(cwd), exe)  # as exec finds it
+    found = (os.path.isfile(where) and os.access(where, os.X_OK)) if os.sep in exe else \
+        shutil.which(exe, path=full_env.get("PATH")) is not None
+    if not found:  # said here: behind setpriv it would be the wrapper's exit status 127
+        return RunResult(returncode=None, stderr=f"cannot run {exe}: no such executable", killed_reason="not-started")
     argv = _wrap(cmd, limits)
     start = time.monotonic()
     try:
