@@ -528,3 +528,33 @@ def test_an_original_writing_past_an_argument_is_caught_by_the_guards(tmp_path):
     v = h.verify("serial", seeds=[5])
     assert not v.passed and v.code == "original-failed", v.reason
     assert "wrote outside argument x (past its end)" in v.reason and "the port is not at fault" in v.reason
+
+
+SPIN = """\
+subroutine spin(n, x)
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(inout) :: x(n)
+  integer :: i
+  i = 0
+  do while (n >= 0)
+    i = mod(i + 1, 7)
+    x(1) = x(1) + 0.0d0 * i
+  end do
+end subroutine spin
+"""
+
+
+@needs_gfortran
+@pytest.mark.integration
+def test_an_original_that_never_returns_is_refused_not_failed(tmp_path):
+    """FFTPACK's rfftb1 loops for billions of iterations over a factor count read from a
+    drawn work array: the original hits the run's time limit, which is its failure on those
+    inputs (original-failed), not the port's."""
+    from port_fortran.build_runner.sandbox import Limits
+
+    h = _harness(tmp_path, SPIN, "spin")
+    h.limits = Limits(wall_s=2.0, cpu_s=None, mem_mb=4096)
+    v = h.verify("serial", seeds=[1])
+    assert not v.passed and v.code == "original-failed", v.reason
+    assert "wall-time" in v.reason and "the port is not at fault" in v.reason
