@@ -325,7 +325,7 @@ def test_induction_variables_blas_strided_loop(tmp_path):
    20 CONTINUE
       END
 """
-    from port_fortran.fortran.dependence import closed_form
+    from port_fortran.fortran.inductions import closed_form
 
     p = tmp_path / "axpy.f"
     p.write_text(src.lstrip("\n"))

@@ -11,7 +11,8 @@ from typing import Optional
 from . import affine, ir
 from .accesses import direct_actuals
 from .dataflow import FlowGraph, IterationValues
-from .ir import replace_names, stmt_exprs
+from .ir import stmt_exprs
+from .rewrite import replace_names
 
 
 def _refs_with_loops(body: list[ir.Stmt], name: str, loops=None, calls=None, caller=None):

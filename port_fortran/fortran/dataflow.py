@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
 from . import ir
+from .rewrite import replace_names
 
 ALL = "*"  # in a node's uses: every name (an unsupported statement may read anything)
 
@@ -487,7 +488,7 @@ class IterationValues:
             if inner is None:
                 return None
             table[x.name] = inner
-        return ir.replace_names(e, table) if table else copy.deepcopy(e)
+        return replace_names(e, table) if table else copy.deepcopy(e)
 
     def substituted(self, e: ir.Expr, s: ir.Stmt) -> ir.Expr:
         """``e`` (an expression of statement ``s``) with every scalar the iteration
@@ -499,5 +500,5 @@ class IterationValues:
                 v = self.value(s, x.name)
                 if v is not None:
                     table[x.name] = v
-        return ir.replace_names(e, table) if table else e
+        return replace_names(e, table) if table else e
 

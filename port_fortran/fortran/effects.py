@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from . import affine, ir
-from .bounds import BoundsFinder, replace_names
+from .bounds import BoundsFinder
+from .rewrite import replace_names
 from .facts import Facts
 
 I4 = ir.INTEGER

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Optional
 
 from . import affine, ir
 from .argfacts import argument_facts, infer_intents, legacy_dims
-from .bounds import replace_names
+from .rewrite import replace_names
 
 if TYPE_CHECKING:
     from .program import Program

@@ -17,7 +17,6 @@ Conventions
 """
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
@@ -583,27 +582,6 @@ def expr_children(e: Expr) -> list[Expr]:
     if isinstance(e, ArrayConstructor):
         return list(e.items)
     return []
-
-
-def replace_names(e: Expr, table: dict[str, Expr]) -> Expr:
-    """``e`` with names replaced by copies of expressions (interproc maps a caller's names
-    to the callee's; dataflow spells a temporary as the value it holds). Subscripts of
-    array references are replaced too, the arrays' own names are not."""
-    if isinstance(e, Name) and e.name in table:
-        return copy.deepcopy(table[e.name])
-    if isinstance(e, BinOp):
-        return BinOp(e.op, replace_names(e.left, table), replace_names(e.right, table), ftype=e.ftype)
-    if isinstance(e, UnaryOp):
-        return UnaryOp(e.op, replace_names(e.operand, table), ftype=e.ftype)
-    if isinstance(e, FuncCall):
-        return FuncCall(e.name, [replace_names(a, table) for a in e.args], e.intrinsic, dict(e.keywords),
-                        ftype=e.ftype)
-    if isinstance(e, ArrayRef):
-        return ArrayRef(e.name, [replace_names(a, table) for a in e.subscripts], ftype=e.ftype)
-    if isinstance(e, Slice):
-        return Slice(*(None if x is None else replace_names(x, table) for x in (e.lower, e.upper, e.step)),
-                     ftype=e.ftype)
-    return e
 
 
 def walk_expr(e: Expr):

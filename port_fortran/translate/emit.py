@@ -12,6 +12,7 @@ from .access import names_in, scalars_written
 from .blocks import fast_order
 from .cexpr import ExprPrinter, function_cname
 from .plan import PHost, PIf, PKernel, PLoop, PVersion, PWhile, atomic_increment
+from . import reducers
 from .symbols import Refusal, SymbolTable, cname, cxx_type
 
 IND = "  "
@@ -542,31 +543,7 @@ class Emitter:
         struct = f"locreducer_L{do.line}"
         better = ">" if loc.op == "max" else "<"
         ident = f"pf::lowest<{vtype}>()" if loc.op == "max" else f"pf::highest<{vtype}>()"
-        self.structs.append("\n".join([
-            f"// {loc.op}loc reducer of the loop at line {do.line}: the first index wins ties, as in the Fortran loop",
-            f"struct {struct} {{",
-            f"  struct value_type {{ {vtype} val; {isym.ctype} loc; }};",
-            f"  using reducer = {struct};",
-            "  using result_view_type = Kokkos::View<value_type, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;",
-            "  value_type* result;",
-            f"  KOKKOS_INLINE_FUNCTION explicit {struct}(value_type& r) : result(&r) {{}}",
-            "  template <class D, class S>",
-            "  KOKKOS_INLINE_FUNCTION static void join_values(D& dest, S& src) {",
-            f"    if (src.val {better} dest.val || (src.val == dest.val && src.loc < dest.loc)) {{",
-            "      dest.val = src.val;",
-            "      dest.loc = src.loc;",
-            "    }",
-            "  }",
-            "  KOKKOS_INLINE_FUNCTION void join(value_type& dest, const value_type& src) const { join_values(dest, src); }",
-            "  PF_VOLATILE_JOIN(value_type)",
-            "  KOKKOS_INLINE_FUNCTION void init(value_type& v) const {",
-            f"    v.val = {ident};",
-            f"    v.loc = pf::highest<{isym.ctype}>();",
-            "  }",
-            "  KOKKOS_INLINE_FUNCTION value_type& reference() const { return *result; }",
-            "  KOKKOS_INLINE_FUNCTION result_view_type view() const { return result_view_type(result); }",
-            "  KOKKOS_INLINE_FUNCTION bool references_scalar() const { return true; }",
-            "};"]))
+        self.structs.append(reducers.loc_reducer(struct, do.line, loc.op, vtype, isym.ctype, better, ident))
         policy, arg, first = self.policy_range(do)
         self.lambda_scopes.append({do.var} | set(n.private))
         lines = [IND * (ind + 2) + f for f in first]
@@ -627,50 +604,8 @@ class Emitter:
         return f"{v} = pf::{r.op}<{sym.ctype}>({v}, {part});"
 
     def reducer_struct(self, name: str, reds: list[ir.Reduction]) -> str:
-        fields = []
-        joins = []
-        inits = []
-        for r in reds:
-            sym = self.tab[r.var]
-            t, f = sym.ctype, sym.c
-            fields.append(f"    {t} {f};")
-            if r.op == "sum":
-                joins.append(f"    dest.{f} = dest.{f} + src.{f};")
-                inits.append(f"    v.{f} = 0;")
-            elif r.op == "prod":
-                joins.append(f"    dest.{f} = dest.{f} * src.{f};")
-                inits.append(f"    v.{f} = 1;")
-            elif r.op == "max":
-                joins.append(f"    if (src.{f} > dest.{f}) dest.{f} = src.{f};")
-                inits.append(f"    v.{f} = pf::lowest<{t}>();")
-            else:
-                joins.append(f"    if (src.{f} < dest.{f}) dest.{f} = src.{f};")
-                inits.append(f"    v.{f} = pf::highest<{t}>();")
-        what = ", ".join(f"{r.var} ({r.op})" for r in reds)
-        return "\n".join([
-            f"// reducer of the loop at line {reds[0].line if reds else 0}: {what}",
-            f"struct {name} {{",
-            "  struct value_type {",
-            *fields,
-            "  };",
-            f"  using reducer = {name};",
-            "  using result_view_type = Kokkos::View<value_type, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;",
-            "  value_type* result;",
-            f"  KOKKOS_INLINE_FUNCTION explicit {name}(value_type& r) : result(&r) {{}}",
-            "  template <class D, class S>",
-            "  KOKKOS_INLINE_FUNCTION static void join_values(D& dest, S& src) {",
-            *[j.replace("    ", "    ", 1) for j in joins],
-            "  }",
-            "  KOKKOS_INLINE_FUNCTION void join(value_type& dest, const value_type& src) const { join_values(dest, src); }",
-            "  PF_VOLATILE_JOIN(value_type)",
-            "  KOKKOS_INLINE_FUNCTION void init(value_type& v) const {",
-            *inits,
-            "  }",
-            "  KOKKOS_INLINE_FUNCTION value_type& reference() const { return *result; }",
-            "  KOKKOS_INLINE_FUNCTION result_view_type view() const { return result_view_type(result); }",
-            "  KOKKOS_INLINE_FUNCTION bool references_scalar() const { return true; }",
-            "};",
-        ])
+        return reducers.scalars_reducer(name, [(self.tab[r.var].ctype, self.tab[r.var].c, r.op, r.var) for r in reds],
+                                        reds[0].line if reds else 0)
 
     def serial(self, n: PKernel, ind: int) -> list[str]:
         pad = IND * ind
