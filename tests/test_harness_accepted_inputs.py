@@ -550,11 +550,12 @@ end subroutine spin
 def test_an_original_that_never_returns_is_refused_not_failed(tmp_path):
     """FFTPACK's rfftb1 loops for billions of iterations over a factor count read from a
     drawn work array: the original hits the run's time limit, which is its failure on those
-    inputs (original-failed), not the port's."""
+    inputs (original-limit), not the port's; the other cases are not waited out."""
     from port_fortran.build_runner.sandbox import Limits
 
     h = _harness(tmp_path, SPIN, "spin")
     h.limits = Limits(wall_s=2.0, cpu_s=None, mem_mb=4096)
     v = h.verify("serial", seeds=[1])
-    assert not v.passed and v.code == "original-failed", v.reason
+    assert not v.passed and v.code == "original-limit", v.reason
     assert "wall-time" in v.reason and "the port is not at fault" in v.reason
+    assert len(v.cases) == 1 and any("more case(s) not run" in n for n in v.notes)  # not minutes per case

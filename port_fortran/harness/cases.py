@@ -92,7 +92,7 @@ class CaseRunner:
                 if _hit_limit(rres):  # a limit: drawing again would not help
                     # the original's own failure (FFTPACK's rfftb1 looping on factor counts read
                     # from a drawn work array): the port is not at fault
-                    cr.code = redraw.ORIGINAL_FAILED
+                    cr.code = redraw.ORIGINAL_LIMIT
                     cr.error = (self._describe_failure("the original", rres) + f" on inputs {this.label()}; the port "
                                 f"is not at fault: the spec may make inputs the original rejects: edit "
                                 f"{self.spec_path.name}")

@@ -53,6 +53,7 @@ _src_lock = threading.Lock()
 # why such a case was left out (a cross-tiles case with one is not run at all)
 ORIGINALS_CASES = {
     redraw.ORIGINAL_FAILED: "the original rejects its inputs",
+    redraw.ORIGINAL_LIMIT: "the original does not finish on its inputs",
     redraw.NOT_FINITE: "the original rejects its inputs",
     InputsTooLarge.code: "its inputs are too large",
     ORIGINAL_OUT_OF_BOUNDS: "the original reads outside its arrays on its inputs",
@@ -416,19 +417,24 @@ class Harness(CaseRunner, CheckedOriginal):
         work = self.port_dir / "build" / backend / "cases"
         verdict = Verdict(backend, True)
         cross = self._crossing_cases(verdict, bases[0])
-        for k, base in enumerate(bases):
-            for case in make_cases(self.spec, base) + (cross if k == 0 else []):
-                cr = self.run_case(backend, case, build.artifacts["ref_driver"], build.artifacts["pf_driver"], work)
-                cr.sizes.update({k: v for k, v in case.choices.items() if isinstance(v, int)})
-                if case.kind == "cross-tiles" and not cr.passed and cr.code in ORIGINALS_CASES:
-                    verdict.cross_tiles = False  # sizes the original rejects: no caller reaches the port so
-                    verdict.notes.append(f"boundary-crossing case not run: the original rejects its sizes "
-                                         f"({case.label()}: {cr.error[:300]})")
-                    continue
-                verdict.cases.append(cr)
-                if not cr.passed and verdict.passed:
-                    verdict.passed = False
-                    verdict.reason = f"{case.label()}: " + (cr.error or _first_failure(cr))
+        cases = [case for k, base in enumerate(bases) for case in make_cases(self.spec, base) + (cross if k == 0 else [])]
+        for n, case in enumerate(cases):
+            if verdict.cases and verdict.cases[-1].code == redraw.ORIGINAL_LIMIT:
+                # each further case would wait out the limit too (minutes): the spec's inputs are the matter
+                verdict.notes.append(f"{len(cases) - n} more case(s) not run: the original ran past its limit on "
+                                     f"{verdict.cases[-1].label}")
+                break
+            cr = self.run_case(backend, case, build.artifacts["ref_driver"], build.artifacts["pf_driver"], work)
+            cr.sizes.update({k: v for k, v in case.choices.items() if isinstance(v, int)})
+            if case.kind == "cross-tiles" and not cr.passed and cr.code in ORIGINALS_CASES:
+                verdict.cross_tiles = False  # sizes the original rejects: no caller reaches the port so
+                verdict.notes.append(f"boundary-crossing case not run: the original rejects its sizes "
+                                     f"({case.label()}: {cr.error[:300]})")
+                continue
+            verdict.cases.append(cr)
+            if not cr.passed and verdict.passed:
+                verdict.passed = False
+                verdict.reason = f"{case.label()}: " + (cr.error or _first_failure(cr))
         failing = [c for c in verdict.cases if not c.passed]
         passing = [c for c in verdict.cases if c.passed]
         if failing and all(c.code for c in failing) and passing:  # the proof stands on inputs the original takes

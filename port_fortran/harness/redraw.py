@@ -24,6 +24,7 @@ from .spec import Spec
 
 NOT_FINITE = "original-not-finite"
 ORIGINAL_FAILED = "original-failed"
+ORIGINAL_LIMIT = "original-limit"  # the original ran past the case's time or memory limit
 SEED_STEP = 15485863  # a prime: the redrawn seeds differ from the cases' own (base + 7919 k)
 
 # (description, how real ranges [lo, hi] change); the first redraw keeps the spec's ranges
