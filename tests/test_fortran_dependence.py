@@ -792,7 +792,7 @@ def test_branches_named_constants_rule_out_are_not_paths(tmp_path):
 
 
 def _pack(tmp_path, body):
-    """TeaLeaf's and CloverLeaf's halo-packing idiom (written here): the buffer index is a
+    """TeaLeaf's halo-packing idiom (written here): the buffer index is a
     scalar the iteration computes first, then uses as the subscript."""
     src = textwrap.dedent("""
         subroutine pk(n, m, depth, off, field, buf, flag)

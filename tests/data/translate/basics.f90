@@ -102,7 +102,7 @@ subroutine strided(n, x, incx, y, incy, dot)
 end subroutine strided
 
 ! A minloc-style reduction whose value is computed first in scalars of the iteration
-! (BookLeaf's and CloverLeaf's time-step control idiom): parallel_reduce with a (value,
+! (BookLeaf's time-step control idiom): parallel_reduce with a (value,
 ! index) reducer, the temporaries private to each iteration.
 subroutine dtctl(n, cu, cv, elen, zerocut, rdt, idt)
   implicit none
