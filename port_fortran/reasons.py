@@ -159,6 +159,8 @@ _ALL = [
         original_failed="the original failed on every input drawn: the port is not at fault",
         original_limit="the original ran past the case's time or memory limit on the inputs drawn (a loop bound "
                        "read from data it does not accept): the port is not at fault",
+        original_no_effect="on every input drawn the original left all its outputs as they were given: the "
+                           "comparison would prove nothing (loops that run zero times, a value that skips the work)",
         original_out_of_bounds="the original reads or writes outside its declared arrays on the inputs drawn "
                                "(gfortran -fcheck=bounds): its outputs are undefined, the port is not at fault",
         original_uninitialised="the original's outputs change with the values its uninitialised locals hold "

@@ -120,6 +120,9 @@ class CaseResult:
     # (harness.crossing); 'timing-size' the sizes a timing runs at
     kind: str = ""
     code: str = ""  # when the port is not at fault: 'original-not-finite', 'original-failed' (harness.redraw)
+    # output elements (and the function result) the original changed from what it was given:
+    # a case where it changed none compares inputs with inputs; -1 not counted
+    changed: int = -1
 
 
 @dataclass

@@ -11,6 +11,8 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
+import numpy as np
+
 from ..build_runner.sandbox import Limits
 from ..records import CaseResult
 from .compare import compare, magnitude_scale
@@ -126,6 +128,7 @@ class CaseRunner:
                         f"fault: give value ranges the routine accepts in {self.spec_path.name} (args.<name>.range) "
                         f"or in the run configuration (routines.{self.kernel.name}.args.<name>.range)")
             return cr
+        cr.changed = changed_elements(recs, ref_out, {a.name: self.spec.args[a.name].intent for a in self.kernel.args})
         pres = self._run(port_exe, ["run", str(fin), str(fport)], work, backend, limits=limits)
         big = fin.stat().st_size > BIG_INPUT_BYTES  # inputs at timing sizes are not kept (once compared)
         try:
@@ -188,3 +191,24 @@ class CaseRunner:
                 return res, None, str(exc)
         finally:
             shutil.rmtree(priv, ignore_errors=True)
+
+
+def changed_elements(inputs: list, outputs: list, intents: dict[str, str]) -> int:
+    """How many elements of the outputs (arguments not ``in``, and the function result) the
+    original changed from the inputs it was given (NaN left NaN is no change); an output
+    whose shape changed counts whole."""
+    total = 0
+    for rin, rout in zip(inputs, outputs):
+        if rin.name != "result" and intents.get(rin.name, "inout") == "in":
+            continue
+        a, b = np.asarray(rin.data), np.asarray(rout.data)
+        if a.shape != b.shape or a.dtype != b.dtype:
+            total += int(b.size)
+            continue
+        if a.dtype.kind in "fc":
+            with np.errstate(invalid="ignore"):
+                same = (a == b) | (np.isnan(a) & np.isnan(b))
+        else:
+            same = a == b
+        total += int(np.size(same) - np.count_nonzero(same))
+    return total

@@ -30,6 +30,7 @@ from typing import Optional
 
 from ..fortran import affine
 from ..fortran import ir
+from ..fortran.rewrite import replace_refs
 
 MAX_PASSES = 20
 KIND_ORDER = ("loop", "extent", "subscript", "divisor")
@@ -51,6 +52,12 @@ class Constraint:
         return sum(c * (env[k[0]] if k else 1) for k, c in self.poly.items())
 
 
+def element_name(array: str, subscripts) -> str:
+    """The variable constraints use for one element of an integer array the kernel reads at
+    constant subscripts: 'grid_points(1)'."""
+    return f"{array}({','.join(str(int(s)) for s in subscripts)})"
+
+
 def _linear(p: Optional[dict]) -> bool:
     return p is not None and all(len(k) <= 1 for k in p)
 
@@ -70,6 +77,9 @@ class _Collector:
         self.kernel = kernel
         self.ints = {a.name for a in kernel.args if a.rank == 0 and a.ftype.base == "integer"}
         self.arrays = {a.name: a for a in kernel.args if a.rank}
+        # elements of integer arrays the kernel only reads, at constant subscripts
+        # (NPB's 'do i = 1, grid_points(1) - 2'): variables like the scalars, 'grid_points(1)'
+        self.elem_arrays = {a.name for a in kernel.args if a.rank and a.ftype.base == "integer" and a.intent == "in"}
         self.params = {n: v.parameter for n, v in kernel.locals.items()
                        if isinstance(v.parameter, int) and not isinstance(v.parameter, bool)}
         self.defs: dict[str, dict] = {}
@@ -98,6 +108,8 @@ class _Collector:
         """Linear polynomial of ``e`` in integer scalar arguments (and ``loop_vars``)."""
         if e is None:
             return None
+        if self.elem_arrays:
+            e = replace_refs(e, self._element)
         p = affine.poly_of(e, self.params)
         if not _linear(p):
             return None
@@ -109,6 +121,19 @@ class _Collector:
             else:
                 return None
         return p if _linear(p) else None
+
+    def _element(self, x: ir.ArrayRef) -> Optional[ir.Expr]:
+        if x.name not in self.elem_arrays or not x.subscripts:
+            return None
+        subs = []
+        for sub in x.subscripts:
+            q = affine.poly_of(sub, self.params) if not isinstance(sub, ir.Slice) else None
+            if q is None or not affine.is_const(q):
+                return None
+            subs.append(affine.constant(q))
+        name = element_name(x.name, subs)
+        self.ints.add(name)
+        return ir.Name(name, ftype=ir.INTEGER)
 
     def add(self, p: Optional[dict], kind: str, line: int, what: str, index_side=frozenset(),
             pair: bool = False) -> None:
@@ -219,6 +244,34 @@ def _extreme(p: dict, loops: list[tuple[str, dict, dict]], sign: int) -> Optiona
 def _exprs(body: list[ir.Stmt]):
     for s in ir.walk(body):
         yield from ir.stmt_exprs(s)
+
+
+def bound_sides(kernel: ir.Kernel) -> dict[str, set[str]]:
+    """The integer variables (scalar arguments, COMMON and module members, elements of
+    integer arrays at constant subscripts: 'grid_points(1)') that bound DO loops, each with
+    the side it is on: 'upper' when a larger value gives more iterations (``do i = 1, n - 2``),
+    'lower' when it gives fewer (``do i = ist, ...``). Locals assigned once from them
+    (``isize = grid_points(1) - 1``) count as them."""
+    col = _Collector(kernel)
+    out: dict[str, set[str]] = {}
+    for d in kernel.loops():
+        step = 1
+        if d.step is not None:
+            st = col.poly(d.step)
+            if st is None or not affine.is_const(st) or affine.constant(st) == 0:
+                continue
+            step = affine.constant(st)
+        for e, sign in ((d.start, -1), (d.end, +1)):
+            p = col.poly(e, frozenset(x.var for x in kernel.loops()))
+            if p is None:
+                continue
+            for (k, c) in p.items():
+                if k and k[0] in col.ints and c:
+                    more = (c > 0) if sign > 0 else (c < 0)  # a larger value: more iterations
+                    if step < 0:
+                        more = not more
+                    out.setdefault(k[0], set()).add("upper" if more else "lower")
+    return out
 
 
 def constraints(kernel: ir.Kernel) -> list[Constraint]:

@@ -61,6 +61,23 @@ ORIGINALS_CASES = {
 }
 
 
+ORIGINAL_NO_EFFECT = "original-no-effect"
+
+
+def _no_effect(verdict: Verdict, spec_name: str) -> None:
+    """A passing verdict whose cases all left every output as the original was given it
+    compared inputs with inputs (its loops ran zero times, a flag skipped the work): it
+    proves nothing, and says so with its own code."""
+    counted = [c for c in verdict.cases if c.changed >= 0]
+    if not verdict.passed or not counted or len(counted) != len(verdict.cases) or any(c.changed for c in counted):
+        return
+    verdict.passed = False
+    verdict.code = ORIGINAL_NO_EFFECT
+    verdict.reason = (f"on every case ({len(counted)}) the original changed none of its outputs: the comparison "
+                      f"proves nothing about the port (its loops ran zero times or a value skipped the work on "
+                      f"these inputs); give sizes and values that reach the work in {spec_name}")
+
+
 def default_threads() -> int:
     env = os.environ.get("PORT_FORTRAN_THREADS")
     if env and env.isdigit() and int(env) > 0:
@@ -446,6 +463,7 @@ class Harness(CaseRunner, CheckedOriginal):
         elif failing and all(c.code for c in failing):  # the original's doing on every failing case
             verdict.code = failing[0].code
             verdict.reason = failing[0].error
+        _no_effect(verdict, self.spec_path.name)
         self._save_verdict(verdict, bases)
         return verdict
 

@@ -73,6 +73,7 @@ def infer(kernel: ir.Kernel, hints: Optional[dict] = None) -> Spec:
             args[a.name] = ArgSpec("array", intent, dims=dims,
                                    range=[0.5, 1.5] if a.name in positive else [-1.0, 1.0])
     _common_members(kernel, args, notes)
+    _loop_bound_values(kernel, args, notes)
     _apply_hints(kernel, args, hints or {}, notes)
     # a pointer whose count lives in a size argument: that size follows the rows
     size_names = [n for n, s in args.items() if s.role == "size"]
@@ -149,6 +150,62 @@ def _common_members(kernel: ir.Kernel, args: dict[str, ArgSpec], notes: list[str
         args[a.name] = ArgSpec("scalar", args[a.name].intent, range=rng)
         what = "COMMON member" if a.common is not None else f"variable of module {a.module}"
         notes.append(f"{a.name}: {what}, values {rng[0]}..{rng[1]} (within the COMMON and module arrays' bounds)")
+
+
+def _loop_bound_values(kernel: ir.Kernel, args: dict[str, ArgSpec], notes: list[str]) -> None:
+    """Integers that bound the loops but are no size of the size sets: COMMON and module
+    scalars, and elements of integer arrays read at constant subscripts (NPB's
+    ``do k = 1, grid_points(3) - 2`` over COMMON arrays of PARAMETER extents). Drawn at
+    random they ran the loops a few times at most (a 'verified' port whose loops never
+    reached the arrays' far end, a timing of nothing); they get values cycled over the
+    cases instead, the first (timed) one the extreme the kernel's subscripts allow
+    (:func:`constraints.scalar_bounds`: the loops run over the whole arrays), then a middle
+    and a small one."""
+    from .constraints import bound_sides, scalar_bounds
+    from .members import is_member
+    for var, sides in sorted(bound_sides(kernel).items()):
+        if len(sides) != 1:
+            continue
+        side = next(iter(sides))
+        if "(" in var:
+            array, subs = var[:-1].split("(", 1)
+            a, s = kernel.arg(array), args.get(array)
+            if s is None or s.role != "array" or s.values is not None or a.ftype.base != "integer":
+                continue
+        else:
+            a, s = kernel.arg(var), args.get(var)
+            if s is None or s.role != "scalar" or s.values is not None or not is_member(a):
+                continue
+        lo, hi = scalar_bounds(kernel, var, {})
+        vals = _full_first(lo, hi, side)
+        if not vals:
+            continue
+        if "(" in var:
+            s.elements = {**(s.elements or {}), subs: vals}
+        else:
+            s.values, s.range = vals, None
+        notes.append(f"{var}: bounds loops ({side} side); values {vals} cycled over the cases, the first timed "
+                     "(the loops then reach the bounds the subscripts allow)")
+
+
+def _full_first(lo, hi, side: str) -> list[int]:
+    """Values for a loop bound within [lo, hi] (either None: unbounded on that side): the
+    extreme that runs the most iterations first; [] when that side is unbounded."""
+    if side == "upper":
+        if hi is None:
+            return []
+        base = min(hi, max(1, lo) if lo is not None else 1)
+        cand = [hi, (base + hi + 1) // 2, base]
+    else:
+        if lo is None:
+            return []
+        top = hi if hi is not None else lo + 2
+        cand = [lo, min(top, lo + 1), min(top, lo + 2)]
+    out: list[int] = []
+    for v in cand:
+        if v not in out:
+            out.append(int(v))
+    return out
 
 
 def _dims_of(a: ir.Argument, notes: list[str]) -> list[str]:

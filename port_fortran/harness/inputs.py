@@ -25,6 +25,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..fortran import ir
+from .constraints import element_name
 from .extents import Ranges
 from .spec import Spec, dim_parts, eval_expr
 
@@ -115,6 +116,17 @@ def cycled_args(spec: Spec) -> list[str]:
             if a.role == "stride" or (a.role == "scalar" and a.values and not any(isinstance(v, bool) for v in a.values))]
 
 
+def cycled_values(spec: Spec) -> list[tuple[str, list]]:
+    """(name, values) of everything cycled over the cases: the :func:`cycled_args`, then the
+    single elements an integer array's spec gives values (``elements``), named as the
+    constraints name them ('grid_points(1)')."""
+    out = [(n, spec.args[n].values) for n in cycled_args(spec)]
+    for n, a in spec.args.items():
+        for subs, vals in (a.elements or {}).items():
+            out.append((element_name(n, subs.split(",")), vals))
+    return out
+
+
 def choice_value(v: Any, sizes: dict[str, int]) -> Any:
     """A cycled value for one size set: ints as they are, expressions (``n + 1``) evaluated."""
     if isinstance(v, str):
@@ -133,7 +145,7 @@ def cases(spec: Spec, base_seed: int, size_sets: Optional[list[dict[str, int]]] 
     ``kind`` labels the cases."""
     size_sets = size_sets if size_sets is not None else spec.correctness
     flags = [(n, a.values) for n, a in spec.args.items() if a.role == "flag"]
-    strides = [(n, spec.args[n].values) for n in cycled_args(spec)]
+    strides = cycled_values(spec)
     combos = list(itertools.product(*[v for _, v in flags])) or [()]
     out: list[Case] = []
     used: set[tuple[str, int]] = set()
@@ -233,8 +245,8 @@ def scalar_env(kernel: ir.Kernel, spec: Spec, sizes: dict[str, int], choices: Op
     if choices is None:
         choices = {n: a.values[min(choice_index, len(a.values) - 1)] for n, a in spec.args.items()
                    if a.role == "flag"}
-        choices.update({n: choice_value(spec.args[n].values[min(choice_index, len(spec.args[n].values) - 1)], sizes)
-                        for n in cycled_args(spec)})
+        choices.update({n: choice_value(vals[min(choice_index, len(vals) - 1)], sizes)
+                        for n, vals in cycled_values(spec)})
     env: dict[str, Any] = {}
     for n, a in spec.args.items():
         if a.role == "size":
@@ -400,11 +412,22 @@ def make_inputs(kernel: ir.Kernel, spec: Spec, case: Case) -> tuple[list[Record]
             data = rng.integers(lo, hi + 1, size=shape).astype(dt)
         else:
             data = _random(a.ftype, dt, shape, s, rng)
+            _set_elements(data, a.name, s, al.lbound, case.choices)
         recs.append(Record(a.name, code, al.lbound, np.asfortranarray(data)))
     if kernel.result is not None:
         dt = dtype_of(kernel.result.ftype)
         recs.append(Record("result", type_code(kernel.result.ftype), (), _poison(kernel.result.ftype, dt, ())))
     return recs, lay
+
+
+def _set_elements(data: np.ndarray, name: str, s, lbound, choices: dict) -> None:
+    """The elements the spec gives values (``elements``): the case's choice, else the first
+    value (the one timed); an element outside the array is left as drawn."""
+    for subs, vals in (s.elements or {}).items():
+        idx = tuple(int(x) - int(lb) for x, lb in zip(subs.split(","), lbound))
+        if len(idx) != data.ndim or any(i < 0 or i >= n for i, n in zip(idx, data.shape)):
+            continue
+        data[idx] = choices.get(element_name(name, subs.split(",")), vals[0])
 
 
 def _bytes(n: int) -> str:

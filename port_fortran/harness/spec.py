@@ -44,6 +44,9 @@ class ArgSpec:
     pad: int = 0  # leading-dim: extra rows
     nnz: Optional[str] = None  # pointer: 'auto' or the size argument holding the count
     per_row: Optional[list[int]] = None  # pointer: entries per row [lo, hi]
+    # integer array: values of single elements, cycled over the cases like a scalar's
+    # (subscripts 'i,j' -> ints): the elements that bound loops ('grid_points(1)')
+    elements: Optional[dict[str, list[int]]] = None
 
 
 @dataclass
@@ -74,7 +77,7 @@ class Spec:
         args = {}
         for name, a in self.args.items():
             d: dict[str, Any] = {"role": a.role, "intent": a.intent}
-            for k in ("values", "range", "dims", "rows", "nnz", "per_row"):
+            for k in ("values", "range", "dims", "rows", "nnz", "per_row", "elements"):
                 v = getattr(a, k)
                 if v is not None:
                     d[k] = v
@@ -180,7 +183,9 @@ HEADER = """\
 #   flag         each of `values` (characters) gets its own cases
 #   leading-dim  `rows` (an expression) + `pad`
 #   array        random values in `range`; `dims` are 'lower:upper' expressions of the
-#                scalar arguments; 'auto' = the largest subscript the kernel touches
+#                scalar arguments; 'auto' = the largest subscript the kernel touches;
+#                `elements` (integer arrays): values of single elements, cycled over the
+#                cases, the first one timed ('1': [12, 7, 1]: the elements that bound loops)
 #   pointer      monotone segment pointers (CSR row pointers): p(1)=1, `rows` segments of
 #                `per_row` entries each; `nnz` = 'auto' or the size argument holding p(rows+1)-1
 #   index        integers in `range` ([lower, upper] expressions): subscripts of other arrays
@@ -219,6 +224,22 @@ def dump(spec: Spec, kernel: ir.Kernel) -> str:
 
 def _flow(d: dict) -> str:
     return yaml.safe_dump(d, default_flow_style=True, sort_keys=False, width=10_000).strip()
+
+
+def _elements(d, a: ir.Argument, field_: str, bad) -> dict[str, list[int]]:
+    """``elements`` of an integer array: subscripts ('1' or '1,2', one per dimension) ->
+    non-empty list of integers."""
+    if a.ftype.base != "integer" or not isinstance(d, dict):
+        raise bad(field_, "expected a mapping of subscripts ('1', '1,2') to lists of integers, for an integer array")
+    out: dict[str, list[int]] = {}
+    for k, v in d.items():
+        subs = str(k).replace(" ", "").split(",")
+        if len(subs) != a.rank or not all(x.lstrip("-").isdigit() for x in subs):
+            raise bad(f"{field_}.{k}", f"expected {a.rank} integer subscript(s) separated by commas")
+        if not isinstance(v, list) or not v or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+            raise bad(f"{field_}.{k}", "expected a non-empty list of integers")
+        out[",".join(subs)] = v
+    return out
 
 
 def parse(data: dict, kernel: ir.Kernel, fname: str) -> Spec:
@@ -283,6 +304,8 @@ def parse(data: dict, kernel: ir.Kernel, fname: str) -> Spec:
                         and r[0] <= r[1]):
                     raise bad(f"{f}.range", "expected [low, high] numbers with low <= high")
                 s.range = r
+            if "elements" in d:
+                s.elements = _elements(d["elements"], a, f"{f}.elements", bad)
         elif role == "index":
             r = d.get("range")
             if not (isinstance(r, list) and len(r) == 2):

@@ -1,0 +1,133 @@
+"""Proofs whose loops really run (issue 12, "inputs the original accepts"; the DESIGN's
+"verified").
+
+A grid code sets its loop bounds from COMMON (``do k = 1, grid_points(3) - 2`` over COMMON
+arrays of PARAMETER extents, ``do i = 1, nx - 2``). Drawn at random (integers in [-5, 5]
+for an array, [1, 5] for a scalar member) the loops ran zero to three times: the port was
+"verified" on a corner of its arrays and its timing measured nothing. The bounds now get
+values cycled over the cases, the first (timed) one as large as the kernel's subscripts
+allow. And a verdict whose original changed none of its outputs on any case proves
+nothing: it gets its own code, ``original-no-effect``.
+
+The harness runs with gfortran only: the "port" is the reference driver itself.
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from port_fortran.fortran import parse_file
+from port_fortran.harness.constraints import bound_sides, scalar_bounds
+from port_fortran.harness.infer import infer
+from port_fortran.harness.inputs import cases, make_inputs
+from port_fortran.harness.members import driven_kernel
+from port_fortran.records import BuildResult
+
+needs_gfortran = pytest.mark.skipif(shutil.which("gfortran") is None, reason="gfortran not installed")
+
+HEADER = """\
+      integer nmax
+      parameter (nmax=12)
+      integer gp(3), nz
+      double precision q(0:nmax-1, 0:nmax-1, 0:nmax-1),
+     >                 r(0:nmax-1, 0:nmax-1, 0:nmax-1)
+      common /grid/ gp, nz
+      common /fields/ q, r
+"""
+
+SWEEP = """\
+      subroutine sweep
+      include 'grid.h'
+      integer i, j, k, isize
+      isize = gp(1) - 1
+      do k = 1, nz - 2
+         do j = 1, gp(2) - 2
+            do i = 0, isize
+               r(i, j, k) = r(i, j, k) + 0.5d0 * q(i, j, k)
+            enddo
+         enddo
+      enddo
+      return
+      end
+"""
+
+NOTHING = """\
+subroutine nothing(n, flag, x)
+  implicit none
+  integer, intent(in) :: n, flag
+  real(8), intent(inout) :: x(n)
+  integer :: i
+  if (flag > 100) then
+    do i = 1, n
+      x(i) = 2d0 * x(i)
+    end do
+  end if
+end subroutine nothing
+"""
+
+
+def _kernel(tmp_path: Path, files: dict, name: str):
+    for fname, text in files.items():
+        (tmp_path / fname).write_text(text)
+    src = next(f for f in files if not f.endswith(".h"))
+    sf = parse_file(str(tmp_path / src), use_cache=False)
+    return next(k for k in sf.kernels if k.name == name), sf
+
+
+def test_elements_and_common_scalars_that_bound_loops_are_bounded_by_the_subscripts(tmp_path):
+    k, _ = _kernel(tmp_path, {"grid.h": HEADER, "sweep.f": SWEEP}, "sweep")
+    d = driven_kernel(k)
+    sides = bound_sides(d)
+    assert sides["gp(1)"] == {"upper"} and sides["gp(2)"] == {"upper"} and sides["nz"] == {"upper"}
+    # i runs 0 .. gp(1) - 1 over q(0:11, ...): gp(1) <= 12; j and k run 1 .. x - 2: x <= 13
+    assert scalar_bounds(d, "gp(1)", {})[1] == 12
+    assert scalar_bounds(d, "gp(2)", {})[1] == 13
+    assert scalar_bounds(d, "nz", {})[1] == 13
+
+
+def test_the_first_case_runs_the_loops_over_the_whole_arrays(tmp_path):
+    k, _ = _kernel(tmp_path, {"grid.h": HEADER, "sweep.f": SWEEP}, "sweep")
+    d = driven_kernel(k)
+    spec = infer(d)
+    assert spec.args["gp"].elements == {"1": [12, 7, 1], "2": [13, 7, 1]}
+    assert spec.args["nz"].values == [13, 7, 1] and spec.args["nz"].range is None
+    got = cases(spec, 17)
+    first = got[0]
+    recs, _ = make_inputs(d, spec, first)
+    by = {r.name: r for r in recs}
+    assert list(by["gp"].data[:2]) == [12, 13] and int(by["nz"].data) == 13
+    # every value of every bound is used in some case
+    seen = {(n, v) for c in got for n, v in c.choices.items()}
+    assert {("gp(1)", 1), ("gp(1)", 7), ("gp(2)", 7), ("nz", 1)} <= seen
+
+
+def test_a_verdict_whose_original_changed_nothing_proves_nothing(tmp_path):
+    from port_fortran.harness.core import ORIGINAL_NO_EFFECT, Harness
+    if shutil.which("gfortran") is None:
+        pytest.skip("gfortran not installed")
+    k, sf = _kernel(tmp_path, {"nothing.f90": NOTHING}, "nothing")
+    h = Harness(k, sf, tmp_path / "port")
+    ref = h.build_reference()
+    h._builds["serial"] = BuildResult("serial", True, artifacts={"ref_driver": str(ref), "pf_driver": str(ref)})
+    v = h.verify("serial", seeds=[3])
+    assert all(c.changed == 0 for c in v.cases)
+    assert not v.passed and v.code == ORIGINAL_NO_EFFECT
+    assert "changed none of its outputs" in v.reason and "nothing.spec.yaml" in v.reason
+
+
+@needs_gfortran
+@pytest.mark.integration
+def test_a_case_counts_the_elements_the_original_changed(tmp_path):
+    from port_fortran.harness.core import Harness
+    k, sf = _kernel(tmp_path, {"grid.h": HEADER, "sweep.f": SWEEP}, "sweep")
+    h = Harness(k, sf, tmp_path / "port")
+    ref = h.build_reference()
+    h._builds["serial"] = BuildResult("serial", True, artifacts={"ref_driver": str(ref), "pf_driver": str(ref)})
+    v = h.verify("serial", seeds=[5])
+    assert v.passed, v.reason
+    # the timed values first: 11 x 12 x 12 elements of r change (i 0..11, j and k 1..11)
+    assert v.cases[0].changed == 12 * 11 * 11
+    assert np.all([c.changed >= 0 for c in v.cases])
