@@ -475,3 +475,44 @@ def test_loc_reduction_with_its_value_computed_in_private_scalars():
     start = body.index("KOKKOS_LAMBDA")
     lam = body[start:body.index("}, locreducer_L", start)]
     assert "double w1 = 0.0;" in lam and "w1 = pf::abs(elen(i - 1))" in lam  # per iteration, private
+
+
+# ------------------------------------------------------------------ section reductions
+
+
+def test_sums_into_a_small_array_under_an_inner_loop_are_one_reduction_over_the_nest():
+    """``rms(m) = rms(m) + add*add`` under ``do m = 1, 5`` inside a grid nest (the norm
+    routines of CFD codes): a section reduction, each thread accumulating into a private
+    copy of rms; the nest is one MDRange reduce, the result combined element by element
+    with the values before the loop. A scratch array a called routine fills at every
+    point is private to the iteration."""
+    k, sf = _kernel("norms.f", "sqnorm")
+    loops = {d.line: d.info for d in k.loops()}
+    red = {r.var: r for r in loops[20].reductions}
+    assert red["rms"].op == "sum" and red["rms"].section == ((1, 5),)
+    assert red["big"].op == "max" and red["big"].section == ((1, 2),)  # its own inner loop only
+    assert "dev" in loops[20].private  # pointval fills it before the loop reads it
+    port = translate_kernel(k, sf)
+    assert any("parallel_reduce over an MDRangePolicy of k, j, i" in n for n in port.notes), port.notes
+    cpp = port.files["sqnorm.kokkos.cpp"]
+    assert "pf::Private<double, 5> rms;" in cpp and "pf::Private<double, 2> big;" in cpp
+    assert "pf::Private<double, 5>& rms = pf_acc.rms;" in cpp
+    assert "for (long pf_q0 = 0; pf_q0 <= 1; ++pf_q0)" in cpp  # big's combine stays in its bounds
+
+
+def test_a_section_past_the_declared_bounds_stays_serial(tmp_path):
+    src = tmp_path / "past.f"
+    src.write_text("""\
+      subroutine past(n, a, s)
+      integer n, i, m
+      double precision a(n), s(3)
+      do i = 1, n
+         do m = 1, 4
+            s(m) = s(m) + a(i)
+         enddo
+      enddo
+      end
+""")
+    sf = parse_file(str(src), use_cache=False)
+    port = translate_kernel(sf.kernels[0], sf)
+    assert any("outside its declared bounds" in n for n in port.notes), port.notes

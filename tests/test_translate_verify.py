@@ -18,6 +18,9 @@ OpenMP backends. Features are grouped into few kernels to keep the builds few:
   types.f90   cplx     complex(8), conjg/aimag/cmplx/abs, SELECT CASE, LOGICAL argument
               scatter  atomics for scattered updates (real(4)), a reduction with an integer count
   arrays.f90  matvt    TeamPolicy: a team per column, TeamThreadRange reduction (team_reductions)
+  norms.f     sqnorm   section reductions (rms(m) summed, big(m) a max, under inner component
+                       loops: one MDRange reduce with a pf::Private accumulator per thread); a
+                       scratch array a called routine fills, private to each iteration
 """
 from __future__ import annotations
 
@@ -47,6 +50,7 @@ CASES = [
     ("types.f90", "cplx"),
     ("types.f90", "scatter"),
     ("arrays.f90", "matvt"),  # with TranslateOptions(team_reductions=True): TeamPolicy
+    ("norms.f", "sqnorm"),
 ]
 OPTIONS = {"matvt": TranslateOptions(team_reductions=True)}
 
@@ -59,6 +63,7 @@ SPEC_EDITS = {
     "stats": {"reduction": ["s", "p"]},
     "strided": {"reduction": ["dot"]},
     "scatter": {"reduction": ["hist", "vsum"]},
+    "sqnorm": {"reduction": ["rms"]},
 }
 
 

@@ -34,7 +34,7 @@ from .dataflow import FlowGraph, IterationValues, exposed_reads
 from .facts import Facts, guard_facts, loop_var_facts, path_to
 from .inductions import find_inductions, induction_substitution
 from .privatize import privatizable_array
-from .reductions import index_loc_idiom, mentions, minmax_idiom, reduction_op, same_expr
+from .reductions import constant_section, index_loc_idiom, mentions, minmax_idiom, reduction_op, same_expr
 from .render import expr_str
 
 # --------------------------------------------------------------------------- helpers
@@ -413,11 +413,11 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
             continue
         # a local scratch array every iteration fills before reading it (stencil(1:4) in
         # miniWeather's flux loops): private to each iteration, not a dependence
-        if privatizable_array(name, loop, kernel, ctx.env):
+        if privatizable_array(name, loop, kernel, ctx.env, ctx.sites):
             info.private.append(name)
             continue
         # accumulation into an element invariant in the loop
-        red = _array_reduction(accs, v, inner_vars, variant, ctx)
+        red = _array_reduction(accs, v, inner_vars, variant, ctx, inner_loops)
         if red is not None:
             info.reductions.append(red)
             continue
@@ -516,16 +516,27 @@ def _is_update(accs: list[Access]) -> bool:
     return True
 
 
-def _array_reduction(accs: list[Access], v: str, inner: set[str], variant: set[str], ctx: Context):
+def _array_reduction(accs: list[Access], v: str, inner: set[str], variant: set[str], ctx: Context,
+                     inner_loops=()):
+    """An element invariant in the loop, or a constant section over inner loops
+    (reductions.constant_section), updated only by reduction statements of one operator."""
     ws = [a for a in accs if a.write]
     first = ws[0]
     if first.subs is None:
         return None
+    section = None
     for sub in first.subs:
         if isinstance(sub, ir.Slice):
             return None
         nm = {x.name for x in ir.walk_expr(sub) if isinstance(x, (ir.Name, ir.ArrayRef))}
-        if v in nm or nm & inner or nm & variant or any(isinstance(x, ir.ArrayRef) for x in ir.walk_expr(sub)):
+        if nm & inner and section is None:  # over the inner loops around the updates
+            at = {id(a.stmt) for a in accs}
+            around = [d for d in inner_loops if isinstance(d, ir.Do) and any(id(x) in at for x in ir.walk(d.body))]
+            section = constant_section(first.subs, {d.var: [x for x in around if x.var == d.var] for d in around},
+                                       ctx.env) or ()
+        if nm & inner and not section:
+            return None
+        if v in nm or (nm - inner) & variant or any(isinstance(x, ir.ArrayRef) for x in ir.walk_expr(sub)):
             return None
     ops = set()
     for a in accs:
@@ -540,7 +551,7 @@ def _array_reduction(accs: list[Access], v: str, inner: set[str], variant: set[s
         ops.add(op)
     if len(ops) != 1:
         return None
-    return ir.Reduction(first.name, ops.pop(), first.line, target=first.ref)
+    return ir.Reduction(first.name, ops.pop(), first.line, target=first.ref, section=section or None)
 
 
 # --------------------------------------------------------------------------- whole kernel
@@ -557,7 +568,9 @@ def _band(loop: ir.Do) -> int:
             if e is not None:
                 bound_names |= {x.name for x in ir.walk_expr(e) if isinstance(x, (ir.Name, ir.ArrayRef))}
         outer_scalars = {r.var for r in loop.info.reductions if r.target is None}
-        inner_ok = inner.info.parallel and all(r.target is None and r.var in outer_scalars for r in inner.info.reductions) \
+        outer_scalars |= {r.var for r in loop.info.reductions if r.section is not None}
+        inner_ok = inner.info.parallel and all((r.target is None or r.section is not None) and r.var in outer_scalars
+                                               for r in inner.info.reductions) \
             and not inner.info.scattered
         if inner_ok and loop.var not in bound_names and inner.info.tightly_nested_parallel > 0:
             return 1 + inner.info.tightly_nested_parallel

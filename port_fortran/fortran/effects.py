@@ -57,6 +57,9 @@ class DummyEffect:
     # (first, last) element offsets touched from the dummy's first element; last None when
     # not bounded; span None when the callee never references the dummy
     span: Optional[tuple[ir.Expr, Optional[ir.Expr]]] = None
+    # elements of an array dummy of constant shape the callee surely assigns, all of them,
+    # before it reads any (privatize: a call that fills a caller's scratch array kills it)
+    fills: int = 0
 
     @property
     def touched(self) -> bool:
@@ -274,6 +277,7 @@ class Calls:
                 d.span = (_lit(0), _lit(0))
             else:
                 d.span = self._span(k, a, env)
+                d.fills = filled_elements(k, a, env)
             dummies.append(d)
         for _b, m in reads or []:  # read-only extra dummies: what an extended call passes
             v = k.locals[m]
@@ -514,3 +518,16 @@ def pass_common_reads(kernel: ir.Kernel, calls: "Calls") -> None:
             for x in ir.walk_expr(e):
                 if isinstance(x, ir.FuncCall) and not x.intrinsic:
                     extend(x.name, x.args)
+
+
+def filled_elements(k: ir.Kernel, a: ir.Argument, env: dict) -> int:
+    """The element count of array dummy ``a`` when ``k`` assigns all of it before reading
+    any (its shape constant), else 0."""
+    from .privatize import constant_bounds, fills_before_reads
+    bounds = constant_bounds(a.dims, env)
+    if bounds is None or not fills_before_reads(k.body, a.name, bounds, env):
+        return 0
+    n = 1
+    for lo, hi in bounds:
+        n *= hi - lo + 1
+    return n

@@ -176,6 +176,9 @@ class Reduction:
     op: str
     line: int
     target: Optional[Expr] = None
+    # a section reduced elementwise (rms(m) under an inner do m = 1, 5): each subscript's
+    # constant (lower, upper) over the inner loops; one accumulator array per thread
+    section: Optional[tuple] = None
 
 
 @dataclass

@@ -10,12 +10,13 @@ from . import ir
 PRIVATE_ARRAY_ELEMENTS = 4096  # a private copy lives in each iteration (registers, the GPU thread's stack)
 
 
-def privatizable_array(name: str, loop: ir.Do, kernel: ir.Kernel, env: dict) -> bool:
+def privatizable_array(name: str, loop: ir.Do, kernel: ir.Kernel, env: dict, sites=None) -> bool:
     """Can each iteration of ``loop`` have its own copy of the array ``name``? It is a local
     of the routine (no dummy, COMMON, module, host or SAVEd storage) of constant extents, no
     larger than PRIVATE_ARRAY_ELEMENTS; in the iteration it is read only after a loop nest
-    wrote all of it (each dimension's whole extent, unconditionally); and nothing outside the
-    loop reads it."""
+    wrote all of it (each dimension's whole extent, unconditionally) or a call filled it (a
+    callee that assigns all of its dummy first, ``sites``: accesses.CallSites); and nothing
+    outside the loop reads it."""
     v = kernel.locals.get(name)
     if v is None or not v.dims or v.save or v.common is not None or v.parameter is not None or v.allocatable \
             or any(name in cls for cls in kernel.equivalences):
@@ -31,7 +32,37 @@ def privatizable_array(name: str, loop: ir.Do, kernel: ir.Kernel, env: dict) -> 
     inside = {id(x) for x in ir.walk([loop])}
     if any(id(st) not in inside and _reads(st, name) for st in ir.walk(kernel.body)):
         return False
-    return _scan_kills(loop.body, name, bounds, env) != "unsafe"
+    fills = None
+    if sites is not None:
+        size = 1
+        for lo, hi in bounds:
+            size *= hi - lo + 1
+        fills = lambda st: _call_fills(st, name, bounds, size, sites)  # noqa: E731
+    return _scan_kills(loop.body, name, bounds, env, fills) != "unsafe"
+
+
+def fills_before_reads(body: list[ir.Stmt], name: str, bounds: list, env: dict) -> bool:
+    """Does ``body`` assign all of array ``name`` (constant ``bounds``) before reading any?"""
+    return _scan_kills(body, name, bounds, env) == "killed"
+
+
+def _call_fills(st: ir.Stmt, name: str, bounds: list, size: int, sites) -> bool:
+    """A CALL passing the whole array ``name`` (or its first element) to a dummy the callee
+    fills, at least ``size`` elements of it."""
+    if not isinstance(st, ir.CallStmt):
+        return False
+    for q, a in enumerate(st.args):
+        whole = isinstance(a, ir.Name) and a.name == name
+        first = (isinstance(a, ir.ArrayRef) and a.name == name and len(a.subscripts) == len(bounds)
+                 and all(isinstance(x, ir.Literal) and x.value == lo for x, (lo, _) in zip(a.subscripts, bounds)))
+        if not (whole or first):
+            continue
+        try:
+            d = sites.effects(st.name).dummy(q)
+        except (KeyError, AttributeError):
+            return False
+        return d is not None and d.fills >= size
+    return False
 
 
 def constant_bounds(dims: list[ir.Dim], env: dict):
@@ -63,16 +94,19 @@ def _reads(st: ir.Stmt, name: str) -> bool:
     return False
 
 
-def _scan_kills(stmts: list[ir.Stmt], name: str, bounds: list, env: dict) -> str:
-    """'killed' (a nest wrote all of ``name`` before any read), 'clean' (no read before any
-    full write), 'unsafe' (a read may see a value from another iteration)."""
+def _scan_kills(stmts: list[ir.Stmt], name: str, bounds: list, env: dict, fills=None) -> str:
+    """'killed' (a nest wrote all of ``name`` before any read, or a call ``fills`` says
+    filled it), 'clean' (no read before any full write), 'unsafe' (a read may see a value
+    from another iteration)."""
     for st in stmts:
+        if fills is not None and fills(st):
+            return "killed"
         if isinstance(st, ir.Do):
             if _full_write(st, name, bounds, env):
                 return "killed"
-            if _reads(st, name) or _scan_kills(st.body, name, bounds, env) == "unsafe":
+            if _reads(st, name) or _scan_kills(st.body, name, bounds, env, fills) == "unsafe":
                 return "unsafe"
-        elif _reads(st, name) or any(_scan_kills(b, name, bounds, env) == "unsafe" for b in _bodies(st)):
+        elif _reads(st, name) or any(_scan_kills(b, name, bounds, env, fills) == "unsafe" for b in _bodies(st)):
             return "unsafe"  # a write in one branch covers no read: only reads are looked for there
     return "clean"
 

@@ -99,3 +99,44 @@ def index_loc_idiom(s: ir.Stmt, var: str) -> Optional[tuple[str, str, str]]:
         return None
     return m, op, left.name
 
+
+
+SECTION_ELEMENTS = 64  # the most elements a section reduction accumulates per thread
+
+
+def constant_section(subs: list[ir.Expr], loops: dict[str, list[ir.Do]], env: dict) -> Optional[tuple]:
+    """The box of elements a reduction statement updates over its inner loops: for
+    ``rms(m)`` under ``do m = 1, 5`` ((1, 5),). Each subscript linear in the variables of
+    inner loops (``loops``: variable -> the DO loops over it inside the reduced loop) with
+    constant bounds and unit steps, or constant; None otherwise or past SECTION_ELEMENTS."""
+    from . import affine
+    ranges: dict[str, tuple[int, int]] = {}
+    for var, dos in loops.items():
+        lo = hi = None
+        for d in dos:
+            b = [affine.poly_of(e, env) for e in (d.start, d.end)]
+            st = affine.poly_of(d.step, env) if d.step is not None else affine.const(1)
+            if any(p is None or not affine.is_const(p) for p in b + [st]) or affine.constant(st) != 1:
+                lo = None
+                break
+            a, z = affine.constant(b[0]), affine.constant(b[1])
+            lo, hi = (a, z) if lo is None else (min(lo, a), max(hi, z))
+        if lo is not None and lo <= hi:
+            ranges[var] = (lo, hi)
+    box = []
+    count = 1
+    for sub in subs:
+        p = affine.poly_of(sub, env) if not isinstance(sub, ir.Slice) else None
+        if p is None or any(len(k) > 1 for k in p) or not affine.names(p) <= set(ranges):
+            return None
+        lo = hi = p.get((), 0)
+        for k, c in p.items():
+            if k:
+                a, z = ranges[k[0]]
+                lo += min(c * a, c * z)
+                hi += max(c * a, c * z)
+        box.append((lo, hi))
+        count *= hi - lo + 1
+    if not box or count > SECTION_ELEMENTS:
+        return None
+    return tuple(box)

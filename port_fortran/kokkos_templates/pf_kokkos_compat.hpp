@@ -160,16 +160,24 @@ void from_device(const HV& h, const DV& d) {
 // extents, Fortran (column-major) order, indexed from 0 like the Views.
 template <class T, long... N>
 struct Private {
-  T data[(N * ...)];
+  T elems[(N * ...)];
+  // the first element, as a View's data(): a device function takes an array argument so
+  KOKKOS_INLINE_FUNCTION T* data() { return elems; }
+  KOKKOS_INLINE_FUNCTION const T* data() const { return elems; }
   template <class... I>
-  KOKKOS_INLINE_FUNCTION T& operator()(I... i) {
+  KOKKOS_INLINE_FUNCTION static long offset(I... i) {
     static_assert(sizeof...(I) == sizeof...(N), "rank of a private array");
     const long idx[] = {static_cast<long>(i)...};
     const long ext[] = {N...};
     long off = 0;
     for (int d = static_cast<int>(sizeof...(N)) - 1; d >= 0; --d) off = off * ext[d] + idx[d];
-    return data[off];
+    return off;
   }
+  template <class... I>
+  KOKKOS_INLINE_FUNCTION T& operator()(I... i) { return elems[offset(i...)]; }
+  // read-only, as a lambda sees a copy it captured (a section reduction's result)
+  template <class... I>
+  KOKKOS_INLINE_FUNCTION const T& operator()(I... i) const { return elems[offset(i...)]; }
 };
 
 // ---------------------------------------------------------------- policies

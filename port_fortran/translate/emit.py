@@ -11,7 +11,8 @@ from ..records import TranslateOptions
 from .access import names_in, scalars_written
 from .blocks import fast_order
 from .cexpr import ExprPrinter, function_cname
-from .plan import PHost, PIf, PKernel, PLoop, PVersion, PWhile, atomic_increment
+from ..fortran.privatize import constant_bounds
+from .plan import PHost, PIf, PKernel, PLoop, PVersion, PWhile, atomic_increment, constant_extents
 from . import reducers
 from .symbols import Refusal, SymbolTable, cname, cxx_type
 
@@ -278,10 +279,7 @@ class Emitter:
 
     def private_extents(self, sym) -> Optional[list[int]]:
         """Constant extents of a local array, or None."""
-        from ..fortran.privatize import constant_bounds
-
-        bounds = constant_bounds(sym.dims, self.kernel.constants())
-        return None if bounds is None else [hi - lo + 1 for lo, hi in bounds]
+        return constant_extents(sym, self.kernel)
 
     def policy_range(self, do: ir.Do):
         """(policy text, lambda index name, first lines in the lambda)"""
@@ -448,7 +446,8 @@ class Emitter:
         self.lambda_scopes.append(band_vars | set(n.private) | {r.var for r in reds} | {i.var for i in n.inductions})
         lines = [IND * (ind + 2) + f for f in first]
         lines += self.induction_init(n, ind + 2)
-        if len(reds) == 1:
+        single = len(reds) == 1 and reds[0].section is None
+        if single:
             r = reds[0]
             sym = self.tab[r.var]
             red_args = [arg, f"{sym.ctype}& {sym.c}"]
@@ -458,14 +457,15 @@ class Emitter:
             red_args = [arg, f"{struct}::value_type& pf_acc"]
             for r in reds:
                 sym = self.tab[r.var]
-                lines.append(IND * (ind + 2) + f"{sym.ctype}& {sym.c} = pf_acc.{sym.c};")
+                # a section's accumulator has the array's shape: the body indexes it as the View
+                lines.append(IND * (ind + 2) + f"{self.acc_type(r)}& {sym.c} = pf_acc.{sym.c};")
         lines += self.lambda_locals(n.private, ind + 2, skip=band_vars | {r.var for r in reds})
         ctx = {"device": True, "loops": [("lambda", do.construct_name)]}
         lines += self.body(body, ind + 2, ctx)
         self.lambda_scopes.pop()
         out.append(pad + "{")
         out += self.induction_setup(n, ind + 1)
-        if len(reds) == 1:
+        if single:
             r = reds[0]
             sym = self.tab[r.var]
             part = f"pf_red_{sym.name}"
@@ -484,7 +484,10 @@ class Emitter:
             out += lines
             out.append(pad + IND + f"}}, {struct}(pf_red));")
             for r in reds:
-                out.append(pad + IND + self.combine(r, f"pf_red.{cname(r.var)}"))
+                if r.section is not None:
+                    out += self.combine_section(r, pad + IND, n)
+                else:
+                    out.append(pad + IND + self.combine(r, f"pf_red.{cname(r.var)}"))
         out += self.induction_final(n, ind + 1)
         out.append(pad + "}")
         out += self.loopvar_final(n, ind)
@@ -603,9 +606,39 @@ class Emitter:
             return f"{v} = {v} * {part};"
         return f"{v} = pf::{r.op}<{sym.ctype}>({v}, {part});"
 
+    def acc_type(self, r: ir.Reduction) -> str:
+        """A reduction's accumulator type: the scalar's, or for a section a private copy of
+        the whole (small, constant-shape) array, indexed like its View."""
+        sym = self.tab[r.var]
+        if r.section is None:
+            return sym.ctype
+        return f"pf::Private<{sym.ctype}, {', '.join(str(e) for e in self.private_extents(sym))}>"
+
+    def combine_section(self, r: ir.Reduction, pad: str, n: PKernel) -> list[str]:
+        """The section's per-thread result combined with the array's values before the loop,
+        element by element over the section, in the memory space (one single-iteration
+        kernel; ``pf_red`` copied in by value)."""
+        sym = self.tab[r.var]
+        self.use(r.var)
+        lbs = [lo for lo, _ in constant_bounds(sym.dims, self.kernel.constants())]
+        idx = [f"pf_q{d}" for d in range(len(r.section))]
+        head = [f"for (long {q} = {lo - lb}; {q} <= {hi - lb}; ++{q})"
+                for q, (lo, hi), lb in zip(idx, r.section, lbs)]
+        at = f"{sym.c}({', '.join(idx)})"
+        got = f"pf_red.{sym.c}({', '.join(idx)})"
+        upd = {"sum": f"{at} = {at} + {got};", "prod": f"{at} = {at} * {got};"}.get(
+            r.op, f"{at} = pf::{r.op}<{sym.ctype}>({at}, {got});")
+        return [pad + f"pf::single_for(\"{self.label}:L{n.line}:{r.var}\", KOKKOS_LAMBDA(const int) {{"
+                f"  // {r.var}: the section's results with its values before the loop",
+                pad + IND + " ".join(head) + " {",
+                pad + IND * 2 + upd,
+                pad + IND + "}",
+                pad + "});"]
+
     def reducer_struct(self, name: str, reds: list[ir.Reduction]) -> str:
-        return reducers.scalars_reducer(name, [(self.tab[r.var].ctype, self.tab[r.var].c, r.op, r.var) for r in reds],
-                                        reds[0].line if reds else 0)
+        return reducers.scalars_reducer(name, [(self.tab[r.var].ctype, self.tab[r.var].c, r.op, r.var,
+                                                None if r.section is None else self.private_extents(self.tab[r.var]))
+                                               for r in reds], reds[0].line if reds else 0)
 
     def serial(self, n: PKernel, ind: int) -> list[str]:
         pad = IND * ind

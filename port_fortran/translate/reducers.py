@@ -33,24 +33,38 @@ def _reducer(name: str, comment: str, fields: list[str], joins: list[str], inits
     ])
 
 
-def scalars_reducer(name: str, reds: list[tuple[str, str, str, str]], line: int) -> str:
-    """``reds``: (C++ type, C++ field name, op, Fortran name) of each scalar."""
+def scalars_reducer(name: str, reds: list[tuple], line: int) -> str:
+    """``reds``: (C++ type, C++ field name, op, Fortran name[, extents]) of each scalar; with
+    extents, a section reduction: the field is a ``pf::Private`` array of that shape whose
+    elements are each reduced."""
     fields, joins, inits = [], [], []
-    for t, f, op, _ in reds:
-        fields.append(f"    {t} {f};")
-        if op == "sum":
-            joins.append(f"    dest.{f} = dest.{f} + src.{f};")
-            inits.append(f"    v.{f} = 0;")
-        elif op == "prod":
-            joins.append(f"    dest.{f} = dest.{f} * src.{f};")
-            inits.append(f"    v.{f} = 1;")
-        elif op == "max":
-            joins.append(f"    if (src.{f} > dest.{f}) dest.{f} = src.{f};")
-            inits.append(f"    v.{f} = pf::lowest<{t}>();")
+    for red in reds:
+        t, f, op, _ = red[:4]
+        ext = red[4] if len(red) > 4 else None
+        if ext:
+            fields.append(f"    pf::Private<{t}, {', '.join(str(e) for e in ext)}> {f};")
+            count = 1
+            for e in ext:
+                count *= e
+            loop = f"for (int pf_q = 0; pf_q < {count}; ++pf_q) "
+            d, sv, v = f"dest.{f}.elems[pf_q]", f"src.{f}.elems[pf_q]", f"v.{f}.elems[pf_q]"
         else:
-            joins.append(f"    if (src.{f} < dest.{f}) dest.{f} = src.{f};")
-            inits.append(f"    v.{f} = pf::highest<{t}>();")
-    what = ", ".join(f"{var} ({op})" for _, _, op, var in reds)
+            fields.append(f"    {t} {f};")
+            loop = ""
+            d, sv, v = f"dest.{f}", f"src.{f}", f"v.{f}"
+        if op == "sum":
+            joins.append(f"    {loop}{d} = {d} + {sv};")
+            inits.append(f"    {loop}{v} = 0;")
+        elif op == "prod":
+            joins.append(f"    {loop}{d} = {d} * {sv};")
+            inits.append(f"    {loop}{v} = 1;")
+        elif op == "max":
+            joins.append(f"    {loop}if ({sv} > {d}) {d} = {sv};")
+            inits.append(f"    {loop}{v} = pf::lowest<{t}>();")
+        else:
+            joins.append(f"    {loop}if ({sv} < {d}) {d} = {sv};")
+            inits.append(f"    {loop}{v} = pf::highest<{t}>();")
+    what = ", ".join(f"{red[3]} ({red[2]})" + (" section" if len(red) > 4 and red[4] else "") for red in reds)
     return _reducer(name, f"// reducer of the loop at line {line}: {what}", fields, joins, inits)
 
 
