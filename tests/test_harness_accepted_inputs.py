@@ -438,7 +438,7 @@ subroutine unset(n, k, x, y)
   real(8), intent(out) :: y(n)
   real(8) :: t
   integer :: i
-  if (k > 1000) t = 1.0d0
+  if (x(1) > 1000d0 .and. k > 0) t = 1.0d0  ! a value no draw reaches: t stays unset
   do i = 1, n
     y(i) = x(i) + t
   end do

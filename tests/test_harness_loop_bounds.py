@@ -55,12 +55,12 @@ SWEEP = """\
 """
 
 NOTHING = """\
-subroutine nothing(n, flag, x)
+subroutine nothing(n, x)
   implicit none
-  integer, intent(in) :: n, flag
+  integer, intent(in) :: n
   real(8), intent(inout) :: x(n)
   integer :: i
-  if (flag > 100) then
+  if (x(1) > 1d10) then
     do i = 1, n
       x(i) = 2d0 * x(i)
     end do
@@ -131,3 +131,33 @@ def test_a_case_counts_the_elements_the_original_changed(tmp_path):
     # the timed values first: 11 x 12 x 12 elements of r change (i 0..11, j and k 1..11)
     assert v.cases[0].changed == 12 * 11 * 11
     assert np.all([c.changed >= 0 for c in v.cases])
+
+
+HALO = """\
+module faces
+  integer, parameter :: LEFT = 1, RIGHT = 2, EXTERNAL_FACE = -1
+contains
+subroutine reflect(nx, mode, nbrs, mesh)
+  implicit none
+  integer, intent(in) :: nx, mode
+  integer, intent(in) :: nbrs(2)
+  real(8), intent(inout) :: mesh(0:nx+1)
+  if (nbrs(LEFT) == EXTERNAL_FACE .and. mode >= 3) mesh(0) = mesh(1)
+  if (nbrs(RIGHT) == EXTERNAL_FACE) mesh(nx+1) = mesh(nx)
+end subroutine reflect
+end module faces
+"""
+
+
+def test_integers_compared_with_constants_take_both_sides_of_the_branch(tmp_path):
+    """TeaLeaf's halo routines reflect a face only where ``chunk_neighbours(CHUNK_LEFT) ==
+    EXTERNAL_FACE``: drawn in [-5, 5] the element almost never matched, and the port was
+    'verified' on inputs that skip all its work. The element and a scalar compared with a
+    constant get values on both sides, the first taking the branch."""
+    k, _ = _kernel(tmp_path, {"faces.f90": HALO}, "reflect")
+    spec = infer(k)
+    assert spec.args["nbrs"].elements == {"1": [-1, 0], "2": [-1, 0]}
+    assert spec.args["mode"].values == [3, 2]
+    recs, _ = make_inputs(k, spec, cases(spec, 3)[0])
+    by = {r.name: r for r in recs}
+    assert list(by["nbrs"].data) == [-1, -1] and int(by["mode"].data) == 3

@@ -13,6 +13,7 @@ import yaml
 from ..errors import UserError
 from ..fortran import ir
 from . import ir_facts
+from .constraints import element_name
 from .inputs import layout
 from .spec import (CORRECTNESS_SIZES, TIMING_BYTES, TIMING_FLOPS, TIMING_MAX_EXTENT, ArgSpec, Spec, _canon_hash,
                    dump, eval_expr, infer_tolerances, parse)
@@ -74,6 +75,7 @@ def infer(kernel: ir.Kernel, hints: Optional[dict] = None) -> Spec:
                                    range=[0.5, 1.5] if a.name in positive else [-1.0, 1.0])
     _common_members(kernel, args, notes)
     _loop_bound_values(kernel, args, notes)
+    _branch_values(kernel, args, notes)
     _apply_hints(kernel, args, hints or {}, notes)
     # a pointer whose count lives in a size argument: that size follows the rows
     size_names = [n for n, s in args.items() if s.role == "size"]
@@ -186,6 +188,72 @@ def _loop_bound_values(kernel: ir.Kernel, args: dict[str, ArgSpec], notes: list[
             s.values, s.range = vals, None
         notes.append(f"{var}: bounds loops ({side} side); values {vals} cycled over the cases, the first timed "
                      "(the loops then reach the bounds the subscripts allow)")
+
+
+_FLIP = {"==": "==", "/=": "/=", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
+_SIDES = {"==": (0, 1), "/=": (0, 1), ">": (1, 0), ">=": (0, -1), "<": (-1, 0), "<=": (0, 1)}
+
+
+def _branch_values(kernel: ir.Kernel, args: dict[str, ArgSpec], notes: list[str]) -> None:
+    """Integers a branch compares with a constant (``if (iopt == 2)``, TeaLeaf's
+    ``if (chunk_neighbours(CHUNK_LEFT) == EXTERNAL_FACE)``): drawn at random they almost
+    never took the branch, and a port whose work sits behind it was 'verified' on inputs
+    that skip the work. A scalar drawn from a range, or an element of an integer array read
+    at a constant subscript, gets values on both sides of each such comparison, cycled over
+    the cases (the first takes the branch)."""
+    consts = {n: v for n, v in kernel.constants().items() if isinstance(v, int) and not isinstance(v, bool)}
+    found: dict[str, list[int]] = {}
+
+    def const(e):
+        if isinstance(e, ir.Literal) and isinstance(e.value, int) and not isinstance(e.value, bool):
+            return e.value
+        if isinstance(e, ir.Name) and e.name in consts:
+            return consts[e.name]
+        if isinstance(e, ir.UnaryOp) and e.op == "-":
+            v = const(e.operand)
+            return None if v is None else -v
+        return None
+
+    def var(e):
+        if isinstance(e, ir.Name) and e.name in args:
+            s, a = args[e.name], kernel.arg(e.name)
+            if s.role == "scalar" and s.values is None and a.ftype.base == "integer" and not a.rank:
+                return e.name
+        if isinstance(e, ir.ArrayRef) and e.subscripts and e.name in args:
+            s, a = args[e.name], kernel.arg(e.name)
+            subs = [const(x) for x in e.subscripts]
+            if s.role == "array" and s.values is None and a.ftype.base == "integer" \
+                    and a.intent == "in" and len(subs) == a.rank and None not in subs:
+                return element_name(e.name, subs)
+        return None
+
+    conds = [c for st in ir.walk(kernel.body) if isinstance(st, ir.If) for c, _ in st.branches]
+    for c in conds:
+        for x in ir.walk_expr(c):
+            if not isinstance(x, ir.BinOp) or x.op not in _SIDES:
+                continue
+            for left, right, op in ((x.left, x.right, x.op), (x.right, x.left, _FLIP[x.op])):
+                v, k = var(left), const(right)
+                if v is not None and k is not None:
+                    for d in _SIDES[op]:
+                        if k + d not in found.setdefault(v, []):
+                            found[v].append(k + d)
+    from .constraints import scalar_bounds
+    for v, vals in sorted(found.items()):
+        lo, hi = scalar_bounds(kernel, v, {})  # what the subscripts allow it, alone
+        vals = [x for x in vals if (lo is None or x >= lo) and (hi is None or x <= hi)]
+        if not vals:
+            continue
+        if "(" in v:
+            array, subs = v[:-1].split("(", 1)
+            s = args[array]
+            if subs in (s.elements or {}):
+                continue  # a loop bound's values come first
+            s.elements = {**(s.elements or {}), subs: vals}
+        else:
+            args[v].values, args[v].range = vals, None
+        notes.append(f"{v}: compared with constants in branches; values {vals} cycled over the cases "
+                     "(each side of each comparison taken)")
 
 
 def _full_first(lo, hi, side: str) -> list[int]:
