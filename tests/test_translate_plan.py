@@ -516,3 +516,37 @@ def test_a_section_past_the_declared_bounds_stays_serial(tmp_path):
     sf = parse_file(str(src), use_cache=False)
     port = translate_kernel(sf.kernels[0], sf)
     assert any("outside its declared bounds" in n for n in port.notes), port.notes
+
+
+def test_a_line_buffer_filled_over_part_of_its_extent_is_private():
+    """NPB MG's smoothers fill r1(i1) for i1 = 1, n1 (n1 below the declared m) and read
+    r1(i1 - 1), r1(i1 + 1) for i1 = 2, n1 - 1: every read stays in the part filled, so the
+    buffer is private to each (i2, i3) and the nest is one MDRange."""
+    k, sf = _kernel("norms.f", "psmooth")
+    loops = {d.line: d.info for d in k.loops()}
+    assert loops[44].parallel and {"r1", "r2"} <= set(loops[44].private)
+    port = translate_kernel(k, sf)
+    assert any("MDRangePolicy over i3, i2" in n for n in port.notes), port.notes
+    assert "pf::Private<double, 40> r1;" in port.files["psmooth.kokkos.cpp"]
+
+
+def test_a_read_past_the_part_filled_keeps_the_loop_serial(tmp_path):
+    src = tmp_path / "past2.f"
+    src.write_text("""\
+      subroutine past2(n, a, b)
+      integer n, i, j
+      double precision a(n, n), b(n, n), t(50)
+      do j = 1, n
+         do i = 1, n - 1
+            t(i) = a(i, j)
+         enddo
+         do i = 1, n
+            b(i, j) = t(i)
+         enddo
+      enddo
+      end
+""")
+    sf = parse_file(str(src), use_cache=False)
+    k = sf.kernels[0]
+    outer = next(d for d in k.loops() if d.var == "j")
+    assert not outer.info.parallel  # t(n) is read but was never filled in this iteration

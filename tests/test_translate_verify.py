@@ -21,6 +21,8 @@ OpenMP backends. Features are grouped into few kernels to keep the builds few:
   norms.f     sqnorm   section reductions (rms(m) summed, big(m) a max, under inner component
                        loops: one MDRange reduce with a pf::Private accumulator per thread); a
                        scratch array a called routine fills, private to each iteration
+              psmooth  line buffers filled over part of their extent (i1 = 1, n1 of r1(40)) and
+                       read inside that part: private, the nest one MDRange
 """
 from __future__ import annotations
 
@@ -51,6 +53,7 @@ CASES = [
     ("types.f90", "scatter"),
     ("arrays.f90", "matvt"),  # with TranslateOptions(team_reductions=True): TeamPolicy
     ("norms.f", "sqnorm"),
+    ("norms.f", "psmooth"),
 ]
 OPTIONS = {"matvt": TranslateOptions(team_reductions=True)}
 

@@ -1,10 +1,12 @@
 """Array privatisation for the dependence test: a local scratch array that every iteration
-of a loop fills over its whole extent before reading it, and that nothing outside the loop
-reads, is private to the iteration (a copy per iteration, ``pf::Private`` in the port)
+of a loop fills before reading it -- over its whole extent, or over a part that every later
+read of the iteration stays in (NPB MG's line buffers ``r1(i1)``, filled for ``i1 = 1, n1``
+and read at ``i1 - 1`` and ``i1 + 1`` for ``i1 = 2, n1 - 1``) -- and that nothing outside the
+loop reads, is private to the iteration (a copy per iteration, ``pf::Private`` in the port)
 instead of a dependence between iterations."""
 from __future__ import annotations
 
-from . import ir
+from . import affine, ir
 
 
 PRIVATE_ARRAY_ELEMENTS = 4096  # a private copy lives in each iteration (registers, the GPU thread's stack)
@@ -98,12 +100,15 @@ def _scan_kills(stmts: list[ir.Stmt], name: str, bounds: list, env: dict, fills=
     """'killed' (a nest wrote all of ``name`` before any read, or a call ``fills`` says
     filled it), 'clean' (no read before any full write), 'unsafe' (a read may see a value
     from another iteration)."""
-    for st in stmts:
+    for k, st in enumerate(stmts):
         if fills is not None and fills(st):
             return "killed"
         if isinstance(st, ir.Do):
             if _full_write(st, name, bounds, env):
                 return "killed"
+            region = _fill_region(st, name, env)
+            if region is not None and _reads_within(stmts[k + 1:], name, region, env):
+                return "killed"  # a part of it, and the iteration reads no element outside that part
             if _reads(st, name) or _scan_kills(st.body, name, bounds, env, fills) == "unsafe":
                 return "unsafe"
         elif _reads(st, name) or any(_scan_kills(b, name, bounds, env, fills) == "unsafe" for b in _bodies(st)):
@@ -160,5 +165,112 @@ def _full_write(do: ir.Do, name: str, bounds: list, env: dict) -> bool:
             return False
         used.add(sub.name)
         if range_of[sub.name] != (lo, hi):
+            return False
+    return True
+
+
+def _fill_region(do: ir.Do, name: str, env: dict):
+    """The part of ``name`` a nest assigns whole, as (lower, upper) polynomials per
+    dimension: the nest's loops each alone in its parent (or the last one holding the
+    assignment), unit steps, bounds free of the nest's own variables, the assignment
+    unconditional at the top of the innermost body, each subscript one of the nest's
+    variables, no read of ``name`` in the nest. None otherwise."""
+    chain, loop = [], do
+    while True:
+        if loop.step is not None and not (isinstance(loop.step, ir.Literal) and loop.step.value == 1):
+            return None
+        lo, hi = affine.poly_of(loop.start, env), affine.poly_of(loop.end, env)
+        if lo is None or hi is None or any(len(t) > 1 for t in list(lo) + list(hi)) \
+                or (affine.names(lo) | affine.names(hi)) & {v for v, _, _ in chain}:
+            return None
+        chain.append((loop.var, lo, hi))
+        body = [st for st in loop.body if not isinstance(st, ir.Continue)]
+        target = [st for st in body if isinstance(st, ir.Assign) and isinstance(st.target, ir.ArrayRef)
+                  and st.target.name == name]
+        if target:
+            break
+        inner = [st for st in body if isinstance(st, ir.Do)]
+        if len(inner) != 1:
+            return None
+        loop = inner[0]
+    if any(_reads(st, name) for st in ir.walk([do])):
+        return None
+    range_of = {v: (lo, hi) for v, lo, hi in chain}
+    region, used = [], set()
+    for sub in target[0].target.subscripts:
+        if not isinstance(sub, ir.Name) or sub.name not in range_of or sub.name in used:
+            return None
+        used.add(sub.name)
+        region.append(range_of[sub.name])
+    return region
+
+
+def _extreme(p, loops: list, sign: int):
+    """min (sign -1) or max (+1) of the linear ``p`` over the ranges of ``loops`` (innermost
+    last), or None."""
+    for v, lo, hi in reversed(loops):
+        c = p.get((v,), 0)
+        if c:
+            p = affine.substitute(p, v, hi if (c > 0) == (sign > 0) else lo)
+            if any(len(t) > 1 for t in p):
+                return None
+    if affine.names(p) & {v for v, _, _ in loops}:
+        return None
+    return p
+
+
+def _reads_within(stmts: list[ir.Stmt], name: str, region: list, env: dict, loops=None) -> bool:
+    """Do ``stmts`` read ``name`` only inside ``region`` (each subscript's range over the loops
+    around it within the bounds, by a constant margin), with the region's variables
+    unchanged? Calls passing the array count as reads of all of it."""
+    loops = loops or []
+    names = set().union(*(affine.names(lo) | affine.names(hi) for lo, hi in region))
+    for st in stmts:
+        if isinstance(st, (ir.Assign, ir.Do)) and (
+                (isinstance(st, ir.Assign) and isinstance(st.target, ir.Name) and st.target.name in names)
+                or (isinstance(st, ir.Do) and st.var in names)):
+            return False
+        if isinstance(st, ir.CallStmt) and any(isinstance(a, (ir.Name, ir.ArrayRef)) and a.name == name
+                                               for a in st.args):
+            return False
+        exprs = list(ir.stmt_exprs(st))
+        if isinstance(st, ir.Assign) and isinstance(st.target, ir.ArrayRef) and st.target.name == name:
+            exprs = [st.value] + list(st.target.subscripts)
+        for e in exprs:
+            for x in ir.walk_expr(e):
+                if isinstance(x, ir.Name) and x.name == name:
+                    return False  # the whole array
+                if isinstance(x, ir.ArrayRef) and x.name == name and not _inside(x, region, env, loops):
+                    return False
+        if isinstance(st, ir.Do):
+            lo, hi = affine.poly_of(st.start, env), affine.poly_of(st.end, env)
+            unit = st.step is None or (isinstance(st.step, ir.Literal) and st.step.value == 1)
+            inner = loops + [(st.var, lo, hi)] if unit and lo is not None and hi is not None else None
+            if inner is None:
+                if any(_reads(x, name) for x in ir.walk(st.body)):
+                    return False
+                continue
+            if not _reads_within(st.body, name, region, env, inner):
+                return False
+        else:
+            for b in _bodies(st):
+                if not _reads_within(b, name, region, env, loops):
+                    return False
+    return True
+
+
+def _inside(x: ir.ArrayRef, region: list, env: dict, loops: list) -> bool:
+    if len(x.subscripts) != len(region):
+        return False
+    for sub, (lo, hi) in zip(x.subscripts, region):
+        p = affine.poly_of(sub, env) if not isinstance(sub, ir.Slice) else None
+        if p is None or any(len(t) > 1 for t in p):
+            return False
+        smin, smax = _extreme(p, loops, -1), _extreme(p, loops, +1)
+        if smin is None or smax is None:
+            return False
+        low, high = affine.add(smin, lo, -1), affine.add(hi, smax, -1)
+        if not (affine.is_const(low) and affine.constant(low) >= 0 and affine.is_const(high)
+                and affine.constant(high) >= 0):
             return False
     return True

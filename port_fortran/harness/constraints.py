@@ -77,6 +77,12 @@ class _Collector:
         self.kernel = kernel
         self.ints = {a.name for a in kernel.args if a.rank == 0 and a.ftype.base == "integer"}
         self.arrays = {a.name: a for a in kernel.args if a.rank}
+        # local arrays of constant shape bound the sizes too (NPB MG's line buffers r1(m):
+        # 'do i1 = 1, n1' then r1(i1) asks n1 <= m)
+        for n, v in kernel.locals.items():
+            if v.dims and v.parameter is None and not v.allocatable and v.common is None and n not in self.arrays \
+                    and all(d.upper is not None and not getattr(d, "assumed_shape", False) for d in v.dims):
+                self.arrays[n] = v
         # elements of integer arrays the kernel only reads, at constant subscripts
         # (NPB's 'do i = 1, grid_points(1) - 2'): variables like the scalars, 'grid_points(1)'
         self.elem_arrays = {a.name for a in kernel.args if a.rank and a.ftype.base == "integer" and a.intent == "in"}

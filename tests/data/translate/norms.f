@@ -31,3 +31,28 @@ c     the exact solution at each point comes from a routine that fills a scratch
       enddo
       return
       end
+
+c     A smoother in the multigrid style: two line buffers, filled for i1 = 1, n1 at each
+c     (i2, i3) and read at i1 - 1 and i1 + 1 for i1 = 2, n1 - 1: private to the iteration
+c     although never filled over their whole declared extent.
+      subroutine psmooth(n1, n2, n3, r, u, c)
+      integer n1, n2, n3, m
+      parameter (m = 40)
+      double precision r(n1,n2,n3), u(n1,n2,n3), c(0:2)
+      double precision r1(m), r2(m)
+      integer i1, i2, i3
+      do i3 = 2, n3-1
+         do i2 = 2, n2-1
+            do i1 = 1, n1
+               r1(i1) = r(i1,i2-1,i3) + r(i1,i2+1,i3)
+               r2(i1) = r(i1,i2,i3-1) + r(i1,i2,i3+1)
+            enddo
+            do i1 = 2, n1-1
+               u(i1,i2,i3) = u(i1,i2,i3) + c(0)*r(i1,i2,i3)
+     >            + c(1)*(r(i1-1,i2,i3) + r(i1+1,i2,i3) + r1(i1))
+     >            + c(2)*(r2(i1) + r1(i1-1) + r1(i1+1))
+            enddo
+         enddo
+      enddo
+      return
+      end
