@@ -550,3 +550,21 @@ def test_a_read_past_the_part_filled_keeps_the_loop_serial(tmp_path):
     k = sf.kernels[0]
     outer = next(d for d in k.loops() if d.var == "j")
     assert not outer.info.parallel  # t(n) is read but was never filled in this iteration
+
+
+def test_a_common_work_array_is_private_with_the_last_iteration_writing_through():
+    """NPB's solvers fill COMMON work arrays at every grid line: they matter after the
+    routine (the caller sees the block), so plain privatisation would lose the values the
+    Fortran loop leaves. Every iteration writes the same elements, so the sequentially last
+    one works on the array itself and the others on copies."""
+    k, sf = _kernel("scratch.f", "lsweep")
+    outer = next(d for d in k.loops() if d.var == "k")
+    assert outer.info.parallel and outer.info.last_private == ["w"]
+    port = translate_kernel(k, sf)
+    assert any("w private to each iteration, the last one writing through" in n for n in port.notes), port.notes
+    cpp = port.files["lsweep.kokkos.cpp"]
+    assert "const bool pf_last = k == nz - 2 && j == ny - 2;" in cpp
+    assert "pf::Scratch<double, 24, 5> w(pf_last ? pf_array_w : pf_own_w.data());" in cpp
+    k2, _ = _kernel("scratch.f", "csweep")
+    outer2 = next(d for d in k2.loops() if d.var == "j")
+    assert not outer2.info.parallel  # a conditional write: the elements differ per iteration

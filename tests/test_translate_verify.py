@@ -23,6 +23,9 @@ OpenMP backends. Features are grouped into few kernels to keep the builds few:
                        scratch array a called routine fills, private to each iteration
               psmooth  line buffers filled over part of their extent (i1 = 1, n1 of r1(40)) and
                        read inside that part: private, the nest one MDRange
+  scratch.f   lsweep   a COMMON work array filled at every (j, k) and read after the routine:
+                       private, the last iteration writing through (pf::Scratch); the
+                       block's final contents are compared like every output
 """
 from __future__ import annotations
 
@@ -54,6 +57,7 @@ CASES = [
     ("arrays.f90", "matvt"),  # with TranslateOptions(team_reductions=True): TeamPolicy
     ("norms.f", "sqnorm"),
     ("norms.f", "psmooth"),
+    ("scratch.f", "lsweep"),
 ]
 OPTIONS = {"matvt": TranslateOptions(team_reductions=True)}
 

@@ -33,7 +33,7 @@ from .arraytest import LoopScope, join_conditions, pair_test
 from .dataflow import FlowGraph, IterationValues, exposed_reads
 from .facts import Facts, guard_facts, loop_var_facts, path_to
 from .inductions import find_inductions, induction_substitution
-from .privatize import privatizable_array
+from .privatize import last_private_array, privatizable_array
 from .reductions import constant_section, index_loc_idiom, mentions, minmax_idiom, reduction_op, same_expr
 from .render import expr_str
 
@@ -415,6 +415,10 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
         # miniWeather's flux loops): private to each iteration, not a dependence
         if privatizable_array(name, loop, kernel, ctx.env, ctx.sites):
             info.private.append(name)
+            continue
+        if last_private_array(name, loop, kernel, ctx.env):  # NPB's COMMON scratch: the last iteration writes it
+            info.private.append(name)
+            info.last_private.append(name)
             continue
         # accumulation into an element invariant in the loop
         red = _array_reduction(accs, v, inner_vars, variant, ctx, inner_loops)

@@ -212,6 +212,7 @@ class LoopInfo:
     trip: Optional[Expr] = None  # number of iterations, when expressible
     reductions: list[Reduction] = field(default_factory=list)
     private: list[str] = field(default_factory=list)  # scalars privatisable per iteration
+    last_private: list[str] = field(default_factory=list)  # private arrays the last iteration writes through
     indirect: list[str] = field(default_factory=list)  # arrays subscripted by arrays
     scattered: list[str] = field(default_factory=list)  # arrays updated through indirect subscripts (atomics make it parallel)
     calls: list[str] = field(default_factory=list)  # routines called inside

@@ -274,3 +274,67 @@ def _inside(x: ir.ArrayRef, region: list, env: dict, loops: list) -> bool:
                 and affine.constant(high) >= 0):
             return False
     return True
+
+
+def last_private_array(name: str, loop: ir.Do, kernel: ir.Kernel, env: dict) -> bool:
+    """Can each iteration of ``loop`` have its own copy of the array ``name`` although its
+    values matter after the loop (a COMMON or module scratch array, a dummy, a local read
+    later: NPB's ``fjac`` in ``/work_lhs/``)? Besides the conditions of a private array
+    (constant shape, no larger than PRIVATE_ARRAY_ELEMENTS, read in the iteration only
+    after a nest filled what it reads), every iteration writes the same elements: each
+    write unconditional, its subscripts and the bounds of the loops around it free of the
+    loop's variable and of anything the loop assigns. The sequentially last iteration then
+    writes every element any iteration writes, so the port lets that iteration work on the
+    array itself and the others on their copies (``pf::Scratch``)."""
+    v = kernel.locals.get(name)
+    if v is None:
+        v = next((a for a in kernel.args if a.name == name), None)
+    if v is None or not v.dims or getattr(v, "parameter", None) is not None or getattr(v, "allocatable", False) \
+            or getattr(v, "pointer", False) or any(name in cls for cls in kernel.equivalences):
+        return False
+    bounds = constant_bounds(v.dims, env)
+    if bounds is None:
+        return False
+    size = 1
+    for lo, hi in bounds:
+        size *= hi - lo + 1
+    if size > PRIVATE_ARRAY_ELEMENTS:
+        return False
+    if _scan_kills(loop.body, name, bounds, env) == "unsafe":
+        return False
+    if any(isinstance(s, (ir.Cycle, ir.Exit, ir.Goto, ir.Return)) for s in ir.walk(loop.body)):
+        return False  # an iteration cut short writes fewer elements
+    varying = {loop.var} | {s.var for s in ir.walk(loop.body) if isinstance(s, ir.Do)} | \
+        {s.target.name for s in ir.walk(loop.body) if isinstance(s, ir.Assign) and isinstance(s.target, ir.Name)}
+    return _same_writes(loop.body, name, varying, set(), False)
+
+
+def _same_writes(stmts: list[ir.Stmt], name: str, varying: set, inner: set, conditional: bool) -> bool:
+    """Every write of ``name`` in ``stmts`` unconditional, subscripted by the variables of
+    the loops around it (``inner``) and by values no iteration changes."""
+    for st in stmts:
+        if isinstance(st, ir.Assign) and isinstance(st.target, ir.ArrayRef) and st.target.name == name:
+            names = {x.name for sub in st.target.subscripts for x in ir.walk_expr(sub)
+                     if isinstance(x, (ir.Name, ir.ArrayRef))}
+            if conditional or (names & varying) - inner or any(isinstance(x, ir.ArrayRef) for sub in st.target.subscripts
+                                                               for x in ir.walk_expr(sub)):
+                return False
+        elif isinstance(st, ir.Assign) and isinstance(st.target, ir.Name) and st.target.name == name:
+            return False
+        elif isinstance(st, ir.CallStmt) and any(isinstance(a, (ir.Name, ir.ArrayRef)) and a.name == name
+                                                 for a in st.args):
+            return False
+        elif isinstance(st, ir.Do):
+            bnames = {x.name for e in (st.start, st.end, st.step) if e is not None for x in ir.walk_expr(e)
+                      if isinstance(x, (ir.Name, ir.ArrayRef))}
+            writes = any(isinstance(x, ir.Assign) and isinstance(x.target, ir.ArrayRef) and x.target.name == name
+                         for x in ir.walk(st.body))
+            if writes and bnames & varying:
+                return False
+            if not _same_writes(st.body, name, varying, inner | {st.var}, conditional):
+                return False
+        else:
+            for b in _bodies(st):
+                if not _same_writes(b, name, varying, inner, True):
+                    return False
+    return True

@@ -180,6 +180,19 @@ struct Private {
   KOKKOS_INLINE_FUNCTION const T& operator()(I... i) const { return elems[offset(i...)]; }
 };
 
+// A scratch array whose values matter after the loop (COMMON, a dummy, a local read later):
+// each iteration works on its own Private copy, the sequentially last one on the array itself
+// (every iteration writes the same elements, so the array ends as after the Fortran loop).
+// Indexed like Private and like the View it may point into (constant extents, column-major).
+template <class T, long... N>
+struct Scratch {
+  T* p;
+  KOKKOS_INLINE_FUNCTION explicit Scratch(T* q) : p(q) {}
+  template <class... I>
+  KOKKOS_INLINE_FUNCTION T& operator()(I... i) const { return p[Private<T, N...>::offset(i...)]; }
+  KOKKOS_INLINE_FUNCTION T* data() const { return p; }
+};
+
 // ---------------------------------------------------------------- policies
 // Policies index with a signed type: Fortran loops may start below zero (DO i = -r, r), and
 // on Kokkos' default index type, the space's unsigned size_type, a negative begin wraps and

@@ -384,9 +384,14 @@ class Emitter:
         self.lambda_scopes.append(scope)
         lines = [IND * (ind + 1) + f for f in first]
         lines += self.induction_init(n, ind + 1)
-        lines += self.lambda_locals(n.private, ind + 1, skip={d.var for d in n.band})
+        lines += self.lambda_locals(n.private, ind + 1, skip={d.var for d in n.band} | set(n.last_private))
         ctx = {"device": True, "loops": [("lambda", do.construct_name)], "atomic": set(n.atomic)}
-        lines += self.body(inner_body, ind + 1, ctx)
+        if n.last_private:
+            lines += self.last_private_open(n, ind + 1)
+            lines += self.body(inner_body, ind + 2, ctx)
+            lines.append(IND * (ind + 1) + "}")
+        else:
+            lines += self.body(inner_body, ind + 1, ctx)
         self.lambda_scopes.pop()
         if n.inductions:  # a block for the induction variables' starting values
             out.append(pad + "{")
@@ -401,6 +406,27 @@ class Emitter:
             out += lines
             out.append(pad + "});")
         out += self.loopvar_final(n, ind)
+        return out
+
+    def last_private_open(self, n: PKernel, ind: int) -> list[str]:
+        """The declarations of the arrays the last iteration writes through (``pf::Scratch``
+        over the array itself in the sequentially last iteration -- every band variable at
+        its upper bound -- over the iteration's own copy elsewhere), and the block they
+        shadow the arrays' Views in."""
+        last = " && ".join(f"{cname(d.var)} == {self.ex(d.end, self.tab[d.var].ftype, d.line)}" for d in n.band)
+        out = [IND * ind + f"const bool pf_last = {last};  // the iteration that ends the loop in Fortran"]
+        for x in n.last_private:
+            sym = self.tab[x]
+            self.use(x)
+            ext = ", ".join(str(e) for e in self.private_extents(sym))
+            out.append(IND * ind + f"{sym.ctype}* const pf_array_{sym.c} = {sym.c}.data();")
+            out.append(IND * ind + f"pf::Private<{sym.ctype}, {ext}> pf_own_{sym.c};")
+        out.append(IND * ind + "{")
+        for x in n.last_private:
+            sym = self.tab[x]
+            ext = ", ".join(str(e) for e in self.private_extents(sym))
+            out.append(IND * (ind + 1) + f"pf::Scratch<{sym.ctype}, {ext}> {sym.c}(pf_last ? pf_array_{sym.c} : "
+                                         f"pf_own_{sym.c}.data());")
         return out
 
     @property

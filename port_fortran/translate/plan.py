@@ -85,6 +85,7 @@ class PKernel:
     loc: Optional["LocReduction"] = None  # kind 'locreduce'
     team: Optional[tuple] = None  # kind 'team': (statements before, inner reduction loop, statements after)
     inductions: list = field(default_factory=list)  # ir.Induction: computed from the iteration number
+    last_private: list[str] = field(default_factory=list)  # private arrays the last iteration writes through
 
 
 @dataclass
@@ -419,11 +420,17 @@ class Planner:
         info = do.info
         private = list(dict.fromkeys(list(info.private) +
                                      [s.var for s in ir.walk(do.body) if isinstance(s, ir.Do)]))
-        live_private = [p for p in private if self.live_after(do, p)]
+        last = [x for x in getattr(info, "last_private", None) or [] if x in private]
+        if last and (kind not in ("range",) or const_step(do) != 1):
+            return self._as_serial_fallback(do, f"{', '.join(last)} would be private with the last iteration "
+                                                "writing through (parallel_for over unit steps only)")
+        live_private = [p for p in private if p not in last and self.live_after(do, p)]
         if live_private:
             # last values are needed after the loop: keep it serial
             return self._as_serial_fallback(do, f"private {', '.join(live_private)} is used after the loop")
-        node = PKernel(kind, [do], do.line, band=[do], private=private)
+        if last:
+            why += f"; {', '.join(last)} private to each iteration, the last one writing through"
+        node = PKernel(kind, [do], do.line, band=[do], private=private, last_private=last)
         if not do.info.parallel:
             node.inductions = list(getattr(do.info, "inductions", None) or [])
             ivars = {i.var for i in node.inductions}
