@@ -118,15 +118,10 @@ def _lit(v: int) -> ir.Expr:
 
 def _whole_span(v: ir.Variable, env: dict) -> Optional[ir.Expr]:
     """The last element offset of an array of constant shape (None when not constant)."""
-    from .privatize import constant_bounds
+    from .privatize import constant_bounds, element_count
 
     bounds = constant_bounds(v.dims, env)
-    if bounds is None:
-        return None
-    n = 1
-    for lo, hi in bounds:
-        n *= hi - lo + 1
-    return _lit(n - 1)
+    return None if bounds is None else _lit(element_count(bounds) - 1)
 
 
 def _params(k: ir.Kernel) -> dict:
@@ -523,11 +518,8 @@ def pass_common_reads(kernel: ir.Kernel, calls: "Calls") -> None:
 def filled_elements(k: ir.Kernel, a: ir.Argument, env: dict) -> int:
     """The element count of array dummy ``a`` when ``k`` assigns all of it before reading
     any (its shape constant), else 0."""
-    from .privatize import constant_bounds, fills_before_reads
+    from .privatize import constant_bounds, element_count, fills_before_reads
     bounds = constant_bounds(a.dims, env)
     if bounds is None or not fills_before_reads(k.body, a.name, bounds, env):
         return 0
-    n = 1
-    for lo, hi in bounds:
-        n *= hi - lo + 1
-    return n
+    return element_count(bounds)

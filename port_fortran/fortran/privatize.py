@@ -24,21 +24,14 @@ def privatizable_array(name: str, loop: ir.Do, kernel: ir.Kernel, env: dict, sit
             or any(name in cls for cls in kernel.equivalences):
         return False
     bounds = constant_bounds(v.dims, env)
-    if bounds is None:
-        return False
-    size = 1
-    for lo, hi in bounds:
-        size *= hi - lo + 1
-    if size > PRIVATE_ARRAY_ELEMENTS:
+    if bounds is None or element_count(bounds) > PRIVATE_ARRAY_ELEMENTS:
         return False
     inside = {id(x) for x in ir.walk([loop])}
     if any(id(st) not in inside and _reads(st, name) for st in ir.walk(kernel.body)):
         return False
     fills = None
     if sites is not None:
-        size = 1
-        for lo, hi in bounds:
-            size *= hi - lo + 1
+        size = element_count(bounds)
         fills = lambda st: _call_fills(st, name, bounds, size, sites)  # noqa: E731
     return _scan_kills(loop.body, name, bounds, env, fills) != "unsafe"
 
@@ -130,43 +123,20 @@ def _bodies(st: ir.Stmt) -> list[list[ir.Stmt]]:
 
 
 def _full_write(do: ir.Do, name: str, bounds: list, env: dict) -> bool:
-    """Is ``do`` a nest that assigns every element of ``name``: loops each alone in its
-    parent (or the last loop holding the assignment among other statements), step 1, over a
-    dimension's whole declared extent, the assignment unconditional at the top of the
-    innermost body with each subscript one of the nest's variables, and no read of ``name``
-    in the nest?"""
-    chain, loop = [], do
-    while True:
-        if loop.step is not None and not (isinstance(loop.step, ir.Literal) and loop.step.value == 1):
-            return False
-        try:
-            lo, hi = ir.evaluate(loop.start, env), ir.evaluate(loop.end, env)
-        except (KeyError, ValueError, TypeError, ZeroDivisionError):
-            return False
-        chain.append((loop.var, lo, hi))
-        body = [st for st in loop.body if not isinstance(st, ir.Continue)]
-        target = [st for st in body if isinstance(st, ir.Assign) and isinstance(st.target, ir.ArrayRef)
-                  and st.target.name == name]
-        if target:
-            break
-        inner = [st for st in body if isinstance(st, ir.Do)]
-        if len(inner) != 1:
-            return False
-        loop = inner[0]
-    if any(_reads(st, name) for st in ir.walk([do])):
-        return False
-    subs = target[0].target.subscripts
-    if len(subs) != len(bounds):
-        return False
-    range_of = {var: (lo, hi) for var, lo, hi in chain}
-    used = set()
-    for sub, (lo, hi) in zip(subs, bounds):
-        if not isinstance(sub, ir.Name) or sub.name not in range_of or sub.name in used:
-            return False
-        used.add(sub.name)
-        if range_of[sub.name] != (lo, hi):
-            return False
-    return True
+    """Is ``do`` a nest that assigns every element of ``name`` (:func:`_fill_region` over
+    each dimension's whole declared extent)?"""
+    region = _fill_region(do, name, env)
+    return region is not None and len(region) == len(bounds) and all(
+        affine.is_const(lo) and affine.is_const(hi) and (affine.constant(lo), affine.constant(hi)) == b
+        for (lo, hi), b in zip(region, bounds))
+
+
+def element_count(bounds: list) -> int:
+    """Elements of an array of constant (lower, upper) bounds."""
+    n = 1
+    for lo, hi in bounds:
+        n *= hi - lo + 1
+    return n
 
 
 def _fill_region(do: ir.Do, name: str, env: dict):
@@ -293,12 +263,7 @@ def last_private_array(name: str, loop: ir.Do, kernel: ir.Kernel, env: dict) -> 
             or getattr(v, "pointer", False) or any(name in cls for cls in kernel.equivalences):
         return False
     bounds = constant_bounds(v.dims, env)
-    if bounds is None:
-        return False
-    size = 1
-    for lo, hi in bounds:
-        size *= hi - lo + 1
-    if size > PRIVATE_ARRAY_ELEMENTS:
+    if bounds is None or element_count(bounds) > PRIVATE_ARRAY_ELEMENTS:
         return False
     if _scan_kills(loop.body, name, bounds, env) == "unsafe":
         return False
