@@ -133,3 +133,20 @@ def test_internal_procedures_are_ported_and_proven_with_their_program(tmp_path):
     assert ks["halo"]["status"] == "refused" and "internal procedure halo of program hostprog" in ks["halo"]["reason"]
     outlined = {o["routine"] for o in ks["hostprog"]["hybrid"]["outlined"]}
     assert {"init", "tendencies", "reduce_total"} <= outlined
+
+
+def test_an_original_that_changes_only_after_its_first_runs_is_caught_when_the_port_differs(tmp_path):
+    """The original's first runs may agree by chance (ParRes' stencil-stdpar printed the
+    same wrong norm four times, then 'Solution validates'): when the modern program's
+    output differs, the original runs again before the port is blamed."""
+    _kokkos_or_skip()
+    from port_fortran.cli import main
+
+    counter = tmp_path / "runs.txt"
+    cfg = tmp_path / "pf.yaml"
+    cfg.write_text(f"bench: false\noptimize: false\nprograms:\n  latewrong: {{args: '{counter}'}}\n")
+    out = tmp_path / "out"
+    main([str(DATA / "latewrong.f90"), "--backends", "serial", "--out", str(out), "--config", str(cfg), "--quiet"])
+    k = json.loads((out / "report.json").read_text())["kernels"][0]
+    assert k["status"] == "refused" and k["reason_code"] == "original-nondeterministic", k["reason"]
+    assert "seen when the modern program's differed" in k["reason"]
