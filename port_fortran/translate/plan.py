@@ -460,7 +460,8 @@ class Planner:
             self.add_pattern("atomic")
             self.add_pattern("parallel_for")
             self.note_loop(do, f"parallel_for with Kokkos::atomic_add ({why})")
-        elif self.options.team_reductions and not node.inductions and self.team_split(do) is not None:
+        elif self.options.team_reductions and not node.inductions and not node.last_private \
+                and self.team_split(do) is not None:
             node.kind = "team"
             node.team = self.team_split(do)
             self.add_pattern("team")
