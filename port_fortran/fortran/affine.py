@@ -81,6 +81,22 @@ def names(p: Poly) -> set[str]:
     return {n for k in p for n in k}
 
 
+def extreme(p: Poly, loops: list, sign: int) -> Optional[Poly]:
+    """min (sign -1) or max (+1) of the linear ``p`` over the ranges of ``loops``
+    ((variable, lower, upper) polynomials, innermost last), or None when that is not linear
+    or still names one of the loops' variables."""
+    for v, lo, hi in reversed(loops):
+        c = p.get((v,), 0)
+        if not c:
+            continue
+        p = substitute(p, v, hi if (c > 0) == (sign > 0) else lo)
+        if any(len(k) > 1 for k in p):
+            return None
+    if names(p) & {v for v, _, _ in loops}:
+        return None
+    return p
+
+
 def is_const(p: Poly) -> bool:
     return all(k == () for k in p)
 

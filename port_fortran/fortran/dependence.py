@@ -34,7 +34,8 @@ from .dataflow import FlowGraph, IterationValues, exposed_reads
 from .facts import Facts, guard_facts, loop_var_facts, path_to
 from .inductions import find_inductions, induction_substitution
 from .privatize import last_private_array, privatizable_array
-from .reductions import constant_section, index_loc_idiom, mentions, minmax_idiom, reduction_op, same_expr
+from .reductions import (constant_section, index_loc_idiom, mentions, minmax_idiom, per_thread, reduction_op,
+                         same_expr)
 from .render import expr_str
 
 # --------------------------------------------------------------------------- helpers
@@ -528,18 +529,18 @@ def _array_reduction(accs: list[Access], v: str, inner: set[str], variant: set[s
     first = ws[0]
     if first.subs is None:
         return None
+    if any(isinstance(sub, ir.Slice) for sub in first.subs):
+        return None
+    names = [{x.name for x in ir.walk_expr(sub) if isinstance(x, (ir.Name, ir.ArrayRef))} for sub in first.subs]
     section = None
-    for sub in first.subs:
-        if isinstance(sub, ir.Slice):
+    if any(nm & inner for nm in names):  # a section, over the inner loops around the updates
+        at = {id(a.stmt) for a in accs}
+        around = [d for d in inner_loops if isinstance(d, ir.Do) and any(id(x) in at for x in ir.walk(d.body))]
+        section = constant_section(first.subs, {d.var: [x for x in around if x.var == d.var] for d in around},
+                                   ctx.env)
+        if section is None:
             return None
-        nm = {x.name for x in ir.walk_expr(sub) if isinstance(x, (ir.Name, ir.ArrayRef))}
-        if nm & inner and section is None:  # over the inner loops around the updates
-            at = {id(a.stmt) for a in accs}
-            around = [d for d in inner_loops if isinstance(d, ir.Do) and any(id(x) in at for x in ir.walk(d.body))]
-            section = constant_section(first.subs, {d.var: [x for x in around if x.var == d.var] for d in around},
-                                       ctx.env) or ()
-        if nm & inner and not section:
-            return None
+    for sub, nm in zip(first.subs, names):
         if v in nm or (nm - inner) & variant or any(isinstance(x, ir.ArrayRef) for x in ir.walk_expr(sub)):
             return None
     ops = set()
@@ -555,7 +556,7 @@ def _array_reduction(accs: list[Access], v: str, inner: set[str], variant: set[s
         ops.add(op)
     if len(ops) != 1:
         return None
-    return ir.Reduction(first.name, ops.pop(), first.line, target=first.ref, section=section or None)
+    return ir.Reduction(first.name, ops.pop(), first.line, target=first.ref, section=section)
 
 
 # --------------------------------------------------------------------------- whole kernel
@@ -571,10 +572,8 @@ def _band(loop: ir.Do) -> int:
         for e in (inner.start, inner.end, inner.step):
             if e is not None:
                 bound_names |= {x.name for x in ir.walk_expr(e) if isinstance(x, (ir.Name, ir.ArrayRef))}
-        outer_scalars = {r.var for r in loop.info.reductions if r.target is None}
-        outer_scalars |= {r.var for r in loop.info.reductions if r.section is not None}
-        inner_ok = inner.info.parallel and all((r.target is None or r.section is not None) and r.var in outer_scalars
-                                               for r in inner.info.reductions) \
+        outer_scalars = {r.var for r in loop.info.reductions if per_thread(r)}
+        inner_ok = inner.info.parallel and all(per_thread(r) and r.var in outer_scalars for r in inner.info.reductions) \
             and not inner.info.scattered
         if inner_ok and loop.var not in bound_names and inner.info.tightly_nested_parallel > 0:
             return 1 + inner.info.tightly_nested_parallel

@@ -75,12 +75,18 @@ def constant_bounds(dims: list[ir.Dim], env: dict):
     return bounds
 
 
+def _passes(st: ir.Stmt, name: str) -> bool:
+    """Is ``st`` a CALL with the array ``name`` (or one of its elements) among its arguments?"""
+    return isinstance(st, ir.CallStmt) and any(isinstance(a, (ir.Name, ir.ArrayRef)) and a.name == name
+                                               for a in st.args)
+
+
 def _reads(st: ir.Stmt, name: str) -> bool:
     """Does the statement itself (not the statements it holds) read the array ``name``?"""
     exprs = list(ir.stmt_exprs(st))
     if isinstance(st, ir.Assign) and isinstance(st.target, ir.ArrayRef) and st.target.name == name:
         exprs = [st.value] + list(st.target.subscripts)  # the target element is written, its subscripts read
-    if isinstance(st, ir.CallStmt) and any(isinstance(a, (ir.Name, ir.ArrayRef)) and a.name == name for a in st.args):
+    if _passes(st, name):
         return True  # the callee may read it
     for e in exprs:
         for x in ir.walk_expr(e):
@@ -175,20 +181,6 @@ def _fill_region(do: ir.Do, name: str, env: dict):
     return region
 
 
-def _extreme(p, loops: list, sign: int):
-    """min (sign -1) or max (+1) of the linear ``p`` over the ranges of ``loops`` (innermost
-    last), or None."""
-    for v, lo, hi in reversed(loops):
-        c = p.get((v,), 0)
-        if c:
-            p = affine.substitute(p, v, hi if (c > 0) == (sign > 0) else lo)
-            if any(len(t) > 1 for t in p):
-                return None
-    if affine.names(p) & {v for v, _, _ in loops}:
-        return None
-    return p
-
-
 def _reads_within(stmts: list[ir.Stmt], name: str, region: list, env: dict, loops=None) -> bool:
     """Do ``stmts`` read ``name`` only inside ``region`` (each subscript's range over the loops
     around it within the bounds, by a constant margin), with the region's variables
@@ -200,8 +192,7 @@ def _reads_within(stmts: list[ir.Stmt], name: str, region: list, env: dict, loop
                 (isinstance(st, ir.Assign) and isinstance(st.target, ir.Name) and st.target.name in names)
                 or (isinstance(st, ir.Do) and st.var in names)):
             return False
-        if isinstance(st, ir.CallStmt) and any(isinstance(a, (ir.Name, ir.ArrayRef)) and a.name == name
-                                               for a in st.args):
+        if _passes(st, name):
             return False
         exprs = list(ir.stmt_exprs(st))
         if isinstance(st, ir.Assign) and isinstance(st.target, ir.ArrayRef) and st.target.name == name:
@@ -236,7 +227,7 @@ def _inside(x: ir.ArrayRef, region: list, env: dict, loops: list) -> bool:
         p = affine.poly_of(sub, env) if not isinstance(sub, ir.Slice) else None
         if p is None or any(len(t) > 1 for t in p):
             return False
-        smin, smax = _extreme(p, loops, -1), _extreme(p, loops, +1)
+        smin, smax = affine.extreme(p, loops, -1), affine.extreme(p, loops, +1)
         if smin is None or smax is None:
             return False
         low, high = affine.add(smin, lo, -1), affine.add(hi, smax, -1)
@@ -286,8 +277,7 @@ def _same_writes(stmts: list[ir.Stmt], name: str, varying: set, inner: set, cond
                 return False
         elif isinstance(st, ir.Assign) and isinstance(st.target, ir.Name) and st.target.name == name:
             return False
-        elif isinstance(st, ir.CallStmt) and any(isinstance(a, (ir.Name, ir.ArrayRef)) and a.name == name
-                                                 for a in st.args):
+        elif _passes(st, name):
             return False
         elif isinstance(st, ir.Do):
             bnames = {x.name for e in (st.start, st.end, st.step) if e is not None for x in ir.walk_expr(e)

@@ -100,8 +100,13 @@ def index_loc_idiom(s: ir.Stmt, var: str) -> Optional[tuple[str, str, str]]:
     return m, op, left.name
 
 
-
 SECTION_ELEMENTS = 64  # the most elements a section reduction accumulates per thread
+
+
+def per_thread(r: ir.Reduction) -> bool:
+    """Does a parallel reduce accumulate ``r`` per thread: a scalar, or a constant section
+    (not an element invariant in the loop, which stays serial)?"""
+    return r.target is None or r.section is not None
 
 
 def constant_section(subs: list[ir.Expr], loops: dict[str, list[ir.Do]], env: dict) -> Optional[tuple]:
@@ -123,18 +128,14 @@ def constant_section(subs: list[ir.Expr], loops: dict[str, list[ir.Do]], env: di
             lo, hi = (a, z) if lo is None else (min(lo, a), max(hi, z))
         if lo is not None and lo <= hi:
             ranges[var] = (lo, hi)
+    around = [(v, affine.const(a), affine.const(z)) for v, (a, z) in ranges.items()]
     box = []
     count = 1
     for sub in subs:
         p = affine.poly_of(sub, env) if not isinstance(sub, ir.Slice) else None
         if p is None or any(len(k) > 1 for k in p) or not affine.names(p) <= set(ranges):
             return None
-        lo = hi = p.get((), 0)
-        for k, c in p.items():
-            if k:
-                a, z = ranges[k[0]]
-                lo += min(c * a, c * z)
-                hi += max(c * a, c * z)
+        lo, hi = (affine.constant(affine.extreme(p, around, s)) for s in (-1, +1))
         box.append((lo, hi))
         count *= hi - lo + 1
     if not box or count > SECTION_ELEMENTS:

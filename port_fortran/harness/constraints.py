@@ -221,7 +221,7 @@ class _Collector:
                         p = self.poly(sub, vars_)
                         if p is None:
                             continue
-                        smin, smax = _extreme(p, loops, -1), _extreme(p, loops, +1)
+                        smin, smax = affine.extreme(p, loops, -1), affine.extreme(p, loops, +1)
                         lo = self.poly(d.lower) if d.lower is not None else affine.const(1)
                         if smin is not None and lo is not None:
                             self.add(affine.add(smin, lo, -1), "subscript", s.line, f"{x.name} lower bound",
@@ -231,20 +231,6 @@ class _Collector:
                             if smax is not None and hi is not None:
                                 self.add(affine.add(hi, smax, -1), "subscript", s.line, f"{x.name} upper bound",
                                          affine.names(smax) & self.ints)
-
-
-def _extreme(p: dict, loops: list[tuple[str, dict, dict]], sign: int) -> Optional[dict]:
-    """min (sign -1) or max (+1) of ``p`` over the loop ranges, innermost loop first."""
-    for v, lo, hi in reversed(loops):
-        c = p.get((v,), 0)
-        if not c:
-            continue
-        p = affine.substitute(p, v, hi if (c > 0) == (sign > 0) else lo)
-        if not _linear(p):
-            return None
-    if any(n in {v for v, _, _ in loops} for n in affine.names(p)):
-        return None
-    return p
 
 
 def _exprs(body: list[ir.Stmt]):

@@ -415,19 +415,16 @@ class Emitter:
         shadow the arrays' Views in."""
         last = " && ".join(f"{cname(d.var)} == {self.ex(d.end, self.tab[d.var].ftype, d.line)}" for d in n.band)
         out = [IND * ind + f"const bool pf_last = {last};  // the iteration that ends the loop in Fortran"]
+        inner = [IND * ind + "{"]
         for x in n.last_private:
             sym = self.tab[x]
             self.use(x)
             ext = ", ".join(str(e) for e in self.private_extents(sym))
             out.append(IND * ind + f"{sym.ctype}* const pf_array_{sym.c} = {sym.c}.data();")
             out.append(IND * ind + f"pf::Private<{sym.ctype}, {ext}> pf_own_{sym.c};")
-        out.append(IND * ind + "{")
-        for x in n.last_private:
-            sym = self.tab[x]
-            ext = ", ".join(str(e) for e in self.private_extents(sym))
-            out.append(IND * (ind + 1) + f"pf::Scratch<{sym.ctype}, {ext}> {sym.c}(pf_last ? pf_array_{sym.c} : "
-                                         f"pf_own_{sym.c}.data());")
-        return out
+            inner.append(IND * (ind + 1) + f"pf::Scratch<{sym.ctype}, {ext}> {sym.c}(pf_last ? pf_array_{sym.c} : "
+                                           f"pf_own_{sym.c}.data());")
+        return out + inner
 
     @property
     def ns(self) -> str:

@@ -16,15 +16,14 @@ the :class:`records.TranslateOptions`; returns a tree of plan nodes and one note
   starts: ``if (condition) parallel kernel else single-iteration kernel`` (``PVersion``)."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Optional
 
 from ..fortran import ir
 from ..records import TranslateOptions
 from ..fortran.dataflow import FlowGraph
-from ..fortran.privatize import constant_bounds
-from ..fortran.reductions import SECTION_ELEMENTS, index_loc_idiom
+from ..fortran.privatize import constant_bounds, element_count
+from ..fortran.reductions import SECTION_ELEMENTS, index_loc_idiom, per_thread
 from ..fortran.render import expr_str
 from .access import names_in, scalars_written
 from .symbols import Refusal, SymbolTable
@@ -235,7 +234,7 @@ class Planner:
             inductions = []
         if info.parallel or pure_call_only:
             red = [r for r in info.reductions]
-            if any(r.target is not None and r.section is None for r in red):
+            if not all(per_thread(r) for r in red):
                 return None, "accumulates into an array element (kept serial)"
             allowed = set(info.private) | {r.var for r in red} | {ind.var for ind in inductions}
             extra = sorted(w for w in written if w not in allowed)
@@ -243,19 +242,16 @@ class Planner:
                 return None, f"scalar {', '.join(extra)} written but not private"
             for r in red:
                 sym = self.tab.get(r.var)
-                if r.section is not None and sym is not None and sym.is_array:
-                    ext = constant_extents(sym, self.kernel)
-                    bounds = constant_bounds(sym.dims, self.kernel.constants()) or []
-                    if len(bounds) != len(r.section) or any(lo < blo or hi > bhi for (lo, hi), (blo, bhi)
-                                                            in zip(r.section, bounds)):
+                if sym is None or r.op not in ("sum", "prod", "min", "max") or sym.is_array != (r.section is not None):
+                    return None, f"reduction on {r.var} not supported"
+                if r.section is not None:
+                    bounds = constant_bounds(sym.dims, self.kernel.constants())
+                    if bounds is not None and (len(bounds) != len(r.section) or any(
+                            lo < blo or hi > bhi for (lo, hi), (blo, bhi) in zip(r.section, bounds))):
                         return None, f"reduction into {r.var} outside its declared bounds"
-                    if ext is None or math.prod(ext) > SECTION_ELEMENTS:
+                    if bounds is None or element_count(bounds) > SECTION_ELEMENTS:
                         return None, (f"reduction into a section of {r.var}: the array needs constant extents of at "
                                       f"most {SECTION_ELEMENTS} elements (one copy per thread)")
-                elif sym is None or sym.is_array or r.op not in ("sum", "prod", "min", "max"):
-                    return None, f"reduction on {r.var} not supported"
-                if r.op not in ("sum", "prod", "min", "max"):
-                    return None, f"reduction on {r.var} not supported"
                 if sym.ftype.base not in ("integer", "real", "complex") or (
                         sym.ftype.base == "complex" and (r.op in ("min", "max") or len(red) > 1)):
                     return None, f"reduction on {r.var} of type {sym.ftype} not supported"
@@ -551,7 +547,7 @@ class Planner:
         induction variables. One iteration space over the whole nest lets a GPU spread the
         contiguous (leftmost) index over its threads instead of looping over it in each."""
         reds = do.info.reductions
-        outer = {(r.var, r.op) for r in reds if r.target is None or r.section is not None}
+        outer = {(r.var, r.op) for r in reds if per_thread(r)}
         if (not reds or len(outer) != len(reds) or getattr(do.info, "inductions", None)
                 or const_step(do) != 1 or do.line in self.options.serial_loops):
             return [do]
@@ -565,8 +561,7 @@ class Planner:
             info = inner.info
             if (inner.line in self.options.serial_loops or not info.parallel or const_step(inner) != 1
                     or getattr(info, "inductions", None) or info.scattered
-                    or any((r.target is not None and r.section is None) or (r.var, r.op) not in outer
-                           for r in info.reductions)):
+                    or any(not per_thread(r) or (r.var, r.op) not in outer for r in info.reductions)):
                 break
             if (names_in(inner.start) | names_in(inner.end)) & {d.var for d in band}:
                 break

@@ -5,6 +5,8 @@ ties go to the lowest index, as in the Fortran loop. Kokkos' reducer concept: a
 the volatile join Kokkos 3 asks for: ``pf_kokkos_compat.hpp``)."""
 from __future__ import annotations
 
+import math
+
 
 def _reducer(name: str, comment: str, fields: list[str], joins: list[str], inits: list[str]) -> str:
     return "\n".join([
@@ -43,10 +45,7 @@ def scalars_reducer(name: str, reds: list[tuple], line: int) -> str:
         ext = red[4] if len(red) > 4 else None
         if ext:
             fields.append(f"    pf::Private<{t}, {', '.join(str(e) for e in ext)}> {f};")
-            count = 1
-            for e in ext:
-                count *= e
-            loop = f"for (int pf_q = 0; pf_q < {count}; ++pf_q) "
+            loop = f"for (int pf_q = 0; pf_q < {math.prod(ext)}; ++pf_q) "
             d, sv, v = f"dest.{f}.elems[pf_q]", f"src.{f}.elems[pf_q]", f"v.{f}.elems[pf_q]"
         else:
             fields.append(f"    {t} {f};")
