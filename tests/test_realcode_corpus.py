@@ -330,6 +330,22 @@ def test_results_markdown_and_json(tmp_path):
     assert json.loads(js.read_text())["aggregate"]["total"]["lost"] == 4
 
 
+def test_merge_keeps_a_code_only_an_override_ran():
+    import merge_results
+    row = lambda code, unit, status: {"code": code, "unit": unit, "file": "a.f", "routine": f"{code}_{unit}",
+                                      "kind": "subroutine", "line": 1, "status": status, "reason_code": "-",
+                                      "reason": "", "has_loops": True, "parallel": True, "patterns": ["parallel_for"]}
+    base_rows = [row("a", "u", "verified")]
+    base = {"rows": base_rows, "units": [{"code": "a", "unit": "u", "status": "done", "seconds": 1.0}],
+            "aggregate": rc.aggregate_by_code(base_rows, ["a"])}
+    over = {"rows": [row("b", "v", "verified"), row("b", "v", "refused")],
+            "units": [{"code": "b", "unit": "v", "status": "done", "seconds": 2.0}]}
+    merged = merge_results.merge(base, [over])
+    assert [c for c in merged["aggregate"] if c != "total"] == ["a", "b"]
+    assert merged["aggregate"]["b"]["routines"] == 2 and merged["aggregate"]["total"]["routines"] == 3
+    assert merged["seconds"] == 3.0
+
+
 # ----------------------------------------------------------------------------- failure classes
 
 import classify  # noqa: E402

@@ -26,7 +26,11 @@ def merge(base: dict, overrides: list[dict]) -> dict:
         ran = {(u["code"], u["unit"]) for u in o.get("units", [])}
         rows = [r for r in rows if (r["code"], r["unit"]) not in ran] + list(o["rows"])
         units = [u for u in units if (u["code"], u["unit"]) not in ran] + list(o.get("units", []))
+    # every code of every file, in order: an override may bring a code the base never ran
     names = [a for a in base["aggregate"] if a != "total"]
+    for r in rows:
+        if r["code"] not in names:
+            names.append(r["code"])
     out = dict(base)
     out["rows"], out["units"] = rows, units
     out["aggregate"] = rc.aggregate_by_code(rows, names)
