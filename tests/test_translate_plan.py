@@ -568,3 +568,72 @@ def test_a_common_work_array_is_private_with_the_last_iteration_writing_through(
     k2, _ = _kernel("scratch.f", "csweep")
     outer2 = next(d for d in k2.loops() if d.var == "j")
     assert not outer2.info.parallel  # a conditional write: the elements differ per iteration
+
+
+# ------------------------------------------------------------------ parts set up by calls
+
+
+def test_a_work_array_set_up_by_a_helper_and_a_loop_and_read_through_calls_is_private():
+    """Block line solves (ADI-style CFD codes): each (j, k) sets up a work array of blocks,
+    the two end rows by a helper (``bends``: it only writes its dummy), the inner rows by a
+    nest, then helpers read and update single blocks passed by element. The parts written
+    join into rows 0..isz; every block a call touches (its span through sequence
+    association) lies in them, so the array is private and (j, k) is one MDRange whose
+    iterations call device functions on pointers into their own copy."""
+    k, sf = _kernel("blocks.f", "bsolve")
+    outer = next(d for d in k.loops() if d.var == "k")
+    assert outer.info.parallel and {"blk", "q"} <= set(outer.info.private), outer.info.reasons
+    port = translate_kernel(k, sf)
+    cpp = port.files["bsolve.kokkos.cpp"]
+    assert "pf::nest<2>({1, 1}, {ny - 2, nz - 2})" in cpp
+    assert "pf::Private<double, 3, 3, 3, 16> blk;" in cpp
+    assert "bmm_fn(&blk(0, 0, 0, i), &blk(0, 0, 2, i - 1), &blk(0, 0, 1, i));" in cpp
+
+
+def test_a_common_work_array_written_by_calls_writes_through_from_the_last_iteration():
+    """The same solve with the work array in COMMON: its values matter after the routine.
+    The helpers write the same blocks in every iteration (their writes unconditional, or
+    under conditions on their own loop variables only; their arguments free of j and k),
+    so the last iteration writes through and the others work on copies."""
+    k, sf = _kernel("blocks.f", "csolve")
+    outer = next(d for d in k.loops() if d.var == "k")
+    assert outer.info.parallel and set(outer.info.last_private) == {"blk", "q"}, outer.info.reasons
+    cpp = translate_kernel(k, sf).files["csolve.kokkos.cpp"]
+    assert "pf::Scratch<double, 3, 3, 3, 16> blk(pf_last ? pf_array_blk : pf_own_blk.data());" in cpp
+
+
+@pytest.mark.parametrize("change, why", [
+    ("call binv(blk(1, 1, 2, 0), blk(1, 1, 3, 0), f(1, 0, j, k))",
+     "call binv(blk(1,1,2,isz+1), blk(1, 1, 3, 0), f(1, 0, j, k))"),  # a block no one set up
+    ("blk(m, n, l, 0) = 0.0d0", "blk(m, n, l, 0) = 0.5d0*blk(m, n, l, 0)"),  # the helper reads it: row 0 is old
+    ("do i = 1, isz - 1\n               do n", "do i = 2, isz - 1\n               do n"),  # row 1 not set up
+])
+def test_a_read_of_a_block_the_iteration_did_not_set_up_keeps_the_loop_serial(tmp_path, change, why):
+    text = (DATA / "blocks.f").read_text()
+    first = text[:text.index("      subroutine csolve")] + text[text.index("      subroutine bends"):]
+    assert change in first
+    src = tmp_path / "b.f"
+    src.write_text(first.replace(change, why, 1))
+    sf = parse_file(str(src), use_cache=False)
+    k = next(x for x in sf.kernels if x.name == "bsolve")
+    outer = next(d for d in k.loops() if d.var == "k")
+    assert not outer.info.parallel and "blk" not in outer.info.private
+
+
+def test_a_helper_writing_blocks_on_a_data_condition_keeps_the_common_array_serial(tmp_path):
+    """A callee whose writes depend on the data writes different blocks in different
+    iterations: the last iteration would not write through what the others wrote."""
+    text = (DATA / "blocks.f").read_text()
+    old = "            if (m .ne. l) then\n"
+    assert old in text
+    src = tmp_path / "c.f"
+    src.write_text(text.replace(old, "            if (a(m, l) .ne. 0.0d0) then\n"))
+    sf = parse_file(str(src), use_cache=False)
+    k = next(x for x in sf.kernels if x.name == "csolve")
+    outer = next(d for d in k.loops() if d.var == "k")
+    assert not outer.info.parallel
+    k2 = next(x for x in sf.kernels if x.name == "bsolve")  # a local array stays private all the same
+    assert next(d for d in k2.loops() if d.var == "k").info.parallel
+
+
+# ------------------------------------------------------------------ interchange

@@ -26,6 +26,11 @@ OpenMP backends. Features are grouped into few kernels to keep the builds few:
   scratch.f   lsweep   a COMMON work array filled at every (j, k) and read after the routine:
                        private, the last iteration writing through (pf::Scratch); the
                        block's final contents are compared like every output
+  blocks.f    bsolve   a work array of blocks set up per (j, k) by a helper (end rows) and a
+                       nest (inner rows), read and updated through helpers given single
+                       blocks by element: private, (j, k) one MDRange calling device functions
+              csolve   the same array in COMMON: the helpers' writes the same in every
+                       iteration, the last one writing through
 """
 from __future__ import annotations
 
@@ -58,6 +63,8 @@ CASES = [
     ("norms.f", "sqnorm"),
     ("norms.f", "psmooth"),
     ("scratch.f", "lsweep"),
+    ("blocks.f", "bsolve"),
+    ("blocks.f", "csolve"),
 ]
 OPTIONS = {"matvt": TranslateOptions(team_reductions=True)}
 

@@ -417,7 +417,7 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
         if privatizable_array(name, loop, kernel, ctx.env, ctx.sites):
             info.private.append(name)
             continue
-        if last_private_array(name, loop, kernel, ctx.env):  # NPB's COMMON scratch: the last iteration writes it
+        if last_private_array(name, loop, kernel, ctx.env, ctx.sites):  # NPB's COMMON scratch: the last iteration writes it
             info.private.append(name)
             info.last_private.append(name)
             continue

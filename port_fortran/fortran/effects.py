@@ -60,6 +60,9 @@ class DummyEffect:
     # elements of an array dummy of constant shape the callee surely assigns, all of them,
     # before it reads any (privatize: a call that fills a caller's scratch array kills it)
     fills: int = 0
+    # parts of an array dummy the callee surely assigns and never reads, as boxes of
+    # (lower, upper) polynomials per dimension in the callee's names (privatize)
+    fill_boxes: list = field(default_factory=list)
 
     @property
     def touched(self) -> bool:
@@ -273,6 +276,9 @@ class Calls:
             else:
                 d.span = self._span(k, a, env)
                 d.fills = filled_elements(k, a, env)
+                if not d.read:
+                    from .privatize import dummy_fill_boxes
+                    d.fill_boxes = dummy_fill_boxes(k, a.name, env)
             dummies.append(d)
         for _b, m in reads or []:  # read-only extra dummies: what an extended call passes
             v = k.locals[m]
@@ -344,6 +350,66 @@ class Calls:
         if lo_c is None:
             return ir.Name(v.name, ftype=v.ftype)
         return place(v, actual, lo_c, hi_c, _params(caller), facts or Facts())
+
+
+    def fill_boxes(self, caller: ir.Kernel, name: str, args: list[ir.Expr], position: int) -> list:
+        """The parts of the caller's array passed at ``position`` that a call of ``name``
+        surely assigns (a dummy the callee writes and never reads), as boxes of polynomials
+        in the caller's indices. Only where sequence association keeps the shape: the
+        dummy has the array's rank, leading extents and element size, and the actual is the
+        whole array or an element at the first position of every leading dimension (the
+        last one then starts there). Empty when nothing is known."""
+        actual = args[position]
+        v = variable(caller, actual.name)
+        eff = self.effects(caller, name)
+        if v is None or not v.dims or eff.callee is None or len(args) > len(eff.dummies):
+            return []
+        d = eff.dummy(position)
+        a = eff.callee.args[position] if position < len(eff.callee.args) else None
+        if d is None or a is None or d.read or not d.fill_boxes or len(a.dims) != len(v.dims) \
+                or d.ftype.bytes != v.ftype.bytes:
+            return []
+        cenv, kenv = _params(caller), _params(eff.callee)
+        table = {}
+        for q, x in enumerate(eff.callee.args):
+            if not x.dims and q < len(args):
+                table[x.name] = affine.poly_of(args[q], cenv)
+
+        def mapped(p):
+            for n in affine.names(p):
+                if table.get(n) is None:
+                    return None
+                p = affine.substitute(p, n, table[n])
+            return p
+
+        lower = lambda dim, env: affine.poly_of(dim.lower, env) if dim.lower is not None else affine.const(1)  # noqa: E731
+        for dd, cd in zip(a.dims[:-1], v.dims[:-1]):
+            dlo, dhi = lower(dd, kenv), affine.poly_of(dd.upper, kenv) if dd.upper is not None else None
+            dlo, dhi = (mapped(dlo) if dlo is not None else None), (mapped(dhi) if dhi is not None else None)
+            if dlo is None or dhi is None or dlo != lower(cd, cenv) or dhi != affine.poly_of(cd.upper, cenv):
+                return []
+        last_lo = lower(a.dims[-1], kenv)
+        last_lo = mapped(last_lo) if last_lo is not None else None
+        if last_lo is None:
+            return []
+        if isinstance(actual, ir.Name):
+            start = lower(v.dims[-1], cenv)
+        elif isinstance(actual, ir.ArrayRef) and len(actual.subscripts) == len(v.dims) and all(
+                affine.poly_of(x, cenv) == lower(cd, cenv) for x, cd in zip(actual.subscripts[:-1], v.dims[:-1])):
+            start = affine.poly_of(actual.subscripts[-1], cenv)
+        else:
+            return []
+        if start is None:
+            return []
+        shift = affine.add(start, last_lo, -1)
+        out = []
+        for box in d.fill_boxes:
+            m = [(mapped(lo), mapped(hi)) for lo, hi in box]
+            if any(lo is None or hi is None for lo, hi in m):
+                continue
+            m[-1] = (affine.add(m[-1][0], shift), affine.add(m[-1][1], shift))
+            out.append(m)
+        return out
 
 
 def _all_exprs(s: ir.Stmt) -> list[ir.Expr]:

@@ -33,7 +33,26 @@ def privatizable_array(name: str, loop: ir.Do, kernel: ir.Kernel, env: dict, sit
     if sites is not None:
         size = element_count(bounds)
         fills = lambda st: _call_fills(st, name, bounds, size, sites)  # noqa: E731
-    return _scan_kills(loop.body, name, bounds, env, fills) != "unsafe"
+    return _scan_kills(loop.body, name, bounds, env, fills, sites) != "unsafe"
+
+
+def dummy_fill_boxes(k: ir.Kernel, name: str, env: dict) -> list:
+    """The parts of array ``name`` (a dummy of ``k`` it never reads) that ``k`` surely
+    assigns: the boxes of its top-level nests and of single element assignments, up to the
+    first statement that may leave early, their bounds in names ``k`` never changes."""
+    changed = _assigned_names(ir.walk(k.body))
+    boxes: list = []
+    for st in k.body:
+        if isinstance(st, ir.Do):
+            boxes += _fill_boxes(st, name, env)
+        elif isinstance(st, ir.Assign) and isinstance(st.target, ir.ArrayRef) and st.target.name == name:
+            polys = [affine.poly_of(x, env) if not isinstance(x, ir.Slice) else None for x in st.target.subscripts]
+            if all(p is not None and not any(len(t) > 1 for t in p) for p in polys):
+                boxes.append([(p, p) for p in polys])
+        if any(isinstance(x, _CUT) for x in ir.walk([st])):
+            break
+    return [b for b in merge_boxes(boxes)
+            if not any((affine.names(lo) | affine.names(hi)) & changed for lo, hi in b)]
 
 
 def fills_before_reads(body: list[ir.Stmt], name: str, bounds: list, env: dict) -> bool:
@@ -95,22 +114,34 @@ def _reads(st: ir.Stmt, name: str) -> bool:
     return False
 
 
-def _scan_kills(stmts: list[ir.Stmt], name: str, bounds: list, env: dict, fills=None) -> str:
-    """'killed' (a nest wrote all of ``name`` before any read, or a call ``fills`` says
-    filled it), 'clean' (no read before any full write), 'unsafe' (a read may see a value
-    from another iteration)."""
+def _scan_kills(stmts: list[ir.Stmt], name: str, bounds: list, env: dict, fills=None, sites=None) -> str:
+    """'killed' (a nest wrote all of ``name`` before any read, a call ``fills`` says filled
+    it, or the nests and calls so far wrote parts of it that every later read of the
+    iteration stays in), 'clean' (no read before any full write), 'unsafe' (a read may see
+    a value from another iteration). ``sites`` (accesses.CallSites): what calls write and
+    read of it."""
+    boxes: list = []
     for k, st in enumerate(stmts):
         if fills is not None and fills(st):
             return "killed"
+        grown = _call_boxes(st, name, env, sites) if isinstance(st, ir.CallStmt) else []
         if isinstance(st, ir.Do):
             if _full_write(st, name, bounds, env):
                 return "killed"
-            region = _fill_region(st, name, env)
-            if region is not None and _reads_within(stmts[k + 1:], name, region, env):
+            grown = _fill_boxes(st, name, env)
+        if grown:
+            boxes = boxes + grown
+            # merged boxes hold what the union of ranges does, the boxes themselves what an
+            # empty range loses in the merge (an end row written whatever the inner rows)
+            seen = merge_boxes(boxes) + boxes
+            if _reads_within(stmts[k + 1:], name, seen, env, sites=sites):
                 return "killed"  # a part of it, and the iteration reads no element outside that part
-            if _reads(st, name) or _scan_kills(st.body, name, bounds, env, fills) == "unsafe":
+            continue
+        if isinstance(st, ir.Do):
+            if _reads(st, name) or _scan_kills(st.body, name, bounds, env, fills, sites) == "unsafe":
                 return "unsafe"
-        elif _reads(st, name) or any(_scan_kills(b, name, bounds, env, fills) == "unsafe" for b in _bodies(st)):
+        elif _reads(st, name) or any(_scan_kills(b, name, bounds, env, fills, sites) == "unsafe"
+                                     for b in _bodies(st)):
             return "unsafe"  # a write in one branch covers no read: only reads are looked for there
     return "clean"
 
@@ -129,12 +160,11 @@ def _bodies(st: ir.Stmt) -> list[list[ir.Stmt]]:
 
 
 def _full_write(do: ir.Do, name: str, bounds: list, env: dict) -> bool:
-    """Is ``do`` a nest that assigns every element of ``name`` (:func:`_fill_region` over
+    """Is ``do`` a nest that assigns every element of ``name`` (:func:`_fill_boxes` covering
     each dimension's whole declared extent)?"""
-    region = _fill_region(do, name, env)
-    return region is not None and len(region) == len(bounds) and all(
+    return any(len(box) == len(bounds) and all(
         affine.is_const(lo) and affine.is_const(hi) and (affine.constant(lo), affine.constant(hi)) == b
-        for (lo, hi), b in zip(region, bounds))
+        for (lo, hi), b in zip(box, bounds)) for box in merge_boxes(_fill_boxes(do, name, env)))
 
 
 def element_count(bounds: list) -> int:
@@ -145,99 +175,216 @@ def element_count(bounds: list) -> int:
     return n
 
 
-def _fill_region(do: ir.Do, name: str, env: dict):
-    """The part of ``name`` a nest assigns whole, as (lower, upper) polynomials per
-    dimension: the nest's loops each alone in its parent (or the last one holding the
-    assignment), unit steps, bounds free of the nest's own variables, the assignment
-    unconditional at the top of the innermost body, each subscript one of the nest's
-    variables, no read of ``name`` in the nest. None otherwise."""
+def _fill_boxes(do: ir.Do, name: str, env: dict) -> list:
+    """The parts of ``name`` a nest surely assigns, as boxes: per dimension a (lower, upper)
+    pair of polynomials. The nest's loops each alone in its parent (or the last one holding
+    the assignments), unit steps, bounds free of the nest's own variables, nothing in it
+    that cuts an iteration short, no read of ``name`` in it; each unconditional assignment
+    to ``name`` at the top of the innermost body gives a box when each subscript is one of
+    the nest's variables (its loop's range) or an expression free of them that the nest does
+    not change (one element). A loop whose variable a box does not use must run at least
+    once (constant bounds) for the box to count. Empty when none."""
     chain, loop = [], do
     while True:
         if loop.step is not None and not (isinstance(loop.step, ir.Literal) and loop.step.value == 1):
-            return None
+            return []
         lo, hi = affine.poly_of(loop.start, env), affine.poly_of(loop.end, env)
         if lo is None or hi is None or any(len(t) > 1 for t in list(lo) + list(hi)) \
                 or (affine.names(lo) | affine.names(hi)) & {v for v, _, _ in chain}:
-            return None
+            return []
         chain.append((loop.var, lo, hi))
         body = [st for st in loop.body if not isinstance(st, ir.Continue)]
-        target = [st for st in body if isinstance(st, ir.Assign) and isinstance(st.target, ir.ArrayRef)
-                  and st.target.name == name]
-        if target:
+        targets = [st for st in body if isinstance(st, ir.Assign) and isinstance(st.target, ir.ArrayRef)
+                   and st.target.name == name]
+        if targets:
             break
         inner = [st for st in body if isinstance(st, ir.Do)]
         if len(inner) != 1:
-            return None
+            return []
         loop = inner[0]
-    if any(_reads(st, name) for st in ir.walk([do])):
-        return None
+    nest = list(ir.walk([do]))
+    if any(_reads(st, name) for st in nest) or any(isinstance(st, _CUT) for st in nest):
+        return []
+    changed = _assigned_names(nest)
     range_of = {v: (lo, hi) for v, lo, hi in chain}
-    region, used = [], set()
-    for sub in target[0].target.subscripts:
-        if not isinstance(sub, ir.Name) or sub.name not in range_of or sub.name in used:
-            return None
-        used.add(sub.name)
-        region.append(range_of[sub.name])
-    return region
+    boxes = []
+    for st in targets:
+        box, used = [], set()
+        for sub in st.target.subscripts:
+            if isinstance(sub, ir.Name) and sub.name in range_of and sub.name not in used:
+                used.add(sub.name)
+                box.append(range_of[sub.name])
+                continue
+            p = affine.poly_of(sub, env) if not isinstance(sub, ir.Slice) else None
+            if p is None or any(len(t) > 1 for t in p) or affine.names(p) & (set(range_of) | changed):
+                box = None
+                break
+            box.append((p, p))
+        if box is None or any(v not in used and not _runs(lo, hi) for v, lo, hi in chain):
+            continue  # another write of the nest: must-writes only grow without it
+        boxes.append(box)
+    return boxes
 
 
-def _reads_within(stmts: list[ir.Stmt], name: str, region: list, env: dict, loops=None) -> bool:
-    """Do ``stmts`` read ``name`` only inside ``region`` (each subscript's range over the loops
-    around it within the bounds, by a constant margin), with the region's variables
-    unchanged? Calls passing the array count as reads of all of it."""
-    loops = loops or []
-    names = set().union(*(affine.names(lo) | affine.names(hi) for lo, hi in region))
+_CUT = (ir.Cycle, ir.Exit, ir.Goto, ir.Return, ir.Stop)
+
+
+def _runs(lo, hi) -> bool:
+    return affine.is_const(lo) and affine.is_const(hi) and affine.constant(hi) >= affine.constant(lo)
+
+
+def _assigned_names(stmts, sites=None) -> set:
+    """Scalars the statements may change: assigned, DO variables, passed to a call (to a
+    dummy the callee may write, when ``sites`` knows the callee)."""
+    out = set()
     for st in stmts:
-        if isinstance(st, (ir.Assign, ir.Do)) and (
-                (isinstance(st, ir.Assign) and isinstance(st.target, ir.Name) and st.target.name in names)
-                or (isinstance(st, ir.Do) and st.var in names)):
+        if isinstance(st, ir.Assign) and isinstance(st.target, ir.Name):
+            out.add(st.target.name)
+        elif isinstance(st, ir.Do):
+            out.add(st.var)
+        elif isinstance(st, ir.CallStmt):
+            written = sites.written(st.name, len(st.args)) if sites is not None else None
+            out |= {a.name for q, a in enumerate(st.args) if isinstance(a, ir.Name)
+                    and (written is None or q in written)}
+    return out
+
+
+def merge_boxes(boxes: list) -> list:
+    """The same elements (or more of those the boxes cover, never others) in fewer boxes:
+    two boxes equal in every dimension but one, where one's range ends just before the
+    other's starts, are one box. Sound whatever the ranges: [a, b] and [b + 1, c] together
+    hold every element of [a, c]."""
+    out = [list(b) for b in boxes]
+    merged = True
+    while merged:
+        merged = False
+        for x in range(len(out)):
+            for y in range(len(out)):
+                if x == y or len(out[x]) != len(out[y]):
+                    continue
+                diff = [d for d, (p, q) in enumerate(zip(out[x], out[y])) if p != q]
+                if len(diff) == 1:
+                    d = diff[0]
+                    (alo, ahi), (blo, bhi) = out[x][d], out[y][d]
+                    if affine.add(ahi, affine.const(1)) == blo:
+                        out[x][d] = (alo, bhi)
+                        del out[y]
+                        merged = True
+                        break
+                elif not diff:
+                    del out[y]
+                    merged = True
+                    break
+            if merged:
+                break
+    return out
+
+
+def _call_boxes(st: ir.CallStmt, name: str, env: dict, sites) -> list:
+    """Boxes of ``name`` the call surely assigns: a dummy the callee writes without ever
+    reading it, filled by its nests (effects.DummyEffect.fill_boxes), seen through the
+    actual argument (the whole array or an element) in the caller's indices."""
+    passed = [q for q, a in enumerate(st.args) if isinstance(a, (ir.Name, ir.ArrayRef)) and a.name == name]
+    if sites is None or len(passed) != 1:
+        return []  # passed twice: the other dummy may read it
+    out = []
+    for q, a in enumerate(st.args):
+        if isinstance(a, (ir.Name, ir.ArrayRef)) and a.name == name:
+            try:
+                boxes = sites.calls.fill_boxes(sites.kernel, st.name, st.args, q)
+            except (KeyError, AttributeError, ValueError, TypeError):
+                boxes = []
+            out += [box for box in boxes if not any(len(t) > 1 for lo, hi in box for t in list(lo) + list(hi))]
+    return out
+
+
+def _reads_within(stmts: list[ir.Stmt], name: str, boxes: list, env: dict, loops=None, sites=None) -> bool:
+    """Do ``stmts`` read ``name`` only inside ``boxes`` (each subscript's range over the
+    loops around it within one box's bounds, by a constant margin), with the boxes'
+    variables unchanged? A call passing the array reads what the callee touches of it
+    (``sites``: effects.Calls.actual_ref), or all of it when that is not known."""
+    loops = loops or []
+    names = set().union(*(affine.names(lo) | affine.names(hi) for box in boxes for lo, hi in box))
+    for st in stmts:
+        if _assigned_names([st], sites) & names:
             return False
-        if _passes(st, name):
+        if _passes(st, name) and not _call_reads_within(st, name, boxes, env, loops, sites):
             return False
-        exprs = list(ir.stmt_exprs(st))
+        exprs = [] if isinstance(st, ir.CallStmt) else list(ir.stmt_exprs(st))
+        if isinstance(st, ir.CallStmt):
+            exprs = [a for a in st.args if not (isinstance(a, (ir.Name, ir.ArrayRef)) and a.name == name)]
+            exprs += [x for a in st.args if isinstance(a, ir.ArrayRef) and a.name == name for x in a.subscripts]
         if isinstance(st, ir.Assign) and isinstance(st.target, ir.ArrayRef) and st.target.name == name:
             exprs = [st.value] + list(st.target.subscripts)
         for e in exprs:
             for x in ir.walk_expr(e):
                 if isinstance(x, ir.Name) and x.name == name:
                     return False  # the whole array
-                if isinstance(x, ir.ArrayRef) and x.name == name and not _inside(x, region, env, loops):
+                if isinstance(x, ir.ArrayRef) and x.name == name and not _inside(x, boxes, env, loops):
                     return False
         if isinstance(st, ir.Do):
             lo, hi = affine.poly_of(st.start, env), affine.poly_of(st.end, env)
             unit = st.step is None or (isinstance(st.step, ir.Literal) and st.step.value == 1)
+            if not unit and affine.poly_of(st.step, env) == affine.const(-1):
+                lo, hi, unit = hi, lo, True  # a downward loop covers the same range
             inner = loops + [(st.var, lo, hi)] if unit and lo is not None and hi is not None else None
             if inner is None:
                 if any(_reads(x, name) for x in ir.walk(st.body)):
                     return False
                 continue
-            if not _reads_within(st.body, name, region, env, inner):
+            if not _reads_within(st.body, name, boxes, env, inner, sites):
                 return False
         else:
             for b in _bodies(st):
-                if not _reads_within(b, name, region, env, loops):
+                if not _reads_within(b, name, boxes, env, loops, sites):
                     return False
     return True
 
 
-def _inside(x: ir.ArrayRef, region: list, env: dict, loops: list) -> bool:
-    if len(x.subscripts) != len(region):
+def _call_reads_within(st: ir.CallStmt, name: str, boxes: list, env: dict, loops: list, sites) -> bool:
+    if sites is None:
         return False
-    for sub, (lo, hi) in zip(x.subscripts, region):
-        p = affine.poly_of(sub, env) if not isinstance(sub, ir.Slice) else None
-        if p is None or any(len(t) > 1 for t in p):
+    for q, a in enumerate(st.args):
+        if not (isinstance(a, (ir.Name, ir.ArrayRef)) and a.name == name):
+            continue
+        try:
+            ref = sites.calls.actual_ref(sites.kernel, st.name, st.args, q)
+        except (KeyError, AttributeError, ValueError, TypeError):
             return False
-        smin, smax = affine.extreme(p, loops, -1), affine.extreme(p, loops, +1)
-        if smin is None or smax is None:
-            return False
-        low, high = affine.add(smin, lo, -1), affine.add(hi, smax, -1)
-        if not (affine.is_const(low) and affine.constant(low) >= 0 and affine.is_const(high)
-                and affine.constant(high) >= 0):
+        if ref is None:
+            continue  # the callee never touches it
+        if not isinstance(ref, ir.ArrayRef) or not _inside(ref, boxes, env, loops):
             return False
     return True
 
 
-def last_private_array(name: str, loop: ir.Do, kernel: ir.Kernel, env: dict) -> bool:
+def _inside(x: ir.ArrayRef, boxes: list, env: dict, loops: list) -> bool:
+    """Is every element ``x`` can name (points, or ``Slice`` ranges) over ``loops`` in one
+    of ``boxes``?"""
+    ranges = []
+    for sub in x.subscripts:
+        if isinstance(sub, ir.Slice):
+            if sub.lower is None or sub.upper is None or getattr(sub, "step", None) is not None:
+                return False
+            lo, hi = affine.poly_of(sub.lower, env), affine.poly_of(sub.upper, env)
+        else:
+            lo = hi = affine.poly_of(sub, env)
+        if lo is None or hi is None or any(len(t) > 1 for t in list(lo) + list(hi)):
+            return False
+        smin, smax = affine.extreme(lo, loops, -1), affine.extreme(hi, loops, +1)
+        if smin is None or smax is None:
+            return False
+        ranges.append((smin, smax))
+    return any(len(box) == len(ranges) and all(
+        _nonneg(affine.add(smin, lo, -1)) and _nonneg(affine.add(hi, smax, -1))
+        for (smin, smax), (lo, hi) in zip(ranges, box)) for box in boxes)
+
+
+def _nonneg(p) -> bool:
+    return affine.is_const(p) and affine.constant(p) >= 0
+
+
+def last_private_array(name: str, loop: ir.Do, kernel: ir.Kernel, env: dict, sites=None) -> bool:
     """Can each iteration of ``loop`` have its own copy of the array ``name`` although its
     values matter after the loop (a COMMON or module scratch array, a dummy, a local read
     later: NPB's ``fjac`` in ``/work_lhs/``)? Besides the conditions of a private array
@@ -246,7 +393,10 @@ def last_private_array(name: str, loop: ir.Do, kernel: ir.Kernel, env: dict) -> 
     write unconditional, its subscripts and the bounds of the loops around it free of the
     loop's variable and of anything the loop assigns. The sequentially last iteration then
     writes every element any iteration writes, so the port lets that iteration work on the
-    array itself and the others on their copies (``pf::Scratch``)."""
+    array itself and the others on their copies (``pf::Scratch``). A call writing it
+    (``sites``: accesses.CallSites) writes the same elements each time when it is
+    unconditional, its arguments are the same in every iteration and the callee's own
+    writes of the dummy follow these rules."""
     v = kernel.locals.get(name)
     if v is None:
         v = next((a for a in kernel.args if a.name == name), None)
@@ -256,18 +406,19 @@ def last_private_array(name: str, loop: ir.Do, kernel: ir.Kernel, env: dict) -> 
     bounds = constant_bounds(v.dims, env)
     if bounds is None or element_count(bounds) > PRIVATE_ARRAY_ELEMENTS:
         return False
-    if _scan_kills(loop.body, name, bounds, env) == "unsafe":
+    if _scan_kills(loop.body, name, bounds, env, sites=sites) == "unsafe":
         return False
     if any(isinstance(s, (ir.Cycle, ir.Exit, ir.Goto, ir.Return)) for s in ir.walk(loop.body)):
         return False  # an iteration cut short writes fewer elements
     varying = {loop.var} | {s.var for s in ir.walk(loop.body) if isinstance(s, ir.Do)} | \
         {s.target.name for s in ir.walk(loop.body) if isinstance(s, ir.Assign) and isinstance(s.target, ir.Name)}
-    return _same_writes(loop.body, name, varying, set(), False)
+    return _same_writes(loop.body, name, varying, set(), False, sites)
 
 
-def _same_writes(stmts: list[ir.Stmt], name: str, varying: set, inner: set, conditional: bool) -> bool:
+def _same_writes(stmts: list[ir.Stmt], name: str, varying: set, inner: set, conditional: bool, sites=None) -> bool:
     """Every write of ``name`` in ``stmts`` unconditional, subscripted by the variables of
-    the loops around it (``inner``) and by values no iteration changes."""
+    the loops around it (``inner``) and by values no iteration changes; a call writing it
+    passes only such values and writes its dummy by the same rules."""
     for st in stmts:
         if isinstance(st, ir.Assign) and isinstance(st.target, ir.ArrayRef) and st.target.name == name:
             names = {x.name for sub in st.target.subscripts for x in ir.walk_expr(sub)
@@ -278,7 +429,8 @@ def _same_writes(stmts: list[ir.Stmt], name: str, varying: set, inner: set, cond
         elif isinstance(st, ir.Assign) and isinstance(st.target, ir.Name) and st.target.name == name:
             return False
         elif _passes(st, name):
-            return False
+            if conditional or not _same_call_writes(st, name, varying - inner, sites):
+                return False
         elif isinstance(st, ir.Do):
             bnames = {x.name for e in (st.start, st.end, st.step) if e is not None for x in ir.walk_expr(e)
                       if isinstance(x, (ir.Name, ir.ArrayRef))}
@@ -286,10 +438,49 @@ def _same_writes(stmts: list[ir.Stmt], name: str, varying: set, inner: set, cond
                          for x in ir.walk(st.body))
             if writes and bnames & varying:
                 return False
-            if not _same_writes(st.body, name, varying, inner | {st.var}, conditional):
+            if not _same_writes(st.body, name, varying, inner | {st.var}, conditional, sites):
                 return False
         else:
+            # a branch taken by the loops' own variables and unchanged values is taken
+            # alike in every iteration: its writes are not conditional on data
+            alike = isinstance(st, ir.If) and all(_invariant(c, varying - inner) for c, _ in st.branches)
             for b in _bodies(st):
-                if not _same_writes(b, name, varying, inner, True):
+                if not _same_writes(b, name, varying, inner, conditional or not alike, sites):
                     return False
+    return True
+
+
+def _invariant(e: ir.Expr, varying: set) -> bool:
+    """An expression of scalars none of ``varying``, no array element or function call."""
+    return not any(isinstance(x, (ir.ArrayRef, ir.FuncCall)) or (isinstance(x, ir.Name) and x.name in varying)
+                   for x in ir.walk_expr(e))
+
+
+def _same_call_writes(st: ir.CallStmt, name: str, varying: set, sites) -> bool:
+    """Does the call write the same elements of ``name`` whatever the iteration: every
+    argument free of what iterations change, and the callee writing the dummy
+    unconditionally at subscripts of its own loops and unchanged values?"""
+    eff = sites.analysed(st.name, len(st.args)) if sites is not None else None
+    if eff is None:
+        return False
+    callee = eff.callee
+    for q, a in enumerate(st.args):  # the array's own element and the scalars the callee gets
+        other = isinstance(a, (ir.Name, ir.ArrayRef)) and a.name != name and q < len(callee.args) \
+            and callee.args[q].dims
+        if not other and any(isinstance(x, (ir.Name, ir.ArrayRef)) and x.name in varying for x in ir.walk_expr(a)):
+            return False
+    for q, a in enumerate(st.args):
+        if not (isinstance(a, (ir.Name, ir.ArrayRef)) and a.name == name):
+            continue
+        d = eff.dummy(q)
+        if d is None or not d.write:
+            continue
+        top = callee.body[:-1] if callee.body and isinstance(callee.body[-1], ir.Return) else callee.body
+        body = list(ir.walk(top))
+        if any(isinstance(x, _CUT) for x in body):
+            return False
+        changed = _assigned_names(body) | {x.target.name for x in body if isinstance(x, ir.Assign)
+                                           and isinstance(x.target, ir.Name)}
+        if not _same_writes(callee.body, callee.args[q].name, changed, set(), False):
+            return False
     return True
