@@ -637,3 +637,51 @@ def test_a_helper_writing_blocks_on_a_data_condition_keeps_the_common_array_seri
 
 
 # ------------------------------------------------------------------ interchange
+
+
+def test_a_serial_loop_around_a_parallel_one_is_interchanged_when_the_turned_nest_is_parallel():
+    """dgemv 'N' as written launches a kernel per column and copies temp to the host
+    between them; interchanged, the rows are one kernel and each runs over the columns in
+    the original order, temp recomputed per (i, j)."""
+    k, sf = _kernel("turn.f", "colupd")
+    top = k.loops()[0]
+    assert (top.var, top.info.parallel, top.info.interchanged) == ("i", True, 12)
+    port = translate_kernel(k, sf)
+    assert "line 10: do i (interchanged: the loop of line 12 moved outside) -> parallel_for" in "\n".join(port.notes)
+    body = _views_body(port, "colupd")
+    assert body.count("pf::parallel_for(") == 1 and "single_for" not in body
+    start = body.index("KOKKOS_LAMBDA(const int i)")
+    assert "for (j = 1; j <= n; ++j)" in body[start:] and "temp = alpha * x(j - 1);" in body[start:]
+
+
+def test_an_independent_recurrence_per_column_becomes_one_kernel_over_the_columns():
+    k, _ = _kernel("turn.f", "colrec")
+    top = k.loops()[0]
+    assert (top.var, top.info.parallel) == ("j", True)
+    assert not next(d for d in k.loops() if d.var == "i").info.parallel  # the recurrence itself
+
+
+def test_a_nest_whose_turned_form_has_a_dependence_is_left_as_written():
+    k, _ = _kernel("turn.f", "shear")
+    top = k.loops()[0]
+    assert (top.var, top.info.parallel, top.info.interchanged) == ("j", False, 0)
+    assert next(d for d in k.loops() if d.var == "i").info.parallel
+
+
+def test_scalars_set_from_what_the_inner_loop_writes_keep_the_nest_as_written(tmp_path):
+    src = tmp_path / "upd.f"
+    src.write_text("""\
+      subroutine upd(m, n, a, y)
+      integer m, n, i, j
+      double precision a(m, n), y(m), s
+      do j = 1, n
+         s = y(1)
+         do i = 2, m
+            y(i) = y(i) + s*a(i, j)
+         enddo
+      enddo
+      end
+""")
+    sf = parse_file(str(src), use_cache=False)
+    top = sf.kernels[0].loops()[0]
+    assert (top.var, top.info.interchanged) == ("j", 0)

@@ -31,6 +31,9 @@ OpenMP backends. Features are grouped into few kernels to keep the builds few:
                        blocks by element: private, (j, k) one MDRange calling device functions
               csolve   the same array in COMMON: the helpers' writes the same in every
                        iteration, the last one writing through
+  turn.f      colupd   a serial loop over columns around a parallel loop over rows,
+                       interchanged: one kernel over the rows, temp recomputed per (i, j)
+              colrec   a recurrence down each column: one kernel over the columns
 """
 from __future__ import annotations
 
@@ -65,6 +68,8 @@ CASES = [
     ("scratch.f", "lsweep"),
     ("blocks.f", "bsolve"),
     ("blocks.f", "csolve"),
+    ("turn.f", "colupd"),
+    ("turn.f", "colrec"),
 ]
 OPTIONS = {"matvt": TranslateOptions(team_reductions=True)}
 

@@ -33,6 +33,7 @@ from .arraytest import LoopScope, join_conditions, pair_test
 from .dataflow import FlowGraph, IterationValues, exposed_reads
 from .facts import Facts, guard_facts, loop_var_facts, path_to
 from .inductions import find_inductions, induction_substitution
+from . import interchange
 from .privatize import last_private_array, privatizable_array
 from .reductions import (constant_section, index_loc_idiom, mentions, minmax_idiom, per_thread, reduction_op,
                          same_expr)
@@ -649,18 +650,39 @@ def analyse_loops(k: ir.Kernel, calls=None) -> None:
     """Fill ``info`` of every DO in the kernel (inner loops first). ``calls``
     (``effects.Calls``): the effects of the routines it calls; a call to a routine whose
     effects are confined to its arguments is then analysed like the accesses it makes
-    (without it, or for any other callee, a call keeps its loop serial)."""
+    (without it, or for any other callee, a call keeps its loop serial). A serial loop
+    around one parallel loop is then interchanged where the turned nest is parallel
+    (``interchange``)."""
     ctx = kernel_context(k, calls)
+    _visit(k.body, [], k, ctx)
+    rejected: set = set()
+    while True:
+        cand = next(((body, idx, do) for body, idx, do in interchange.candidates(k.body, ctx.arrays)
+                     if (do.line, do.var) not in rejected), None)
+        if cand is None:
+            return
+        body, idx, outer = cand
+        band = interchange.split(outer, ctx.arrays)[1]
+        new = interchange.build(outer, ctx.arrays)
+        body[idx] = new
+        trial = kernel_context(k, calls)
+        _visit([new], interchange.enclosing(k.body, new), k, trial)
+        if new.info.parallel and new.info.tightly_nested_parallel >= len(band):  # as much parallelism, one launch
+            ctx = trial
+            _visit(k.body, [], k, ctx)  # the loops around it see the new nest
+            new.info.interchanged = band[0].line
+        else:
+            body[idx] = outer
+            rejected.add((outer.line, outer.var))
 
-    def visit(body, outer):
-        for s in body:
-            if isinstance(s, ir.Do):
-                visit(s.body, outer + [s])
-                s.info = loop_info(s, k, ctx, outer)
-                s.info.tightly_nested_parallel = _band(s)
-            elif isinstance(s, ir.DoWhile):
-                visit(s.body, outer)
-            else:
-                visit(ir.children(s), outer)
 
-    visit(k.body, [])
+def _visit(body: list[ir.Stmt], outer: list[ir.Do], k: ir.Kernel, ctx: Context) -> None:
+    for s in body:
+        if isinstance(s, ir.Do):
+            _visit(s.body, outer + [s], k, ctx)
+            s.info = loop_info(s, k, ctx, outer)
+            s.info.tightly_nested_parallel = _band(s)
+        elif isinstance(s, ir.DoWhile):
+            _visit(s.body, outer, k, ctx)
+        else:
+            _visit(ir.children(s), outer, k, ctx)

@@ -228,6 +228,7 @@ class LoopInfo:
     # arguments it depends on. Set only when the other reasons are fixable (inductions).
     condition: Optional[Expr] = None
     condition_args: list[str] = field(default_factory=list)
+    interchanged: int = 0  # the line of the loop this one was inside before interchange.py turned the nest
 
 
 @dataclass

@@ -396,6 +396,29 @@ inline void parallel_for(const char* label, const Range& p, const F& f) {
 #endif
 }
 
+#ifdef PF_HOST_LOOPS
+// A nest the translator interchanged (fortran/interchange.py: the loop that was outside now
+// inside each iteration, so a GPU runs one kernel with adjacent threads on adjacent
+// elements) runs on the host in chunks of its outer range: f(b, e) runs the inclusive part
+// [b, e] with the moved loop outside the chunk's own loop again, as the original ordered
+// it (contiguous and vectorisable inside; dgemv 'N' read a row at a time otherwise).
+template <class F>
+inline void host_chunks(const char* label, long lo, long hi, const F& f) {
+  const long n = hi >= lo ? hi - lo + 1 : 0;
+  if (n == 0) return;
+  if (host_inline()) {
+    f(lo, hi);
+    return;
+  }
+  const long parts = host_parts(n);
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace>(0, parts), [=](const long c) {
+    const F fl(f);  // see host_copy
+    const long b = lo + n * c / parts, e = lo + n * (c + 1) / parts - 1;
+    if (b <= e) fl(b, e);
+  });
+}
+#endif
+
 template <class F, class Reducer>
 inline void parallel_reduce(const char* label, const Range& p, const F& f,
                             const Reducer& reducer) {

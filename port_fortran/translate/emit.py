@@ -14,20 +14,10 @@ from .cexpr import ExprPrinter, function_cname
 from ..fortran.privatize import constant_bounds
 from .plan import PHost, PIf, PKernel, PLoop, PVersion, PWhile, atomic_increment, constant_extents
 from . import reducers
-from .symbols import Refusal, SymbolTable, cname, cxx_type
+from .interchanged import host_form
+from .symbols import Refusal, SymbolTable, cname, const_int, cxx_type
 
 IND = "  "
-
-
-def const_int(e: Optional[ir.Expr], tab: SymbolTable) -> Optional[int]:
-    if e is None:
-        return 1
-    env = {n: s.value for n, s in tab.symbols.items() if s.value is not None}
-    try:
-        v = ir.evaluate(e, env)
-    except (KeyError, ValueError, TypeError, ZeroDivisionError):
-        return None
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def zero_init(t: ir.FType) -> str:
@@ -402,9 +392,10 @@ class Emitter:
             out += self.induction_final(n, ind + 1)
             out.append(pad + "}")
         else:
-            out.append(pad + f"{self.ns}::parallel_for({self.kernel_name(n)}, {policy}, KOKKOS_LAMBDA({', '.join(args)}) {{")
-            out += lines
-            out.append(pad + "});")
+            launch = [pad + f"{self.ns}::parallel_for({self.kernel_name(n)}, {policy}, KOKKOS_LAMBDA({', '.join(args)}) {{"]
+            host = host_form(self, n, ind)
+            out += (["#ifdef PF_HOST_LOOPS"] + host + ["#else"] if host else []) + launch + lines + [pad + "});"]
+            out += ["#endif"] if host else []
         out += self.loopvar_final(n, ind)
         return out
 

@@ -409,7 +409,9 @@ class Planner:
         return any(isinstance(t, ir.Return) for t in ir.walk([s]))
 
     def note_loop(self, do: ir.Do, text: str):
-        self.notes.append(f"line {do.line}: {fortran_do(do)} -> {text}")
+        turned = f" (interchanged: the loop of line {do.info.interchanged} moved outside)" \
+            if getattr(do.info, "interchanged", 0) else ""
+        self.notes.append(f"line {do.line}: {fortran_do(do)}{turned} -> {text}")
 
     # ------------------------------------------------------------------ parallel loops
     def parallel_region(self, do: ir.Do, kind: str, why: str) -> "PKernel":

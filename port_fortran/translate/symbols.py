@@ -153,3 +153,16 @@ def build_symbols(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None, pro
             if k.name != kernel.name:
                 tab.functions[k.name] = k
     return tab
+
+
+def const_int(e: Optional[ir.Expr], tab: SymbolTable) -> Optional[int]:
+    """The value of an integer constant expression, the table's parameters folded (None:
+    not one); an absent expression (a DO loop's step) is 1."""
+    if e is None:
+        return 1
+    env = {n: s.value for n, s in tab.symbols.items() if s.value is not None}
+    try:
+        v = ir.evaluate(e, env)
+    except (KeyError, ValueError, TypeError, ZeroDivisionError):
+        return None
+    return v if isinstance(v, int) and not isinstance(v, bool) else None

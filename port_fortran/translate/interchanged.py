@@ -1,0 +1,80 @@
+"""The host form of an interchanged nest (``fortran/interchange.py``).
+
+On a GPU the interchanged nest is what runs: one kernel over the band that was inside, the
+moved loop in every thread, adjacent threads on adjacent elements. On the host backends
+that order reads the matrix a row at a time (dgemv 'N': 19x the original on one core,
+measured 2026-12-01), so there the kernel runs in chunks of its outer range, each chunk
+with the moved loop outside its own contiguous loop again -- the original's order inside
+a chunk, one parallel region for the whole nest instead of one per iteration of the moved
+loop. ``pf::host_chunks`` (pf_kokkos_compat.hpp) cuts the range; this module prints the
+chunk's loops."""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..fortran import ir
+from .plan import PKernel
+from .symbols import const_int
+
+IND = "  "
+
+
+def host_form(em, n: PKernel, ind: int) -> Optional[list[str]]:
+    """The ``pf::host_chunks`` call for an interchanged band, or None when the kernel is
+    not one (or has what only the device form handles: inductions, last-private arrays,
+    atomics, a step other than 1)."""
+    do = n.band[0] if n.band else None
+    if do is None or not getattr(do.info, "interchanged", 0) or n.kind not in ("range", "mdrange") \
+            or n.inductions or n.last_private or n.atomic:
+        return None
+    if any(d.step is not None and const_int(d.step, em.tab) != 1 for d in n.band):
+        return None
+    inner = [s for s in n.band[-1].body if not isinstance(s, ir.Continue)]
+    if len(inner) != 1 or not isinstance(inner[0], ir.Do):
+        return None
+    moved = inner[0]
+    k = getattr(moved, "moved_pre", 0)
+    pre, rest = moved.body[:k], moved.body[k:]
+    t0 = em.tab[do.var].ftype
+    lo, hi = em.ex(do.start, t0, do.line), em.ex(do.end, t0, do.line)
+    names = list(dict.fromkeys([d.var for d in n.band] + list(n.private)))
+    em.lambda_scopes.append(set(names))
+    ctx = {"device": True, "loops": [("lambda", do.construct_name)], "atomic": set()}
+    lines = em.lambda_locals(names, ind + 1)
+    closes: list[str] = []
+    depth = ind + 1
+
+    def chunk(d: ir.Do) -> str:
+        sym = em.tab[d.var]
+        em.use(d.var)
+        return f"for ({sym.c} = static_cast<{sym.ctype}>(pf_b); {sym.c} <= pf_e; ++{sym.c}) {{"
+
+    def open_loop(d: ir.Do):
+        nonlocal depth
+        head, tail, first = em.for_header(d, depth)
+        lines.extend(head + first)
+        closes.insert(0, tail)
+        depth += 1
+
+    if len(n.band) == 1:  # for the moved loop { its statements; for this chunk of the band { body } }
+        open_loop(moved)
+        lines.extend(em.body(pre, depth, ctx))
+        lines.append(IND * depth + chunk(do))
+        lines.extend(em.body(rest, depth + 1, ctx))
+        lines.append(IND * depth + "}")
+    else:  # for the chunk { the middle loops { the moved loop { ...; the innermost { body } } } }
+        lines.append(IND * depth + chunk(do))
+        closes.insert(0, [IND * depth + "}"])
+        depth += 1
+        for d in n.band[1:-1]:
+            open_loop(d)
+        open_loop(moved)
+        lines.extend(em.body(pre, depth, ctx))
+        open_loop(n.band[-1])
+        lines.extend(em.body(rest, depth, ctx))
+    for tail in closes:
+        lines.extend(tail)
+    em.lambda_scopes.pop()
+    pad = IND * ind
+    return ([pad + f"pf::host_chunks({em.kernel_name(n)}, {lo}, {hi}, [=](const long pf_b, const long pf_e) {{"]
+            + lines + [pad + "});"])

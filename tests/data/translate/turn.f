@@ -1,0 +1,39 @@
+c     Loops that are serial around a parallel loop, turned inside out:
+c     colupd adds a scaled column at a time to y (one kernel per column
+c     as written; one over the rows once interchanged), colrec runs an
+c     independent recurrence down every column (one kernel over the
+c     columns). shear cannot be turned: its rows read the row below
+c     from the column before, which another row writes.
+      subroutine colupd(m, n, alpha, a, lda, x, y)
+      integer m, n, lda, i, j
+      double precision alpha, a(lda, n), x(n), y(m), temp
+      do 20 j = 1, n
+         temp = alpha*x(j)
+         do 10 i = 1, m
+            y(i) = y(i) + temp*a(i, j)
+   10    continue
+   20 continue
+      return
+      end
+
+      subroutine colrec(m, n, c, a)
+      integer m, n, i, j
+      double precision c, a(m, n)
+      do i = 2, m
+         do j = 1, n
+            a(i, j) = a(i, j) + c*a(i-1, j)
+         enddo
+      enddo
+      return
+      end
+
+      subroutine shear(m, n, a)
+      integer m, n, i, j
+      double precision a(m + 1, n)
+      do j = 2, n
+         do i = 1, m
+            a(i, j) = a(i, j) + 0.5d0*a(i+1, j-1)
+         enddo
+      enddo
+      return
+      end
