@@ -118,6 +118,22 @@ def test_array_accumulation_across_outer_loop(tmp_path):
 
 
 def test_column_update_outer_loop_carries_y(tmp_path):
+    # a statement after the inner loop keeps the nest as written: j carries y
+    k = kernel(tmp_path, """
+        do j = 1, n
+          do i = 1, n
+            y(i) = y(i) + amat(i, j)*t(j)
+          end do
+          t(j) = 0
+        end do
+    """, decls="real(8) y(n), amat(n, n), t(n)", args="n, a, b, c, y, amat, t")
+    assert not loop(k, var="j").info.parallel
+    assert codes(loop(k, var="j")) == ["loop-carried-dependence"]
+    assert loop(k, var="i").info.parallel
+
+
+def test_column_update_is_turned_inside_out(tmp_path):
+    # as written, j carries y; interchanged, i is parallel and j runs inside it in order
     k = kernel(tmp_path, """
         do j = 1, n
           do i = 1, n
@@ -125,9 +141,10 @@ def test_column_update_outer_loop_carries_y(tmp_path):
           end do
         end do
     """, decls="real(8) y(n), amat(n, n), t(n)", args="n, a, b, c, y, amat, t")
-    assert not loop(k, var="j").info.parallel
-    assert codes(loop(k, var="j")) == ["loop-carried-dependence"]
-    assert loop(k, var="i").info.parallel
+    outer = next(s for s in k.body if isinstance(s, ir.Do))
+    assert outer.var == "i" and outer.info.parallel and outer.info.interchanged == outer.line + 1  # the line of the i loop
+    inner = loop(k, var="j")
+    assert inner in outer.body and not any(isinstance(s, ir.Do) for s in inner.body)
 
 
 def test_scattered_update(tmp_path):

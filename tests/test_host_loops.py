@@ -23,10 +23,12 @@ from port_fortran.translate import translate_kernel, write_port
 from port_fortran.translate.render import compat_header
 
 SAMPLES = Path(__file__).parent.parent / "fortran_kernels"
+DATA = Path(__file__).parent / "data" / "translate"
 
 
 def _port(file: str, name: str, options=None):
-    sf = parse_file(str(SAMPLES / file), include_dirs=(str(SAMPLES / "include"),))
+    path = SAMPLES / file if (SAMPLES / file).is_file() else DATA / file
+    sf = parse_file(str(path), include_dirs=(str(SAMPLES / "include"),))
     k = next(k for k in sf.kernels if k.name == name)
     return translate_kernel(k, sf, options)
 
@@ -94,10 +96,10 @@ def test_tight_nests_are_nests_fastest_index_first_and_keep_the_optimizers_tiles
 
 
 def test_serial_statements_between_kernels_allocate_nothing_per_call_on_the_host():
-    # dgemv 'N': temp = alpha * x(j) once per column, between two kernels
-    cpp = _cpp(_port("blas2.f", "dgemv"), "dgemv")
-    assert "pf::DevScalar<double> pf_dev_temp(\"temp\", temp);" in cpp
-    assert "pf::single_for(\"dgemv:L33\", KOKKOS_LAMBDA(const int) {" in cpp
+    # a shear (not interchangeable): w = c * x(j) once per column, between two kernels
+    cpp = _cpp(_port("turn.f", "shear"), "shear")
+    assert "pf::DevScalar<double> pf_dev_w(\"w\", w);" in cpp
+    assert "pf::single_for(\"shear:L34\", KOKKOS_LAMBDA(const int) {" in cpp
     assert not re.search(r"Kokkos::View<[^>]*> pf_dev_", cpp)
     dev = _function(compat_header(), "struct DevScalar {")
     host = _host_branch(dev)

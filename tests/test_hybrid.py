@@ -110,7 +110,7 @@ def test_entry_between_nests_both_outlined():
 
 def test_shared_do_termination_keeps_the_label_for_the_loop_that_stays(tmp_path):
     port, _, _ = _hybrid(DATA / "legacy.f", "shared")
-    assert [o["line"] for o in port.hybrid["outlined"]] == [80]
+    assert [o["line"] for o in port.hybrid["outlined"]] == [81]
     g = next(x for x in _reparse(port, tmp_path).kernels if x.name == "shared")
     outer = next(s for s in g.body if isinstance(s, ir.Do))
     assert outer.var == "j" and outer.end_label == 10

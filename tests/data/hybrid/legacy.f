@@ -72,12 +72,13 @@
 *
       SUBROUTINE SHARED(N, M, A, B)
 *     DO 10 J / DO 10 I end on one CONTINUE; only the inner loop is
-*     parallel: it becomes a kernel, the label stays for the J loop.
+*     parallel (its trip count depends on J, so the nest is not turned
+*     inside out): it becomes a kernel, the label stays for the J loop.
       INTEGER N, M
       DOUBLE PRECISION A(N, M), B(N)
       INTEGER I, J
       DO 10 J = 2, M
-      DO 10 I = 1, N
+      DO 10 I = 1, N - J + 2
          A(I, J) = A(I, J-1) + B(I)
    10 CONTINUE
       END

@@ -2,8 +2,8 @@ c     Loops that are serial around a parallel loop, turned inside out:
 c     colupd adds a scaled column at a time to y (one kernel per column
 c     as written; one over the rows once interchanged), colrec runs an
 c     independent recurrence down every column (one kernel over the
-c     columns). shear cannot be turned: its rows read the row below
-c     from the column before, which another row writes.
+c     columns). shear cannot be turned (its rows read the row below from
+c     the column before, which another row writes): w is set between.
       subroutine colupd(m, n, alpha, a, lda, x, y)
       integer m, n, lda, i, j
       double precision alpha, a(lda, n), x(n), y(m), temp
@@ -27,12 +27,13 @@ c     from the column before, which another row writes.
       return
       end
 
-      subroutine shear(m, n, a)
+      subroutine shear(m, n, c, x, a)
       integer m, n, i, j
-      double precision a(m + 1, n)
+      double precision c, x(n), a(m + 1, n), w
       do j = 2, n
+         w = c*x(j)
          do i = 1, m
-            a(i, j) = a(i, j) + 0.5d0*a(i+1, j-1)
+            a(i, j) = a(i, j) + w*a(i+1, j-1)
          enddo
       enddo
       return
