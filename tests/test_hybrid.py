@@ -405,7 +405,8 @@ def test_hybrid_ports_are_proven_on_serial_and_openmp(tmp_path):
     """An argument check calling an error routine, timers around the nests and a diagnostic
     WRITE (TIMED); EQUIVALENCE (EQV2); ENTRY (ENTR); shared DO termination (SHARED, hybrid
     mode); module state read and written (MSCALE); an OpenMP parallel region serialised
-    around its nests (MREGION); an allocatable module array (MGROW); a PRIVATE module
+    around its nests (MREGION); an allocatable module array (MGROW) and one passed whole to a
+    helper (MTRIG); a PRIVATE module
     procedure reading PRIVATE module state (PSCALE, through a copy of its file making them
     PUBLIC): each proven like a full port; then a wrong kernel is caught."""
     why = _toolchain()
@@ -417,8 +418,10 @@ def test_hybrid_ports_are_proven_on_serial_and_openmp(tmp_path):
     srcs = {n: parse_file(str(DATA / f), use_cache=False)
             for n, f in (("timed", "legacy.f"), ("mscale", "modstate.f90"), ("pscale", "privmod.f90"))}
     for name, mode in (("timed", "auto"), ("eqv2", "auto"), ("entr", "auto"), ("shared", "hybrid"),
-                       ("mscale", "auto"), ("mregion", "auto"), ("mgrow", "auto"), ("pscale", "auto")):
-        sf = srcs["mscale" if name in ("mscale", "mregion", "mgrow") else "pscale" if name == "pscale" else "timed"]
+                       ("mscale", "auto"), ("mregion", "auto"), ("mgrow", "auto"), ("mtrig", "auto"),
+                       ("pscale", "auto")):
+        sf = srcs["mscale" if name in ("mscale", "mregion", "mgrow", "mtrig") else "pscale" if name == "pscale"
+                  else "timed"]
         k = next(x for x in sf.kernels if x.name == name)
         port = translate_mode(k, sf, None, mode)
         assert port.mode == "hybrid", name
@@ -517,6 +520,26 @@ def test_module_variables_are_driven_like_common_members():
     assert "if (allocated(a_grow)) deallocate(a_grow)" in drv and "allocate(a_grow(lb(1):ub(1)))" in drv
     from port_fortran.harness.infer import infer
     assert infer(dg).args["grow"].dims == ["auto:auto"]
+
+
+def test_a_module_array_passed_whole_to_a_helper_is_bounded_by_the_helpers_declaration(tmp_path):
+    """SNAP's mms_flux_1 passes the module array ib to a helper declaring it cb(lc+1) with lc
+    the module scalar nx: the harness allocates nx+1 elements, not an unknown extent; once
+    the routine changes nx itself, the bound is not given."""
+    from port_fortran.fortran.program_build import build_program
+    from port_fortran.fortran.render import expr_str
+    from port_fortran.harness.members import driven_kernel
+
+    path = DATA / "modstate.f90"
+    k = build_program([str(path)]).kernel(str(path), "mtrig")
+    cb = next(a for a in driven_kernel(k).args if a.name == "cb")
+    assert [(expr_str(lo), expr_str(hi)) for lo, hi in cb.access_bounds] == [("1", "nx+1")]
+    assert [expr_str(hi) for _, hi in k.module_bounds["dx"]] == ["nx"]
+    changed = tmp_path / "changed.f90"
+    text = path.read_text().replace("  call tint(nx, cb, t)", "  nx = max(nx, 1)\n  call tint(nx, cb, t)")
+    changed.write_text(text)
+    k2 = build_program([str(changed)]).kernel(str(changed), "mtrig")
+    assert k2.module_bounds["cb"] == [None] and k2.module_bounds["dx"] == [None]
 
 
 def test_llm_prompt_says_what_stays_fortran(tmp_path):

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Optional
 
 from . import affine, ir
-from .bounds import _refs_with_loops, access_bounds
+from .bounds import BoundsFinder, _refs_with_loops, access_bounds
+from .accesses import direct_actuals
 from .ir import stmt_exprs
 
 # --------------------------------------------------------------------------- intent
@@ -227,6 +228,49 @@ def argument_facts(k: ir.Kernel, calls=None) -> None:
         a.used_as_index = a.name in idx
         legacy_assumed_size(k, a, env, calls)
         a.access_bounds = access_bounds(k, a, env, calls)
+    k.module_bounds = module_array_bounds(k, env, calls)
+
+
+def module_array_bounds(k: ir.Kernel, env: dict, calls=None) -> dict[str, list]:
+    """access_bounds of each allocatable module array the kernel uses (a hybrid port's
+    harness allocates them): the bounds may name the module scalars the kernel reads and
+    never changes itself, which the harness sets before the call (SNAP's ``ib`` passed
+    whole to a helper declaring it ``cb(lc+1)`` with ``lc = nx``: ``nx + 1``)."""
+    arrays = [v for v in k.module_vars.values() if v.allocatable and v.dims]
+    if not arrays:
+        return {}
+    fixed = {n for n, v in k.module_vars.items() if not v.dims and v.parameter is None and v.ftype.base == "integer"}
+    fixed -= _changed_module_scalars(k, calls)
+    finder = BoundsFinder(k, env, calls)
+    finder.args |= fixed
+    return {v.name: finder.bounds(v) for v in arrays}
+
+
+def _changed_module_scalars(k: ir.Kernel, calls) -> set[str]:
+    """Names the kernel may change: what it assigns or reads into, what it passes to a dummy
+    its callee may write; every module variable when a callee may touch module state (a
+    callee that is not a routine of the program free of side effects; any callee without
+    ``calls``)."""
+    everything = set(k.module_vars)
+    changed: set[str] = set()
+    for s in ir.walk(k.body):
+        if isinstance(s, ir.Assign):
+            changed.add(s.target.name)
+        elif isinstance(s, ir.Do):
+            changed.add(s.var)
+        elif isinstance(s, ir.Unsupported):
+            if s.writes is None:
+                return everything
+            changed |= set(s.writes)
+        called = [s.name] if isinstance(s, ir.CallStmt) else []
+        called += [x.name for e in stmt_exprs(s) for x in ir.walk_expr(e) if isinstance(x, ir.FuncCall) and not x.intrinsic]
+        if called and (calls is None or not all(calls.effects(k, c).translatable for c in called)):
+            return everything
+        for callee, args, q in direct_actuals(s):
+            d = calls.effects(k, callee).dummy(q)
+            if d is None or d.write:
+                changed.add(args[q].name)
+    return changed
 
 
 def legacy_dims(k: ir.Kernel, calls=None) -> None:

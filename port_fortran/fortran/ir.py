@@ -418,6 +418,8 @@ class Kernel:
     locals: dict[str, Variable] = field(default_factory=dict)
     commons: list[CommonBlock] = field(default_factory=list)
     module_vars: dict[str, Variable] = field(default_factory=dict)  # used module variables
+    # access_bounds of the allocatable module arrays it uses (argfacts.module_array_bounds)
+    module_bounds: dict[str, list] = field(default_factory=dict)
     module: Optional[str] = None  # containing module, for module procedures
     host: Optional[str] = None  # the program or routine an internal procedure is CONTAINed in
     private: bool = False  # a module procedure PRIVATE to its module: nothing outside can call it

@@ -61,7 +61,8 @@ def driven_kernel(kernel: ir.Kernel) -> ir.Kernel:
             dims = [ir.Dim(lit(lo), lit(hi)) for lo, hi in bounds]
         k.args.append(ir.Argument(name, v.ftype, dims, module=v.module, line=v.line, position=len(k.args),
                                   intent="inout" if written else "in", intent_declared=True,
-                                  allocatable=bounds is None))
+                                  allocatable=bounds is None,
+                                  access_bounds=list(getattr(kernel, "module_bounds", {}).get(name, []))))
     return k
 
 

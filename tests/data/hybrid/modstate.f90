@@ -5,6 +5,8 @@
 ! the loops of an OpenMP parallel region (TeaLeaf's style) and writes module state: its
 ! hybrid copy runs the region as serial code around the Kokkos kernels. KCONST reads a
 ! PRIVATE module variable initialised and never assigned: a constant, so a full port.
+! MTRIG passes a module allocatable array whole to a helper that declares it c(lc+1)
+! with lc a module scalar (SNAP's mms_flux_1): the harness allocates it nx+1 long.
 module state_mod
   implicit none
   integer, parameter :: nt = 4
@@ -14,6 +16,22 @@ module state_mod
   integer :: ncalls = 0
   double precision, allocatable :: grow(:)
 end module state_mod
+
+module trig_mod
+  implicit none
+  integer :: nx = 0
+  double precision, allocatable :: cb(:), dx(:)
+contains
+  subroutine tint(lc, c, f)
+    integer, intent(in) :: lc
+    double precision, intent(in) :: c(lc + 1)
+    double precision, intent(out) :: f(lc)
+    integer :: i
+    do i = 1, lc
+      f(i) = c(i + 1) - c(i)
+    end do
+  end subroutine tint
+end module trig_mod
 
 module kconst_mod
   implicit none
@@ -84,3 +102,14 @@ subroutine mregion(n, a, b, s)
 !$omp end do
 !$omp end parallel
 end subroutine mregion
+
+subroutine mtrig
+  use trig_mod
+  implicit none
+  double precision :: t(nx)
+  integer :: i
+  call tint(nx, cb, t)
+  do i = 1, nx
+    dx(i) = 2.0d0 * t(i)
+  end do
+end subroutine mtrig
