@@ -685,3 +685,41 @@ def test_scalars_set_from_what_the_inner_loop_writes_keep_the_nest_as_written(tm
     sf = parse_file(str(src), use_cache=False)
     top = sf.kernels[0].loops()[0]
     assert (top.var, top.info.interchanged) == ("j", 0)
+
+
+def test_jumps_no_if_or_do_rewrite_covers_run_as_a_dispatch_loop():
+    """FACTR's search loop is entered at three labels: the statements from the first jump
+    to the last become a loop over numbered blocks (each GO TO sets the block and starts
+    the loop again); the statements before and the scaling loop after stay as they were."""
+    port = _port("dispatch.f", "factr")
+    assert port.patterns and "parallel_for" in port.patterns
+    body = _views_body(port, "factr")
+    start = body.index('pf::single_for("factr:L16"')
+    loop = body[start:body.index("// line 28: do i -> parallel_for")]
+    assert "while (true) {" in loop and loop.count("} else if (pf_go1 == ") == 3
+    assert "if (pf_go1 == 0) {\n          k = k + 1;" in loop  # block 0 starts at label 10
+    assert "pf_go1 = 3;\n            continue;" in loop and "break;" in loop
+    assert body.index("if (n <= 1) {") < start  # before the region: as written
+    assert 'pf::parallel_for("factr:L28", pf::range(1, m)' in body
+
+
+def test_a_jump_out_of_a_loop_to_the_routine_level_is_still_refused(tmp_path):
+    src = tmp_path / "out.f"
+    src.write_text("""\
+      SUBROUTINE FIND(N, X, K)
+      INTEGER N, K, I
+      DOUBLE PRECISION X(N)
+      K = 0
+   10 K = K + 1
+      IF (K .GT. N) GO TO 30
+      DO 20 I = 1, N
+         IF (X(I) .GT. DBLE(K)) GO TO 10
+   20 CONTINUE
+   30 X(1) = DBLE(K)
+      RETURN
+      END
+""")
+    sf = parse_file(str(src))
+    with pytest.raises(TranslationRefused) as e:
+        translate_kernel(sf.kernels[0], sf)
+    assert "[unstructured-goto]" in str(e.value) and "out.f:8:" in str(e.value)

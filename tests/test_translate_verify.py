@@ -34,6 +34,8 @@ OpenMP backends. Features are grouped into few kernels to keep the builds few:
   turn.f      colupd   a serial loop over columns around a parallel loop over rows,
                        interchanged: one kernel over the rows, temp recomputed per (i, j)
               colrec   a recurrence down each column: one kernel over the columns
+  dispatch.f  factr    a GO TO search loop entered at three labels (arithmetic IFs, a DATA
+                       table): a dispatch loop over numbered blocks, then a parallel loop
 """
 from __future__ import annotations
 
@@ -70,12 +72,16 @@ CASES = [
     ("blocks.f", "csolve"),
     ("turn.f", "colupd"),
     ("turn.f", "colrec"),
+    ("dispatch.f", "factr"),
 ]
 OPTIONS = {"matvt": TranslateOptions(team_reductions=True)}
 
 # spec refinements (what a user would write): sizes the inference cannot guess, and which
 # outputs are sums a parallel port may reorder
 SPEC_EDITS = {
+    # the inference takes n for a flag (compared with 1): numbers that take every path of
+    # the search (table divisors, odd divisors past it, a prime, a repeated factor)
+    "factr": {"args": {"n": {"role": "scalar", "values": [360, 97, 1001, 2, 1]}}},
     "arrsyn": {"args": {"n": {"role": "size"}},
                "sizes": {"correctness": [{"n": 1, "m": 1}, {"n": 7, "m": 5}, {"n": 33, "m": 17}]},
                "reduction": ["s", "d"]},

@@ -53,7 +53,7 @@ def device_function(fn: ir.Kernel, source: Optional[ir.SourceFile], options: Tra
     if program is not None:
         source = program.source_of(fn) or source
     tab = build_symbols(fn, source, program)
-    body = restructure(copy.deepcopy(fn.body))
+    body = restructure(copy.deepcopy(fn.body), tab)
     body = lower_arrays(body, tab)
     for s in ir.walk(body):
         for e in ir.stmt_exprs(s):
@@ -96,8 +96,13 @@ def device_function(fn: ir.Kernel, source: Optional[ir.SourceFile], options: Tra
             ln = lower_name(name, d)
             if ln in em.host_used:
                 bounds.append(f"  const int {ln} = {em.ex(sym.lower(d), ir.INTEGER, sym.line)};")
-    consts = [f"  const {sym.ctype} {sym.c} = {render.param_text(sym)};" for name, sym in tab.symbols.items()
-              if sym.role == "param" and (name in used or name in em.host_used)]
+    consts = []
+    for name, sym in tab.symbols.items():
+        if sym.role == "param" and (name in used or name in em.host_used):
+            if sym.is_array:  # a constant table (PARAMETER array, or DATA never assigned)
+                consts += _local_array(em, fn, sym, sym.value if isinstance(sym.value, (list, tuple)) else [sym.value])
+            else:
+                consts.append(f"  const {sym.ctype} {sym.c} = {render.param_text(sym)};")
     ret = cxx_type(fn.result.ftype) if res else "void"
     if res and res not in used:
         locals_.append(f"  {ret} {tab[res].c} = {zero_init(fn.result.ftype)};")
@@ -121,8 +126,9 @@ def _extent(em: Emitter, d: ir.Dim, line: int) -> str:
     return f"({hi}) - ({em.ex(d.lower, ir.INTEGER, line)}) + 1"
 
 
-def _local_array(em: Emitter, fn: ir.Kernel, sym) -> list[str]:
-    """A fixed-size local array: a C array (zeroed) and its pf::FArray view."""
+def _local_array(em: Emitter, fn: ir.Kernel, sym, values=None) -> list[str]:
+    """A fixed-size local array: a C array (zeroed, or holding ``values`` in Fortran element
+    order: a constant table) and its pf::FArray view."""
     exts = []
     for d in sym.dims:
         lo, hi = const_int(d.lower, em.tab), const_int(d.upper, em.tab) if d.upper is not None else None
@@ -139,5 +145,11 @@ def _local_array(em: Emitter, fn: ir.Kernel, sym) -> list[str]:
                       f"{MAX_LOCAL_ELEMENTS} on each thread's stack)", sym.line)
     store = f"pf_store_{sym.name}"
     args = ", ".join([store] + [str(e) for e in exts[:-1]])
-    return [f"  {sym.ctype} {store}[{max(n, 1)}] = {{}};",
+    init = ""
+    if values is not None:
+        if len(values) != n:
+            raise Refusal("impure-call", f"constant table '{sym.name}' of '{fn.name}' has {len(values)} values for "
+                          f"{n} elements", sym.line)
+        init = ", ".join(render.value_text(v, sym.ftype, sym.name, sym.line) for v in values)
+    return [f"  {sym.ctype} {store}[{max(n, 1)}] = {{{init}}};",
             f"  pf::FArray<{sym.ctype}, {sym.rank}> {sym.c}({args});"]

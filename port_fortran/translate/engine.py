@@ -171,7 +171,7 @@ def _parts(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Translat
             raise
     out_args = {fn.name: {i for i, a in enumerate(fn.args) if a.intent != "in"} for fn in callees}
 
-    body = restructure(copy.deepcopy(kernel.body))
+    body = restructure(copy.deepcopy(kernel.body), tab)
     body = lower_arrays(body, tab)
 
     live_end = {a.name for a in kernel.args if a.intent in ("out", "inout") and not a.dims}

@@ -260,15 +260,132 @@ def _gotos_to_cycle(body: list[ir.Stmt], loop: ir.Do, all_targets: Counter) -> l
     return fix(body[:-1]) + [body[-1]]
 
 
-def restructure(body: list[ir.Stmt]) -> list[ir.Stmt]:
+def restructure(body: list[ir.Stmt], tab=None) -> list[ir.Stmt]:
     """Return an equivalent statement list without GOTO / arithmetic IF / SELECT CASE, or
-    raise :class:`Refusal` naming the first jump that cannot be structured."""
+    raise :class:`Refusal` naming the first jump that cannot be structured. With ``tab``
+    (the symbol table, for a new integer local) jumps between statements of the routine's
+    own statement list that the rules above cannot structure become a dispatch loop
+    (:func:`dispatch`)."""
+    try:
+        out = _structured(copy.deepcopy(body) if tab is not None else body)
+    except Refusal as r:
+        if tab is None or r.diagnostic.code != "unstructured-goto":
+            raise
+        loop = dispatch(body, tab)
+        if loop is None:
+            raise
+        out = _structured(loop)
+    # drop a trailing RETURN (the routine ends there anyway)
+    while out and isinstance(out[-1], ir.Return) and out[-1].label is None:
+        out = out[:-1]
+    return out
+
+
+def _structured(body: list[ir.Stmt]) -> list[ir.Stmt]:
     targets = goto_targets(body)
     out = _rewrite_list(body, targets, [])
     for s in ir.walk(out):
         if isinstance(s, (ir.Goto, ir.ComputedGoto, ir.ArithmeticIf)):
             raise Refusal("unstructured-goto", "a GO TO that the rules cannot turn into structured code", s.line)
-    # drop a trailing RETURN (the routine ends there anyway)
-    while out and isinstance(out[-1], ir.Return) and out[-1].label is None:
-        out = out[:-1]
     return out
+
+
+def dispatch(body: list[ir.Stmt], tab) -> list[ir.Stmt] | None:
+    """Jumps among the statements of ``body`` itself (the routine's top level), from
+    anywhere but inside a loop, as a loop over numbered blocks (F77 search loops entered
+    at several labels: FFTPACK's factorisation ``101 ... IF (NR) 101,105,101``). The loop
+    spans the statements from the first jump or target to the last; those before and after
+    stay as they are::
+
+        pf_go = 0
+        do while (.true.)
+           if (pf_go == 0) then;  <statements before the first target>;  pf_go = 1; cycle
+           else if (pf_go == 1) then;  <from label L1 on>;  pf_go = 2; cycle
+           ...
+           else;  <the last block>;  exit
+        end do
+
+    ``go to Lk`` is ``pf_go = k; cycle``; an arithmetic IF or computed GO TO becomes an IF
+    chain of such jumps (its expression must then call no user function: it is evaluated
+    once per test). Jumps to labels inside a loop or an IF block, and jumps out of a loop,
+    are left to the rules (None when any remains: the caller refuses)."""
+    top = {s.label: i for i, s in enumerate(body) if s.label is not None}
+    wanted = {t for t in goto_targets(body) if t in top}
+    if not wanted or _jumps_out_of_loops(body, set(top)):
+        return None
+    def jumps(s: ir.Stmt) -> bool:
+        return bool(set(goto_targets([s])) & wanted)
+
+    ends = [i for i, s in enumerate(body) if jumps(s)] + [top[t] for t in wanted]
+    first, last = min(ends), max(ends)
+    prefix, suffix, body = body[:first], body[last + 1:], body[first:last + 1]
+    top = {s.label: i for i, s in enumerate(body) if s.label is not None}
+    starts = sorted({0} | {top[t] for t in wanted})
+    block_of = {body[i].label: n for n, i in enumerate(starts) if body[i].label in wanted}
+    go = tab.new_temp("go", ir.INTEGER).name
+    lit = lambda v: ir.Literal(v, str(v), ftype=ir.INTEGER)  # noqa: E731
+
+    def jump(n: int, line: int) -> list[ir.Stmt]:
+        return [ir.Assign(ir.Name(go, ftype=ir.INTEGER), lit(n), line=line), ir.Cycle(line=line)]
+
+    def conv(stmts: list[ir.Stmt]) -> list[ir.Stmt]:
+        res: list[ir.Stmt] = []
+        for s in stmts:
+            if isinstance(s, ir.Goto) and s.target in block_of:
+                res += jump(block_of[s.target], s.line)
+                if s.label is not None:
+                    res[-2].label = s.label
+            elif isinstance(s, ir.ArithmeticIf) and set(s.labels) & set(block_of):
+                if not set(s.labels) <= set(block_of) or any(
+                        isinstance(x, ir.FuncCall) and not x.intrinsic for x in ir.walk_expr(s.expr)):
+                    raise Refusal("unstructured-goto", "an arithmetic IF whose targets the rules cannot reach", s.line)
+                zero = lit(0)
+                branches = [(ir.BinOp(op, s.expr, zero, ftype=ir.LOGICAL), jump(block_of[lab], s.line))
+                            for op, lab in (("<", s.labels[0]), ("==", s.labels[1]))]
+                res.append(ir.If(branches=branches, else_body=jump(block_of[s.labels[2]], s.line),
+                                 line=s.line, label=s.label))
+            elif isinstance(s, ir.ComputedGoto) and set(s.targets) & set(block_of):
+                if not set(s.targets) <= set(block_of) or any(
+                        isinstance(x, ir.FuncCall) and not x.intrinsic for x in ir.walk_expr(s.expr)):
+                    raise Refusal("unstructured-goto", "a computed GO TO whose targets the rules cannot reach", s.line)
+                branches = [(ir.BinOp("==", s.expr, lit(n + 1), ftype=ir.LOGICAL), jump(block_of[t], s.line))
+                            for n, t in enumerate(s.targets)]
+                res.append(ir.If(branches=branches, line=s.line, label=s.label))
+            elif isinstance(s, ir.If):
+                s = copy.copy(s)
+                s.branches = [(c, conv(b)) for c, b in s.branches]
+                s.else_body = conv(s.else_body)
+                res.append(s)
+            else:
+                res.append(s)
+        return res
+
+    branches = []
+    for n, start in enumerate(starts):
+        end = starts[n + 1] if n + 1 < len(starts) else len(body)
+        last_stmt = body[end - 1]
+        tail = jump(n + 1, last_stmt.line) if n + 1 < len(starts) else [ir.Exit(line=body[-1].line)]
+        if isinstance(last_stmt, (ir.Goto, ir.ArithmeticIf, ir.Return)):
+            tail = []  # it never falls through
+        cond = ir.BinOp("==", ir.Name(go, ftype=ir.INTEGER), lit(n), ftype=ir.LOGICAL)
+        branches.append((cond, conv(copy.deepcopy(body[start:end])) + tail))
+    leaves = [x for b in branches for x in ir.walk(b[1]) if isinstance(x, (ir.Return, ir.Stop))]
+    if not leaves and not isinstance(branches[-1][1][-1], ir.Exit):
+        return None  # no way out: the original never ends (left to the refusal)
+    line = body[0].line
+    inner = [ir.If(branches=branches[:-1], else_body=branches[-1][1], line=line)] if len(branches) > 1 \
+        else branches[0][1]
+    loop = ir.DoWhile(TRUE, body=inner, line=line)
+    return prefix + [ir.Assign(ir.Name(go, ftype=ir.INTEGER), lit(0), line=line), loop] + suffix
+
+
+def _jumps_out_of_loops(body: list[ir.Stmt], top: set) -> bool:
+    """A jump inside a loop (at any depth) to a label of the top-level list."""
+    for s in ir.walk(body):
+        if isinstance(s, (ir.Do, ir.DoWhile)):
+            for g in ir.walk(s.body):
+                t = (g.target,) if isinstance(g, ir.Goto) else tuple(g.targets) if isinstance(g, ir.ComputedGoto) \
+                    else tuple(g.labels) if isinstance(g, ir.ArithmeticIf) else ()
+                if set(t) & top:
+                    return True
+    return False
