@@ -6,7 +6,7 @@ from typing import Optional
 
 from . import affine, ir
 from .bounds import BoundsFinder, _refs_with_loops, access_bounds
-from .accesses import direct_actuals
+from .accesses import CallSites, scalar_writes
 from .ir import stmt_exprs
 
 # --------------------------------------------------------------------------- intent
@@ -247,30 +247,25 @@ def module_array_bounds(k: ir.Kernel, env: dict, calls=None) -> dict[str, list]:
 
 
 def _changed_module_scalars(k: ir.Kernel, calls) -> set[str]:
-    """Names the kernel may change: what it assigns or reads into, what it passes to a dummy
-    its callee may write; every module variable when a callee may touch module state (a
-    callee that is not a routine of the program free of side effects; any callee without
-    ``calls``)."""
+    """Names the kernel may change (``accesses.scalar_writes`` with its calls' effects, and
+    what statements the IR does not model read into); every module variable when a callee
+    may touch module state (a callee that is not a routine of the program free of side
+    effects; any callee without ``calls``) or a statement may write anything."""
     everything = set(k.module_vars)
-    changed: set[str] = set()
+    if calls is None:
+        return everything
+    read_into: set[str] = set()
     for s in ir.walk(k.body):
-        if isinstance(s, ir.Assign):
-            changed.add(s.target.name)
-        elif isinstance(s, ir.Do):
-            changed.add(s.var)
-        elif isinstance(s, ir.Unsupported):
+        if isinstance(s, ir.Unsupported):
             if s.writes is None:
                 return everything
-            changed |= set(s.writes)
+            read_into |= set(s.writes)
         called = [s.name] if isinstance(s, ir.CallStmt) else []
         called += [x.name for e in stmt_exprs(s) for x in ir.walk_expr(e) if isinstance(x, ir.FuncCall) and not x.intrinsic]
-        if called and (calls is None or not all(calls.effects(k, c).translatable for c in called)):
+        if not all(calls.effects(k, c).translatable for c in called):
             return everything
-        for callee, args, q in direct_actuals(s):
-            d = calls.effects(k, callee).dummy(q)
-            if d is None or d.write:
-                changed.add(args[q].name)
-    return changed
+    arrays = {n for n, v in {**k.locals, **k.module_vars}.items() if v.dims} | {a.name for a in k.args if a.dims}
+    return set(scalar_writes(k.body, arrays, CallSites(k, calls))) | read_into
 
 
 def legacy_dims(k: ir.Kernel, calls=None) -> None:
