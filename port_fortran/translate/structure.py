@@ -267,7 +267,7 @@ def restructure(body: list[ir.Stmt], tab=None) -> list[ir.Stmt]:
     own statement list that the rules above cannot structure become a dispatch loop
     (:func:`dispatch`)."""
     try:
-        out = _structured(copy.deepcopy(body) if tab is not None else body)
+        out = _structured(body)
     except Refusal as r:
         if tab is None or r.diagnostic.code != "unstructured-goto":
             raise
@@ -282,6 +282,8 @@ def restructure(body: list[ir.Stmt], tab=None) -> list[ir.Stmt]:
 
 
 def _structured(body: list[ir.Stmt]) -> list[ir.Stmt]:
+    """The rules above over ``body``; its statements are left as they were (new lists and
+    copies of the compound statements), so a refusal can fall back to :func:`dispatch`."""
     targets = goto_targets(body)
     out = _rewrite_list(body, targets, [])
     for s in ir.walk(out):
@@ -313,6 +315,7 @@ def dispatch(body: list[ir.Stmt], tab) -> list[ir.Stmt] | None:
     wanted = {t for t in goto_targets(body) if t in top}
     if not wanted or _jumps_out_of_loops(body, set(top)):
         return None
+
     def jumps(s: ir.Stmt) -> bool:
         return bool(set(goto_targets([s])) & wanted)
 
