@@ -37,9 +37,10 @@ def test_real64_stencil_with_long_weights_verifies(tmp_path):
     v = h.verify("serial")
     assert v.passed, v.reason or [c.error for c in v.cases]
     out = [o for c in v.cases for o in c.outputs if o.name == "out"]
-    # double precision end to end (real(4) data would give ~1e-7); pointwise relative errors
-    # reach ~1e-11 where an output of the boundary-crossing case is near zero
-    assert out and max(o.max_rel_err for o in out) < 1e-9
+    # double precision end to end (real(4) data would give ~1e-7 on outputs of size ~1),
+    # checked on absolute error: pointwise relative error is unbounded where an output of
+    # the random draws passes near zero (2.3e-8 seen at one such element)
+    assert out and max(o.max_abs_err for o in out) < 1e-9
 
 
 def test_default_real_8_routine_is_fed_and_proven_in_double(tmp_path):
