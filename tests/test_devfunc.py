@@ -286,6 +286,21 @@ def test_a_callee_reading_common_takes_the_members_from_its_caller():
     assert port.patterns == ["mdrange"]
     assert "exactc_fn(" in port.files["init.kokkos.cpp"]
 
+def test_list_and_translate_answer_what_run_does_for_a_common_reader(tmp_path, capsys):
+    """``list`` and ``translate`` load the kernel as ``run``'s stages do (the COMMON members
+    EXACTC reads passed by INIT): a full port in all three, not a refusal of EXACTC as a
+    COMMON user in two of them."""
+    from port_fortran.cli import main
+
+    assert main(["list", str(DATA / "cread.f")]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if "subroutine init(" in x)
+    assert "mode: full" in line, line
+    assert main(["translate", str(DATA / "cread.f"), "--kernel", "init", "-o", str(tmp_path)]) == 0
+    said = capsys.readouterr().out
+    assert "init: ported (mdrange)" in said, said
+    assert "exactc_fn(" in (tmp_path / "init" / "init.kokkos.cpp").read_text()
+
+
 
 @pytest.mark.integration
 def test_a_hybrid_nest_calling_a_common_reader_is_proven(tmp_path):

@@ -7,6 +7,7 @@ import sys
 
 from ..config import parse_defines
 from . import ir
+from .effects import load_for_port
 from .parse import default_include_dirs, discover
 from .render import expr_str
 
@@ -155,9 +156,33 @@ def _callee_text(prog, k: ir.Kernel, c) -> str:
     return c.describe()
 
 
-def cmd_list(args) -> int:
+def program_of(sources, include=(), defines=None, files=None):
+    """The program model of the files and trees given, as ``run`` builds it: every file and
+    tree on the command line is one program (calls resolve across them; modules USEd in one
+    file and defined in another are looked for in everything given, and beside the files
+    given alone, as a compiler run in their directory would); include directories named
+    include/inc inside the trees come after the user's."""
     from .program_build import build_program, parse_with_modules
 
+    include = list(include or [])
+    include += [d for d in default_include_dirs(sources) if d not in include]
+    search = module_search_paths(sources, include)
+    return build_program(sources, include_dirs=include, defines=defines or {},
+                         files=files if files is not None else discover(sources),
+                         parse=lambda p, inc, d, modules=None: parse_with_modules(p, inc, d, modules, search))
+
+
+def as_run_loads(prog, path, k: ir.Kernel, sf: ir.SourceFile) -> tuple[ir.Kernel, ir.SourceFile]:
+    """``k`` of file ``path`` as ``run``'s stages load it (effects.load_for_port: calls to
+    routines that only read COMMON pass the members), so ``list`` and ``translate`` answer
+    what ``run`` acts on; a main program, and the second of two internal procedures of the
+    same name, as parsed."""
+    if k.kind != "program" and prog.routine(path, k.name) is not None and prog.kernel(path, k.name) is k:
+        return load_for_port(prog, path, k.name)
+    return k, sf
+
+
+def cmd_list(args) -> int:
     files = discover(args.sources)
     include = list(getattr(args, "include", []) or [])
     defines = parse_defines(getattr(args, "define", None) or [])
@@ -166,20 +191,15 @@ def cmd_list(args) -> int:
     if not files:
         print("port-fortran: error: no Fortran files found in " + " ".join(args.sources), file=sys.stderr)
         return 2
-    include += [d for d in default_include_dirs(args.sources) if d not in include]
-    # every file and tree on the command line is one program: calls resolve across them; modules
-    # USEd in one file and defined in another are looked for in everything given (and beside the
-    # files given alone, as a compiler run in their directory would)
-    search = module_search_paths(args.sources, include)
-    prog = build_program(args.sources, include_dirs=include, defines=defines, files=files,
-                         parse=lambda p, inc, d, modules=None: parse_with_modules(p, inc, d, modules, search))
+    prog = program_of(args.sources, include, defines, files)
     for f in files:
         sf = prog.file(f)
         try:
             text = open(f, errors="replace").read()
         except OSError:
             text = ""
-        modes = {k.name: port_mode(k, sf, text, prog) for k in sf.kernels + sf.program_units} if text else {}
+        modes = {k.name: port_mode(*as_run_loads(prog, f, k, sf), text, prog)
+                 for k in sf.kernels + sf.program_units} if text else {}
         if sf.errors:
             bad = True
         if args.json:

@@ -14,19 +14,22 @@ from .engine import write_port
 from .hybrid import translate_mode
 
 
-def _parse(path: str, include, define):
-    from ..fortran import parse_file
+def _program(path: str, include, define):
+    """The program model of the one file, as ``run`` builds it for that file."""
     from ..config import parse_defines
+    from ..fortran.commands import program_of
 
     p = Path(path)
     if not p.is_file():
         raise UserError(f"{path}: no such file (give a Fortran source file)")
-    sf = parse_file(str(p), include_dirs=tuple(include or ()), defines=parse_defines(define or []))
-    return sf
+    return program_of([str(p)], include, parse_defines(define or []), files=[p])
 
 
 def cmd_translate(args) -> int:
-    sf = _parse(args.source, getattr(args, "include", []), getattr(args, "define", []))
+    from ..fortran.commands import as_run_loads
+
+    prog = _program(args.source, getattr(args, "include", []), getattr(args, "define", []))
+    sf = prog.file(args.source)
     if sf.errors and not sf.kernels and not sf.program_units:
         e = sf.errors[0]
         raise UserError(f"{e.file or args.source}:{e.line}: {e.message} (fix the source, or pass -I/-D for "
@@ -47,7 +50,8 @@ def cmd_translate(args) -> int:
     text = Path(args.source).read_text(errors="replace")
     for k in kernels:
         try:
-            port = translate_mode(k, sf, None, "hybrid" if k.kind == "program" else mode, text)
+            kk, ksf = as_run_loads(prog, args.source, k, sf)
+            port = translate_mode(kk, ksf, None, "hybrid" if k.kind == "program" else mode, text, program=prog)
         except TranslationRefused as exc:
             failed += 1
             d = exc.diagnostics[0]
