@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from port_fortran.fortran import ir, parse_file
+from port_fortran.fortran.render import expr_str
 from port_fortran.records import TranslateOptions, TranslationRefused
 from port_fortran.translate import translate_kernel, write_port
 from port_fortran.translate.cexpr import ExprPrinter
@@ -568,6 +569,28 @@ def test_a_common_work_array_is_private_with_the_last_iteration_writing_through(
     k2, _ = _kernel("scratch.f", "csweep")
     outer2 = next(d for d in k2.loops() if d.var == "j")
     assert not outer2.info.parallel  # a conditional write: the elements differ per iteration
+
+
+def test_a_work_array_read_past_what_the_iteration_wrote_reads_the_array_there():
+    """SP's line sweeps: cv is filled for i = 0, gp(1) - 1 and read at i + 1 for i up to
+    nx2, a COMMON member nothing relates to gp(1). Every (j, k) writes the same elements
+    before reading any, so an element it did not write still holds its value from before
+    the loop: each iteration gets a copy for the box it writes and reads the block outside
+    it, and the sweep is one MDRange. A fill that reads the array, or writes it under a
+    condition, keeps the sweep serial."""
+    k, sf = _kernel("linesolve.f", "xsweep")
+    outer = next(d for d in k.loops() if d.var == "k")
+    assert outer.info.parallel, outer.info.reasons
+    assert set(outer.info.last_private) == {"cv", "rhon"}
+    (box,) = outer.info.scratch_boxes["cv"]
+    assert [(expr_str(lo), expr_str(hi)) for lo, hi in box] == [("0", "gp(1)-1")]
+    cpp = translate_kernel(k, sf).files["xsweep.kokkos.cpp"]
+    assert ("pf::BoxScratch<double, 1, 20> cv(pf_last ? pf_array_cv : pf_own_cv.data(), pf_array_cv, "
+            "{{0 - cv_lb1}}, {{gp(0) - 1 - cv_lb1}});") in cpp, cpp
+    for name in ("xrecur", "xcond"):
+        k2, _ = _kernel("linesolve.f", name)
+        outer2 = next(d for d in k2.loops() if d.var == "k")
+        assert not outer2.info.parallel and "cv" not in outer2.info.last_private, name
 
 
 # ------------------------------------------------------------------ parts set up by calls

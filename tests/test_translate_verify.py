@@ -26,6 +26,10 @@ OpenMP backends. Features are grouped into few kernels to keep the builds few:
   scratch.f   lsweep   a COMMON work array filled at every (j, k) and read after the routine:
                        private, the last iteration writing through (pf::Scratch); the
                        block's final contents are compared like every output
+  linesolve.f xsweep   COMMON work arrays filled over i = 0, gp(1) - 1 at every (j, k) and read
+                       at i + 1 for i up to nx2, another COMMON member: the drawn cases read
+                       past what the iteration wrote, which sees the block as it was before
+                       the loop (pf::BoxScratch), the last iteration writing through
   blocks.f    bsolve   a work array of blocks set up per (j, k) by a helper (end rows) and a
                        nest (inner rows), read and updated through helpers given single
                        blocks by element: private, (j, k) one MDRange calling device functions
@@ -68,6 +72,7 @@ CASES = [
     ("norms.f", "sqnorm"),
     ("norms.f", "psmooth"),
     ("scratch.f", "lsweep"),
+    ("linesolve.f", "xsweep"),
     ("blocks.f", "bsolve"),
     ("blocks.f", "csolve"),
     ("turn.f", "colupd"),

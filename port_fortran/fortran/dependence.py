@@ -34,7 +34,7 @@ from .dataflow import FlowGraph, IterationValues, exposed_reads
 from .facts import Facts, guard_facts, loop_var_facts, path_to
 from .inductions import find_inductions, induction_substitution
 from . import interchange
-from .privatize import last_private_array, privatizable_array
+from .privatize import last_private_array, privatizable_array, write_through_boxes
 from .reductions import (constant_section, index_loc_idiom, mentions, minmax_idiom, per_thread, reduction_op,
                          same_expr)
 from .render import expr_str
@@ -421,6 +421,12 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
         if last_private_array(name, loop, kernel, ctx.env, ctx.sites):  # NPB's COMMON scratch: the last iteration writes it
             info.private.append(name)
             info.last_private.append(name)
+            continue
+        boxes = write_through_boxes(name, loop, kernel, ctx.env, ctx.sites)
+        if boxes:  # the same, its reads outside what the iteration wrote seeing the array before the loop
+            info.private.append(name)
+            info.last_private.append(name)
+            info.scratch_boxes[name] = boxes
             continue
         # accumulation into an element invariant in the loop
         red = _array_reduction(accs, v, inner_vars, variant, ctx, inner_loops)

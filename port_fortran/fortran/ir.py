@@ -198,21 +198,21 @@ class Induction:
 class LoopInfo:
     """What the dependence analysis concluded about one loop (``fortran/dependence.py``).
 
-    ``reasons`` codes: loop-carried-dependence (exact subscript test), possible-dependence
-    (subscripts not analysable), scalar-dependence, last-value (a value computed in the
-    loop, or the loop variable, is used after it), loc-reduction (maxloc/minloc style
-    ``if (x(i) > m) then; m = x(i); k = i``), scattered-update (``h(idx(i)) = h(idx(i)) + 1``:
-    atomics make it parallel), indirect-write, induction-variable (see ``inductions``),
-    early-exit, call-in-loop, io-in-loop, unsupported-in-loop, loop-variable-modified,
-    conditional-independence (independent only when ``condition`` holds: a stride may be
-    zero, an offset small, two regions overlap).
-    ``tightly_nested_parallel`` is 0 for a loop that is not parallel."""
+    ``reasons`` codes: loop-carried-dependence (exact subscript test), possible-dependence (subscripts
+    not analysable), scalar-dependence, last-value (a value computed in the loop, or the loop variable,
+    is used after it), loc-reduction (maxloc/minloc style ``if (x(i) > m) then; m = x(i); k = i``),
+    scattered-update (``h(idx(i)) = h(idx(i)) + 1``: atomics make it parallel), indirect-write,
+    induction-variable (see ``inductions``), early-exit, call-in-loop, io-in-loop, unsupported-in-loop,
+    loop-variable-modified, conditional-independence (independent only when ``condition`` holds: a
+    stride may be zero, an offset small, two regions overlap). ``tightly_nested_parallel`` is 0 for a
+    loop that is not parallel."""
 
     parallel: bool = False
     trip: Optional[Expr] = None  # number of iterations, when expressible
     reductions: list[Reduction] = field(default_factory=list)
     private: list[str] = field(default_factory=list)  # scalars privatisable per iteration
     last_private: list[str] = field(default_factory=list)  # private arrays the last iteration writes through
+    scratch_boxes: dict = field(default_factory=dict)  # of those, name -> the boxes each iteration writes (privatize)
     indirect: list[str] = field(default_factory=list)  # arrays subscripted by arrays
     scattered: list[str] = field(default_factory=list)  # arrays updated through indirect subscripts (atomics make it parallel)
     calls: list[str] = field(default_factory=list)  # routines called inside

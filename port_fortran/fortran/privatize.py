@@ -6,6 +6,8 @@ loop reads, is private to the iteration (a copy per iteration, ``pf::Private`` i
 instead of a dependence between iterations."""
 from __future__ import annotations
 
+from typing import Optional
+
 from . import affine, ir
 
 
@@ -397,22 +399,171 @@ def last_private_array(name: str, loop: ir.Do, kernel: ir.Kernel, env: dict, sit
     (``sites``: accesses.CallSites) writes the same elements each time when it is
     unconditional, its arguments are the same in every iteration and the callee's own
     writes of the dummy follow these rules."""
+    if not _scratch_shape(name, loop, kernel, env):
+        return False
+    bounds = constant_bounds(_array_of(name, kernel).dims, env)
+    if _scan_kills(loop.body, name, bounds, env, sites=sites) == "unsafe":
+        return False
+    varying = {loop.var} | {s.var for s in ir.walk(loop.body) if isinstance(s, ir.Do)} | \
+        {s.target.name for s in ir.walk(loop.body) if isinstance(s, ir.Assign) and isinstance(s.target, ir.Name)}
+    return _same_writes(loop.body, name, varying, set(), False, sites)
+
+
+def _array_of(name: str, kernel: ir.Kernel):
     v = kernel.locals.get(name)
-    if v is None:
-        v = next((a for a in kernel.args if a.name == name), None)
+    return v if v is not None else next((a for a in kernel.args if a.name == name), None)
+
+
+def _scratch_shape(name: str, loop: ir.Do, kernel: ir.Kernel, env: dict) -> bool:
+    """An array of the routine (a local, COMMON member or dummy) a copy per iteration can
+    stand for: constant shape no larger than PRIVATE_ARRAY_ELEMENTS, no other name for its
+    storage, and a loop no iteration of which is cut short (it would write fewer elements)."""
+    v = _array_of(name, kernel)
     if v is None or not v.dims or getattr(v, "parameter", None) is not None or getattr(v, "allocatable", False) \
             or getattr(v, "pointer", False) or any(name in cls for cls in kernel.equivalences):
         return False
     bounds = constant_bounds(v.dims, env)
     if bounds is None or element_count(bounds) > PRIVATE_ARRAY_ELEMENTS:
         return False
-    if _scan_kills(loop.body, name, bounds, env, sites=sites) == "unsafe":
-        return False
-    if any(isinstance(s, (ir.Cycle, ir.Exit, ir.Goto, ir.Return)) for s in ir.walk(loop.body)):
-        return False  # an iteration cut short writes fewer elements
-    varying = {loop.var} | {s.var for s in ir.walk(loop.body) if isinstance(s, ir.Do)} | \
-        {s.target.name for s in ir.walk(loop.body) if isinstance(s, ir.Assign) and isinstance(s.target, ir.Name)}
-    return _same_writes(loop.body, name, varying, set(), False, sites)
+    return not any(isinstance(s, (ir.Cycle, ir.Exit, ir.Goto, ir.Return, ir.Stop)) for s in ir.walk(loop.body))
+
+
+def write_through_boxes(name: str, loop: ir.Do, kernel: ir.Kernel, env: dict, sites=None) -> Optional[list]:
+    """The elements of array ``name`` every iteration of ``loop`` writes, as boxes (per
+    dimension a (lower, upper) pair of Fortran expressions), when the iteration writes them
+    all before it reads any element, the same ones in every iteration -- although its reads
+    are not shown to fall in what it wrote (SP's line solves fill ``cv(i)`` for ``i = 0,
+    grid_points(1) - 1`` and read ``cv(i + 1)`` for ``i = 1, nx2``, ``nx2`` a COMMON
+    member set elsewhere). No iteration writes an element outside the boxes, so such a read
+    sees the value from before the loop, which the array itself still holds; a read inside
+    them sees what the iteration wrote. So the port gives each iteration a copy for the
+    boxes and reads the array outside them (``pf::BoxScratch``), the last iteration writing
+    through as for :func:`last_private_array`. None when the loop is not of that form:
+
+    - the body (past loops perfectly nested in it whose bounds no iteration changes) is a
+      run of statements that only write ``name``, then statements that only read it;
+    - each write is an assignment at the top of a nest of unit-step loops whose bounds no
+      iteration changes, unconditional, each subscript one of the nest's variables or an
+      expression no iteration changes; every loop of the nest gives a subscript its range
+      (an empty range then writes, and claims, nothing);
+    - every call in the loop is to a routine of the program with known effects, and none is
+      passed ``name``;
+    - the array has a value before the routine (a dummy, COMMON, SAVE): a plain local read
+      where nothing wrote it would read garbage in the original, and stays serial."""
+    v = _array_of(name, kernel)
+    if v is None or not (getattr(v, "common", None) is not None or getattr(v, "save", False)
+                         or any(a.name == name for a in kernel.args)):
+        return None
+    if not _scratch_shape(name, loop, kernel, env):
+        return None
+    walked = list(ir.walk(loop.body))
+    if any(isinstance(st, ir.Assign) and isinstance(st.target, ir.Name) and st.target.name == name for st in walked):
+        return None  # the whole array assigned
+    changed = _assigned_names(walked, sites) | {loop.var}
+    written = set()
+    for st in walked:
+        if isinstance(st, ir.Assign) and isinstance(st.target, ir.ArrayRef):
+            written.add(st.target.name)
+        calls = [(st.name, st.args)] if isinstance(st, ir.CallStmt) else []
+        calls += [(x.name, x.args) for e in ir.stmt_exprs(st) for x in ir.walk_expr(e)
+                  if isinstance(x, ir.FuncCall) and not x.intrinsic]
+        for cname, args in calls:
+            eff = sites.analysed(cname, len(args)) if sites is not None else None
+            if eff is None or not eff.translatable:
+                return None  # it may change what the bounds read (COMMON, module state)
+            if any(isinstance(a, (ir.Name, ir.ArrayRef)) and a.name == name for a in args):
+                return None
+            pos = eff.written_positions()
+            written |= {a.name for q, a in enumerate(args) if isinstance(a, (ir.Name, ir.ArrayRef)) and q in pos}
+
+    def invariant(e: Optional[ir.Expr]) -> bool:
+        return e is None or not any(
+            (isinstance(x, ir.FuncCall) and not x.intrinsic) or (isinstance(x, ir.Name) and x.name in changed)
+            or (isinstance(x, ir.ArrayRef) and (x.name in written or x.name == name)) for x in ir.walk_expr(e))
+
+    body = loop.body
+    while True:  # the loops perfectly nested in it run the same way in every iteration
+        stmts = [st for st in body if not isinstance(st, ir.Continue)]
+        if len(stmts) == 1 and isinstance(stmts[0], ir.Do) and \
+                all(invariant(e) for e in (stmts[0].start, stmts[0].end, stmts[0].step)):
+            body = stmts[0].body
+            continue
+        break
+    writers = [q for q, st in enumerate(stmts) if any(isinstance(x, ir.Assign) and isinstance(x.target, ir.ArrayRef)
+                                                      and x.target.name == name for x in ir.walk([st]))]
+    if not writers:
+        return None
+    boxes: list = []
+    for st in stmts[:writers[-1] + 1]:
+        if not _mentions(st, name):
+            continue
+        if any(_reads(x, name) for x in ir.walk([st])):
+            return None  # a read before the last write may see another iteration's value
+        got = _exact_boxes(st, name, invariant)
+        if got is None:
+            return None
+        boxes += got
+    return boxes
+
+
+def _mentions(st: ir.Stmt, name: str) -> bool:
+    for x in ir.walk([st]):
+        for e in ir.stmt_exprs(x):
+            if any(isinstance(y, (ir.Name, ir.ArrayRef)) and y.name == name for y in ir.walk_expr(e)):
+                return True
+        if isinstance(x, ir.Assign) and isinstance(x.target, (ir.Name, ir.ArrayRef)) and x.target.name == name:
+            return True
+    return False
+
+
+def _exact_boxes(st: ir.Stmt, name: str, invariant) -> Optional[list]:
+    """Every element of ``name`` the statement writes, exactly, as boxes of Fortran
+    expressions (see :func:`write_through_boxes`); None when it writes otherwise."""
+    def box_of(target: ir.ArrayRef, ranges: dict) -> Optional[list]:
+        box, used = [], set()
+        for sub in target.subscripts:
+            if isinstance(sub, ir.Name) and sub.name in ranges and sub.name not in used:
+                used.add(sub.name)
+                box.append(ranges[sub.name])
+            elif not isinstance(sub, ir.Slice) and invariant(sub) and not any(
+                    isinstance(x, ir.Name) and x.name in ranges for x in ir.walk_expr(sub)):
+                box.append((sub, sub))
+            else:
+                return None
+        return box if used == set(ranges) else None  # an unused loop may run zero times
+
+    if isinstance(st, ir.Assign):
+        return [box_of(st.target, {})] if isinstance(st.target, ir.ArrayRef) and box_of(st.target, {}) else None
+    if not isinstance(st, ir.Do):
+        return None
+    if any(isinstance(x, _CUT) for x in ir.walk([st])):
+        return None
+    ranges: dict = {}
+    loop = st
+    while True:
+        if not (loop.step is None or (isinstance(loop.step, ir.Literal) and loop.step.value == 1)) \
+                or not invariant(loop.start) or not invariant(loop.end) \
+                or any(isinstance(x, ir.Name) and x.name in ranges for e in (loop.start, loop.end) for x in ir.walk_expr(e)):
+            return None
+        ranges[loop.var] = (loop.start, loop.end)
+        body = [x for x in loop.body if not isinstance(x, ir.Continue)]
+        targets = [x for x in body if isinstance(x, ir.Assign) and isinstance(x.target, ir.ArrayRef)
+                   and x.target.name == name]
+        if targets:
+            break
+        inner = [x for x in body if isinstance(x, ir.Do)]
+        if len(inner) != 1 or any(_mentions(x, name) for x in body if x is not inner[0]):
+            return None
+        loop = inner[0]
+    if any(_mentions(x, name) for x in body if not any(x is t for t in targets)):
+        return None  # another write (conditional, in a deeper loop, through a call)
+    out = []
+    for t in targets:
+        box = box_of(t.target, ranges)
+        if box is None:
+            return None
+        out.append(box)
+    return out
 
 
 def _same_writes(stmts: list[ir.Stmt], name: str, varying: set, inner: set, conditional: bool, sites=None) -> bool:

@@ -193,6 +193,39 @@ struct Scratch {
   KOKKOS_INLINE_FUNCTION T* data() const { return p; }
 };
 
+// A Scratch whose iteration writes the same B boxes of it every time, all before reading it,
+// but may read outside them (bounds the dependence test could not relate): no iteration writes
+// an element outside the boxes, so there the array still holds its value from before the loop
+// and is read (never written) directly; inside them, the iteration's own copy (the array
+// itself in the last iteration). Box bounds are 0-based, inclusive, evaluated in the kernel.
+// No data(): a pointer would lose the boxes.
+template <class T, int B, long... N>
+struct BoxScratch {
+  static constexpr int R = static_cast<int>(sizeof...(N));
+  T* p;
+  T* shared;
+  long lo[B][R];
+  long hi[B][R];
+  KOKKOS_INLINE_FUNCTION BoxScratch(T* q, T* s, const long (&l)[B][R], const long (&h)[B][R]) : p(q), shared(s) {
+    for (int b = 0; b < B; ++b)
+      for (int d = 0; d < R; ++d) {
+        lo[b][d] = l[b][d];
+        hi[b][d] = h[b][d];
+      }
+  }
+  template <class... I>
+  KOKKOS_INLINE_FUNCTION T& operator()(I... i) const {
+    const long idx[] = {static_cast<long>(i)...};
+    const long off = Private<T, N...>::offset(i...);
+    for (int b = 0; b < B; ++b) {
+      bool in = true;
+      for (int d = 0; d < R; ++d) in = in && lo[b][d] <= idx[d] && idx[d] <= hi[b][d];
+      if (in) return p[off];
+    }
+    return shared[off];
+  }
+};
+
 // ---------------------------------------------------------------- policies
 // Policies index with a signed type: Fortran loops may start below zero (DO i = -r, r), and
 // on Kokkos' default index type, the space's unsigned size_type, a negative begin wraps and

@@ -413,6 +413,15 @@ class Emitter:
             ext = ", ".join(str(e) for e in self.private_extents(sym))
             out.append(IND * ind + f"{sym.ctype}* const pf_array_{sym.c} = {sym.c}.data();")
             out.append(IND * ind + f"pf::Private<{sym.ctype}, {ext}> pf_own_{sym.c};")
+            boxes = n.scratch_boxes.get(x)
+            if boxes:  # reads outside what the iteration writes see the array before the loop
+                lo, hi = (", ".join("{" + ", ".join(self.p.index(x, d, ends[e]) for d, ends in enumerate(box)) + "}"
+                                    for box in boxes) for e in (0, 1))
+                self._collect()
+                inner.append(IND * (ind + 1) + f"pf::BoxScratch<{sym.ctype}, {len(boxes)}, {ext}> {sym.c}("
+                                               f"pf_last ? pf_array_{sym.c} : pf_own_{sym.c}.data(), pf_array_{sym.c}, "
+                                               f"{{{lo}}}, {{{hi}}});")
+                continue
             inner.append(IND * (ind + 1) + f"pf::Scratch<{sym.ctype}, {ext}> {sym.c}(pf_last ? pf_array_{sym.c} : "
                                            f"pf_own_{sym.c}.data());")
         return out + inner

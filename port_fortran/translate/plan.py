@@ -85,6 +85,7 @@ class PKernel:
     team: Optional[tuple] = None  # kind 'team': (statements before, inner reduction loop, statements after)
     inductions: list = field(default_factory=list)  # ir.Induction: computed from the iteration number
     last_private: list[str] = field(default_factory=list)  # private arrays the last iteration writes through
+    scratch_boxes: dict = field(default_factory=dict)  # of those, name -> the boxes each iteration writes (LoopInfo)
 
 
 @dataclass
@@ -428,7 +429,8 @@ class Planner:
             return self._as_serial_fallback(do, f"private {', '.join(live_private)} is used after the loop")
         if last:
             why += f"; {', '.join(last)} private to each iteration, the last one writing through"
-        node = PKernel(kind, [do], do.line, band=[do], private=private, last_private=last)
+        node = PKernel(kind, [do], do.line, band=[do], private=private, last_private=last,
+                       scratch_boxes={x: b for x, b in (getattr(info, 'scratch_boxes', None) or {}).items() if x in last})
         if not do.info.parallel:
             node.inductions = list(getattr(do.info, "inductions", None) or [])
             ivars = {i.var for i in node.inductions}
