@@ -593,6 +593,18 @@ def test_a_work_array_read_past_what_the_iteration_wrote_reads_the_array_there()
         assert not outer2.info.parallel and "cv" not in outer2.info.last_private, name
 
 
+def test_loop_bounds_that_read_arrays_are_computed_before_the_policy():
+    """A kernel's policy is built on the host: NPB's ``do k = 1, grid_points(3) - 2`` read a
+    device View there and the CUDA run failed. The bounds of xnorm's band (all read COMMON
+    gp) are temporaries a single-iteration kernel computes first; no policy reads an array."""
+    k, sf = _kernel("linesolve.f", "xnorm")
+    cpp = translate_kernel(k, sf).files["xnorm.kokkos.cpp"]
+    policies = re.findall(r"pf::parallel_(?:for|reduce)\(\"[^\"]+\", (.*?), KOKKOS_LAMBDA", cpp)
+    assert policies and all("gp(" not in p for p in policies), policies
+    assert "pf::nest<4>({1, 1, 1, 1}, {3, pf_b3, pf_b2, pf_b1})" in cpp
+    assert "pf_b1 = gp(2) - 2;" in cpp and "pf_dev_pf_b1.to_host();" in cpp  # k's end, gp(3) - 2
+
+
 # ------------------------------------------------------------------ parts set up by calls
 
 

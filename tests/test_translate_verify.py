@@ -30,6 +30,8 @@ OpenMP backends. Features are grouped into few kernels to keep the builds few:
                        at i + 1 for i up to nx2, another COMMON member: the drawn cases read
                        past what the iteration wrote, which sees the block as it was before
                        the loop (pf::BoxScratch), the last iteration writing through
+              xnorm    a section reduction over a band whose bounds read COMMON gp: computed
+                       before the policy, which the host builds
   blocks.f    bsolve   a work array of blocks set up per (j, k) by a helper (end rows) and a
                        nest (inner rows), read and updated through helpers given single
                        blocks by element: private, (j, k) one MDRange calling device functions
@@ -73,6 +75,7 @@ CASES = [
     ("norms.f", "psmooth"),
     ("scratch.f", "lsweep"),
     ("linesolve.f", "xsweep"),
+    ("linesolve.f", "xnorm"),
     ("blocks.f", "bsolve"),
     ("blocks.f", "csolve"),
     ("turn.f", "colupd"),
@@ -94,6 +97,7 @@ SPEC_EDITS = {
     "strided": {"reduction": ["dot"]},
     "scatter": {"reduction": ["hist", "vsum"]},
     "sqnorm": {"reduction": ["rms"]},
+    "xnorm": {"reduction": ["rms"]},
 }
 
 

@@ -19,6 +19,7 @@ from . import render
 from .cexpr import function_cname
 from .checks import kernel_checks
 from .emit import Emitter, zero_init
+from .hoist import hoist_array_bounds
 from .lower import lower_arrays
 from .plan import PKernel, Planner
 from .structure import restructure
@@ -173,6 +174,7 @@ def _parts(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Translat
 
     body = restructure(copy.deepcopy(kernel.body), tab)
     body = lower_arrays(body, tab)
+    body = hoist_array_bounds(body, tab)  # a policy is built on the host
 
     live_end = {a.name for a in kernel.args if a.intent in ("out", "inout") and not a.dims}
     live_end |= {m.name for b in blocks for m in b.used() if m.written and not m.rank}

@@ -81,3 +81,31 @@ c     what one wrote may see another's value; the sweep stays serial.
       enddo
       return
       end
+
+c     A norm over the interior whose loop bounds read COMMON /global/ (gp): a kernel's
+c     policy is built on the host, where a GPU's copy of the block cannot be read, so the
+c     bounds are computed first (once, as Fortran evaluates them on entry to the DO).
+      subroutine xnorm(rms)
+      integer nmax
+      parameter (nmax=16)
+      integer gp(3), nx2, ny2, nz2, i, j, k, m
+      double precision u(3, 0:nmax-1, 0:nmax-1, 0:nmax-1),
+     >                 r(0:nmax-1, 0:nmax-1, 0:nmax-1)
+      double precision rms(3), add
+      common /global/ gp, nx2, ny2, nz2
+      common /fld/ u, r
+      do m = 1, 3
+         rms(m) = 0.0d0
+      enddo
+      do k = 1, gp(3) - 2
+         do j = 1, gp(2) - 2
+            do i = 1, gp(1) - 2
+               do m = 1, 3
+                  add = u(m, i, j, k) - r(i, j, k)
+                  rms(m) = rms(m) + add * add
+               enddo
+            enddo
+         enddo
+      enddo
+      return
+      end

@@ -1,0 +1,78 @@
+"""Loop bounds that read arrays, computed before the nest (pure IR -> IR).
+
+A parallel loop's policy is built on the host (``pf::range(1, grid_points(3) - 2)``), where
+the Views of a GPU backend cannot be read: NPB's ``do k = 1, grid_points(3) - 2`` read a
+device View from the host and the CUDA run failed. Each such bound of a loop at the host
+level of the routine (its top-level statements and the branches of top-level IFs) becomes
+a temporary assigned just before the loop, ``pf_b1 = grid_points(3) - 2``: Fortran
+evaluates a DO's bounds once, on entry, so the value is the same. The planner puts the
+assignment in a single-iteration kernel and copies the scalar back to the host
+(``pf::DevScalar``), as for any scalar computed from arrays.
+
+The bounds of loops perfectly nested in such a loop (a band the policy collapses) are
+hoisted too when they are the same on every entry: they use none of the enclosing loops'
+variables and nothing the nest assigns."""
+from __future__ import annotations
+
+from ..fortran import ir
+from .symbols import SymbolTable
+
+
+def hoist_array_bounds(body: list[ir.Stmt], tab: SymbolTable) -> list[ir.Stmt]:
+    out: list[ir.Stmt] = []
+    for s in body:
+        if isinstance(s, ir.Do):
+            out += _hoist_nest(s, tab)
+        elif isinstance(s, ir.If):
+            s.branches = [(c, hoist_array_bounds(b, tab)) for c, b in s.branches]
+            s.else_body = hoist_array_bounds(s.else_body, tab)
+        out.append(s)
+    return out
+
+
+def _reads_arrays(e: ir.Expr, tab: SymbolTable) -> bool:
+    return any(isinstance(x, (ir.Name, ir.ArrayRef)) and tab.is_array(x.name) for x in ir.walk_expr(e))
+
+
+def _changed_in(do: ir.Do) -> set[str]:
+    """Names the nest may change: assigned (whole or an element), DO variables, passed to
+    a call (which may write any argument)."""
+    out = set()
+    for s in ir.walk([do]):
+        if isinstance(s, ir.Assign) and isinstance(s.target, (ir.Name, ir.ArrayRef)):
+            out.add(s.target.name)
+        elif isinstance(s, ir.Do):
+            out.add(s.var)
+        elif isinstance(s, ir.CallStmt):
+            out |= {x.name for a in s.args for x in ir.walk_expr(a) if isinstance(x, (ir.Name, ir.ArrayRef))}
+        for e in ir.stmt_exprs(s):
+            for x in ir.walk_expr(e):
+                if isinstance(x, ir.FuncCall) and not x.intrinsic:
+                    out |= {y.name for a in x.args for y in ir.walk_expr(a) if isinstance(y, (ir.Name, ir.ArrayRef))}
+    return out
+
+
+def _hoist_nest(do: ir.Do, tab: SymbolTable) -> list[ir.Stmt]:
+    """The assignments of ``do``'s hoisted bounds (its own, then its perfectly nested
+    loops' that are the same on every entry); the loops now read the temporaries."""
+    pre: list[ir.Stmt] = []
+    changed = None
+    loop = do
+    while True:
+        for attr in ("start", "end", "step"):
+            e = getattr(loop, attr)
+            if e is None or not _reads_arrays(e, tab) or any(
+                    isinstance(x, ir.FuncCall) and not x.intrinsic and x.name != "size" for x in ir.walk_expr(e)):
+                continue
+            if loop is not do:
+                changed = _changed_in(do) if changed is None else changed
+                if any(isinstance(x, (ir.Name, ir.ArrayRef)) and x.name in changed for x in ir.walk_expr(e)):
+                    continue  # it may differ between entries
+            ftype = e.ftype or ir.INTEGER
+            t = tab.new_temp("b", ftype)
+            pre.append(ir.Assign(ir.Name(t.name, ftype=ftype), e, line=loop.line))
+            setattr(loop, attr, ir.Name(t.name, ftype=ftype))
+        inner = [x for x in loop.body if not isinstance(x, ir.Continue)]
+        if len(inner) != 1 or not isinstance(inner[0], ir.Do):
+            return pre
+        loop = inner[0]
