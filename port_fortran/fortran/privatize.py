@@ -186,24 +186,19 @@ def _fill_boxes(do: ir.Do, name: str, env: dict) -> list:
     the nest's variables (its loop's range) or an expression free of them that the nest does
     not change (one element). A loop whose variable a box does not use must run at least
     once (constant bounds) for the box to count. Empty when none."""
-    chain, loop = [], do
-    while True:
-        if loop.step is not None and not (isinstance(loop.step, ir.Literal) and loop.step.value == 1):
+    found = _fill_chain(do, name)
+    if found is None:
+        return []
+    loops, _body, targets = found
+    chain: list = []
+    for loop in loops:
+        if not _unit_step(loop):
             return []
         lo, hi = affine.poly_of(loop.start, env), affine.poly_of(loop.end, env)
         if lo is None or hi is None or any(len(t) > 1 for t in list(lo) + list(hi)) \
                 or (affine.names(lo) | affine.names(hi)) & {v for v, _, _ in chain}:
             return []
         chain.append((loop.var, lo, hi))
-        body = [st for st in loop.body if not isinstance(st, ir.Continue)]
-        targets = [st for st in body if isinstance(st, ir.Assign) and isinstance(st.target, ir.ArrayRef)
-                   and st.target.name == name]
-        if targets:
-            break
-        inner = [st for st in body if isinstance(st, ir.Do)]
-        if len(inner) != 1:
-            return []
-        loop = inner[0]
     nest = list(ir.walk([do]))
     if any(_reads(st, name) for st in nest) or any(isinstance(st, _CUT) for st in nest):
         return []
@@ -229,6 +224,28 @@ def _fill_boxes(do: ir.Do, name: str, env: dict) -> list:
 
 
 _CUT = (ir.Cycle, ir.Exit, ir.Goto, ir.Return, ir.Stop)
+
+
+def _fill_chain(do: ir.Do, name: str):
+    """(loops, body, targets): the loops from ``do`` down to the first body that assigns
+    elements of ``name`` (each level holding one loop, beside other statements), that body
+    and those assignments; None when a level holds no loop or several."""
+    loops, loop = [], do
+    while True:
+        loops.append(loop)
+        body = [st for st in loop.body if not isinstance(st, ir.Continue)]
+        targets = [st for st in body if isinstance(st, ir.Assign) and isinstance(st.target, ir.ArrayRef)
+                   and st.target.name == name]
+        if targets:
+            return loops, body, targets
+        inner = [st for st in body if isinstance(st, ir.Do)]
+        if len(inner) != 1:
+            return None
+        loop = inner[0]
+
+
+def _unit_step(do: ir.Do) -> bool:
+    return do.step is None or (isinstance(do.step, ir.Literal) and do.step.value == 1)
 
 
 def _runs(lo, hi) -> bool:
@@ -538,25 +555,20 @@ def _exact_boxes(st: ir.Stmt, name: str, invariant) -> Optional[list]:
         return None
     if any(isinstance(x, _CUT) for x in ir.walk([st])):
         return None
+    found = _fill_chain(st, name)
+    if found is None:
+        return None
+    loops, body, targets = found
     ranges: dict = {}
-    loop = st
-    while True:
-        if not (loop.step is None or (isinstance(loop.step, ir.Literal) and loop.step.value == 1)) \
-                or not invariant(loop.start) or not invariant(loop.end) \
+    for k, loop in enumerate(loops):
+        if not _unit_step(loop) or not invariant(loop.start) or not invariant(loop.end) \
                 or any(isinstance(x, ir.Name) and x.name in ranges for e in (loop.start, loop.end) for x in ir.walk_expr(e)):
             return None
         ranges[loop.var] = (loop.start, loop.end)
-        body = [x for x in loop.body if not isinstance(x, ir.Continue)]
-        targets = [x for x in body if isinstance(x, ir.Assign) and isinstance(x.target, ir.ArrayRef)
-                   and x.target.name == name]
-        if targets:
-            break
-        inner = [x for x in body if isinstance(x, ir.Do)]
-        if len(inner) != 1 or any(_mentions(x, name) for x in body if x is not inner[0]):
-            return None
-        loop = inner[0]
-    if any(_mentions(x, name) for x in body if not any(x is t for t in targets)):
-        return None  # another write (conditional, in a deeper loop, through a call)
+        beside = [x for x in loop.body if x is not (loops[k + 1] if k + 1 < len(loops) else None)
+                  and not any(x is t for t in targets)]
+        if any(_mentions(x, name) for x in beside):
+            return None  # another write (conditional, in a deeper loop, through a call)
     out = []
     for t in targets:
         box = box_of(t.target, ranges)
