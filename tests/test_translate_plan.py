@@ -603,6 +603,12 @@ def test_loop_bounds_that_read_arrays_are_computed_before_the_policy():
     assert policies and all("gp(" not in p for p in policies), policies
     assert "pf::nest<4>({1, 1, 1, 1}, {3, pf_b3, pf_b2, pf_b1})" in cpp
     assert "pf_b1 = gp(2) - 2;" in cpp and "pf_dev_pf_b1.to_host();" in cpp  # k's end, gp(3) - 2
+    # inside a time loop on the host (xsteps), before each kernel the loop launches
+    k, sf = _kernel("linesolve.f", "xsteps")
+    cpp = translate_kernel(k, sf).files["xsteps.kokkos.cpp"]
+    policies = re.findall(r"pf::parallel_(?:for|reduce)\(\"[^\"]+\", (.*?), KOKKOS_LAMBDA", cpp)
+    assert policies == ["pf::nest<3>({1, 1, 1}, {pf_b3, pf_b2, pf_b1})"], policies
+    assert cpp.index("for (it = 1; it <= nit; ++it) {") < cpp.index("pf_dev_pf_b1.to_host();") < cpp.index(policies[0])
 
 
 # ------------------------------------------------------------------ parts set up by calls

@@ -32,6 +32,7 @@ OpenMP backends. Features are grouped into few kernels to keep the builds few:
                        the loop (pf::BoxScratch), the last iteration writing through
               xnorm    a section reduction over a band whose bounds read COMMON gp: computed
                        before the policy, which the host builds
+              xsteps   the same bounds inside a time loop on the host, computed before each kernel
   blocks.f    bsolve   a work array of blocks set up per (j, k) by a helper (end rows) and a
                        nest (inner rows), read and updated through helpers given single
                        blocks by element: private, (j, k) one MDRange calling device functions
@@ -76,6 +77,7 @@ CASES = [
     ("scratch.f", "lsweep"),
     ("linesolve.f", "xsweep"),
     ("linesolve.f", "xnorm"),
+    ("linesolve.f", "xsteps"),
     ("blocks.f", "bsolve"),
     ("blocks.f", "csolve"),
     ("turn.f", "colupd"),

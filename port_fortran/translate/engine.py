@@ -174,7 +174,6 @@ def _parts(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Translat
 
     body = restructure(copy.deepcopy(kernel.body), tab)
     body = lower_arrays(body, tab)
-    body = hoist_array_bounds(body, tab)  # a policy is built on the host
 
     live_end = {a.name for a in kernel.args if a.intent in ("out", "inout") and not a.dims}
     live_end |= {m.name for b in blocks for m in b.used() if m.written and not m.rank}
@@ -184,6 +183,8 @@ def _parts(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Translat
     pure = {fn.name for fn in callees if fn.kind == "function"
             and all(a.intent == "in" and not a.dims for a in fn.args)}
     planner = Planner(kernel, tab, options, out_args, pure)
+    # a policy is built on the host: bounds that read arrays are computed before it
+    body = hoist_array_bounds(body, tab, serial=lambda d: planner.parallel_kind(d)[0] is None)
     plan = planner.plan(body, live_end)
 
     em = Emitter(kernel, tab, options, {fn.name: fn for fn in callees})

@@ -3,7 +3,8 @@
 A parallel loop's policy is built on the host (``pf::range(1, grid_points(3) - 2)``), where
 the Views of a GPU backend cannot be read: NPB's ``do k = 1, grid_points(3) - 2`` read a
 device View from the host and the CUDA run failed. Each such bound of a loop at the host
-level of the routine (its top-level statements and the branches of top-level IFs) becomes
+level of the routine (its top-level statements, the branches of IFs there, the bodies of
+loops there that do not run as kernels) becomes
 a temporary assigned just before the loop, ``pf_b1 = grid_points(3) - 2``: Fortran
 evaluates a DO's bounds once, on entry, so the value is the same. The planner puts the
 assignment in a single-iteration kernel and copies the scalar back to the host
@@ -18,14 +19,19 @@ from ..fortran import ir
 from .symbols import SymbolTable
 
 
-def hoist_array_bounds(body: list[ir.Stmt], tab: SymbolTable) -> list[ir.Stmt]:
+def hoist_array_bounds(body: list[ir.Stmt], tab: SymbolTable, serial=None) -> list[ir.Stmt]:
+    """``serial(do)``: True when the planner will not run ``do`` as a kernel (a host loop
+    around kernels, or serial code): its body is at the host level too (a time loop in a
+    routine). None: only the top level and its IFs."""
     out: list[ir.Stmt] = []
     for s in body:
         if isinstance(s, ir.Do):
             out += _hoist_nest(s, tab)
+            if serial is not None and serial(s):
+                s.body = hoist_array_bounds(s.body, tab, serial)
         elif isinstance(s, ir.If):
-            s.branches = [(c, hoist_array_bounds(b, tab)) for c, b in s.branches]
-            s.else_body = hoist_array_bounds(s.else_body, tab)
+            s.branches = [(c, hoist_array_bounds(b, tab, serial)) for c, b in s.branches]
+            s.else_body = hoist_array_bounds(s.else_body, tab, serial)
         out.append(s)
     return out
 

@@ -109,3 +109,31 @@ c     bounds are computed first (once, as Fortran evaluates them on entry to the
       enddo
       return
       end
+
+c     The same norm taken after each of nit relaxation steps of a time loop (a host loop
+c     around kernels): the bounds of the kernels inside it are computed before each one.
+      subroutine xsteps(nit, rms)
+      integer nmax
+      parameter (nmax=16)
+      integer gp(3), nx2, ny2, nz2, i, j, k, it, nit
+      double precision u(3, 0:nmax-1, 0:nmax-1, 0:nmax-1),
+     >                 r(0:nmax-1, 0:nmax-1, 0:nmax-1)
+      double precision rms(nit)
+      common /global/ gp, nx2, ny2, nz2
+      common /fld/ u, r
+      do it = 1, nit
+         do k = 1, gp(3) - 2
+            do j = 1, gp(2) - 2
+               do i = 1, gp(1) - 2
+                  r(i, j, k) = 0.5d0 * r(i, j, k)
+     >                       + 0.25d0 * u(1, i, j, k)
+               enddo
+            enddo
+         enddo
+         rms(it) = 0.0d0
+         do k = 1, gp(3) - 2
+            rms(it) = rms(it) + r(1, 1, k) * r(1, 1, k)
+         enddo
+      enddo
+      return
+      end
