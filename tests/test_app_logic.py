@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -116,6 +117,52 @@ def test_shims_record_a_build_that_names_its_compiler(tmp_path):
     assert subprocess.run([str(tmp_path / "p")], capture_output=True, text=True).stdout.strip() == "HI"
     rec = CD.read_log(log)
     assert len(rec) == 1 and rec[0].sources == [str(src)] and rec[0].links and rec[0].arguments[0] == "gfortran"
+
+
+def test_a_makefiles_gfortran_falls_back_to_the_fc_given_where_only_that_exists(tmp_path):
+    """On a machine whose gfortran is only gfortran-13 (the H200 host), heat77's `gfortran`
+    reached the shim and stopped the original build (`gfortran: command not found`); with
+    FC naming a gfortran under another name, that compiler records and compiles in its place.
+    Another compiler's name still fails as the shell would."""
+    from port_fortran.build_runner.toolchain import gfortran_path
+
+    if not gfortran_path():
+        pytest.skip("gfortran not installed")
+    only = tmp_path / "only"
+    only.mkdir()
+    (only / "gfortran-13").symlink_to(gfortran_path())
+    for tool in ("as", "ld"):  # binutils, which the compiler runs from PATH
+        (only / tool).symlink_to(shutil.which(tool))
+    script = W.write_wrapper(tmp_path / "bin", tmp_path / "shims", {"fc": str(only / "gfortran-13"),
+                                                                   "fc_name": "gfortran-13", "backends": {},
+                                                                   "default_backend": "serial"})
+    log = tmp_path / "log.jsonl"
+    env = W.build_env(script, tmp_path / "shims", mode="record", record=log)
+    env["PATH"] = os.pathsep.join([str((tmp_path / "shims").resolve()), str(only), "/usr/bin/nonexistent"])
+    (tmp_path / "p.f").write_text("      PROGRAM P\n      PRINT *, 'HI'\n      END\n")
+    r = subprocess.run([str(tmp_path / "shims" / "gfortran"), "-o", "p", "p.f"], cwd=tmp_path, env=env,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "gfortran-13 (the FC given) compiles in its place" in r.stderr
+    assert subprocess.run([str(tmp_path / "p")], capture_output=True, text=True).stdout.strip() == "HI"
+    assert CD.read_log(log)[0].arguments[0] == "gfortran"
+    r = subprocess.run([str(tmp_path / "shims" / "ifort"), "-c", "p.f"], cwd=tmp_path, env=env,
+                       capture_output=True, text=True) if (tmp_path / "shims" / "ifort").exists() else None
+    assert r is None or (r.returncode == 127 and "ifort: command not found" in r.stderr)
+
+
+def test_the_link_recipe_leaves_out_the_probes_dependency_file(tmp_path):
+    """CMake 4 (the H200 host's) has ld write CMakeFiles/pf_link_probe.dir/link.d: copied
+    into the recipe, the application's link failed (`cannot open dependency file`), so no
+    modern tree had linked for CUDA."""
+    from port_fortran.app.library import parse_link_line
+
+    line = ("/k/bin/nvcc_wrapper -include /s/cuda13_shim.h -arch=sm_90 -O3 -DNDEBUG "
+            "-Wl,--dependency-file=CMakeFiles/pf_link_probe.dir/link.d CMakeFiles/pf_link_probe.dir/pf_link_probe.f90.o "
+            "-o pf_link_probe -Xlinker --dependency-file=x.d port_0/liba_kokkos.a -lgfortran")
+    r = parse_link_line(line, tmp_path)
+    assert r.driver == ["/k/bin/nvcc_wrapper", "-include", "/s/cuda13_shim.h", "-arch=sm_90", "-O3", "-DNDEBUG"]
+    assert r.libraries == ["port_0/liba_kokkos.a", "-lgfortran"]
 
 
 # ------------------------------------------------------------------ coherence

@@ -120,6 +120,26 @@ target_link_directories({PROBE} PRIVATE ${{CMAKE_Fortran_IMPLICIT_LINK_DIRECTORI
 """
 
 
+def _without_probe_files(toks: list[str]) -> list[str]:
+    """The link line without what names the probe's own files: CMake 3.27 and newer have
+    GNU ld write a dependency file (``-Wl,--dependency-file=CMakeFiles/pf_link_probe.dir/link.d``,
+    or ``-Xlinker --dependency-file=...``), a path relative to the probe's build directory
+    that the application's link cannot open (``ld: cannot open dependency file``)."""
+    out: list[str] = []
+    skip = False
+    for k, t in enumerate(toks):
+        if skip:
+            skip = False
+            continue
+        if t.startswith(("-Wl,--dependency-file", "-Wl,-dependency-file")):
+            continue
+        if t in ("-Xlinker", "-Xlinker=") and k + 1 < len(toks) and toks[k + 1].startswith("--dependency-file"):
+            skip = True
+            continue
+        out.append(t)
+    return out
+
+
 def parse_link_line(text: str, build_dir: Path) -> LinkRecipe:
     """The recipe from CMake's ``link.txt`` of the probe: what comes before the probe's
     object (the linker and its flags) and what comes after ``-o <probe>`` (libraries), with
@@ -139,6 +159,9 @@ def parse_link_line(text: str, build_dir: Path) -> LinkRecipe:
         p = (build_dir / t)
         return str(p.resolve()) if p.exists() else t
 
+    toks = _without_probe_files(toks)
+    obj = next(i for i, t in enumerate(toks) if t.endswith(f"{PROBE}.f90.o"))
+    out = toks.index("-o")
     driver = [absolute(t) for t in toks[:obj]]
     libs = [absolute(t) for t in toks[out + 2:]]
     # response files (long lines): their content inline

@@ -43,6 +43,11 @@ def _config(path: str) -> dict:
         raise SystemExit(2)
 
 
+# names a build may give gfortran by: when none of them is on PATH, the FC the user gave (a
+# gfortran under another name) compiles in its place
+GFORTRAN_NAMES = ("gfortran", "f77", "f90", "f95")
+
+
 def _real_compiler(name: str, shim_dir: str) -> Optional[str]:
     """The compiler ``name`` on PATH, the shims left out."""
     shim = os.path.realpath(shim_dir) if shim_dir else ""
@@ -160,6 +165,10 @@ def main(argv: Optional[list[str]] = None, config_path: Optional[str] = None) ->
     if mode == "record":
         name = called if called != "pf-fortran" else cfg.get("fc_name", "gfortran")
         real = _real_compiler(name, cfg.get("shim_dir", ""))
+        if real is None and name in GFORTRAN_NAMES and os.path.basename(cfg.get("fc", "")).startswith("gfortran"):
+            # a makefile's `gfortran` where only the FC given exists (gfortran-13): that one
+            real = cfg["fc"]
+            sys.stderr.write(f"pf-fortran: no {name} on PATH; {real} (the FC given) compiles in its place\n")
         if real is None:
             sys.stderr.write(f"{name}: command not found (pf-fortran looked on PATH without its shims)\n")
             return 127
