@@ -611,6 +611,24 @@ def test_loop_bounds_that_read_arrays_are_computed_before_the_policy():
     assert cpp.index("for (it = 1; it <= nit; ++it) {") < cpp.index("pf_dev_pf_b1.to_host();") < cpp.index(policies[0])
 
 
+def test_a_jump_to_a_loop_whose_bounds_are_hoisted_runs_their_assignments_first():
+    """The label of a DO whose bounds became temporaries moves to the first assignment of
+    them: a GO TO that label would otherwise enter the loop with stale bounds."""
+    import copy
+
+    from port_fortran.translate.hoist import hoist_array_bounds
+    from port_fortran.translate.symbols import build_symbols
+
+    k, sf = _kernel("linesolve.f", "xnorm")
+    body = copy.deepcopy(k.body)
+    nest = next(st for st in body if isinstance(st, ir.Do) and st.var == "k")
+    nest.label = 30
+    out = hoist_array_bounds(body, build_symbols(k, sf))
+    first = out.index(nest) - 3  # three bounds read gp: k's, j's and i's ends
+    assert [type(st).__name__ for st in out[first:out.index(nest)]] == ["Assign"] * 3
+    assert out[first].label == 30 and nest.label is None
+
+
 # ------------------------------------------------------------------ parts set up by calls
 
 

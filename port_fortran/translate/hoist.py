@@ -26,7 +26,10 @@ def hoist_array_bounds(body: list[ir.Stmt], tab: SymbolTable, serial=None) -> li
     out: list[ir.Stmt] = []
     for s in body:
         if isinstance(s, ir.Do):
-            out += _hoist_nest(s, tab)
+            pre = _hoist_nest(s, tab)
+            if pre and s.label is not None:  # a jump to the DO runs its bounds' assignments first
+                pre[0].label, s.label = s.label, None
+            out += pre
             if serial is not None and serial(s):
                 s.body = hoist_array_bounds(s.body, tab, serial)
         elif isinstance(s, ir.If):
