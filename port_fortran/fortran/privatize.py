@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Optional
 
 from . import affine, ir
+from .reductions import mentions
 
 
 PRIVATE_ARRAY_ELEMENTS = 4096  # a private copy lives in each iteration (registers, the GPU thread's stack)
@@ -524,13 +525,8 @@ def write_through_boxes(name: str, loop: ir.Do, kernel: ir.Kernel, env: dict, si
 
 
 def _mentions(st: ir.Stmt, name: str) -> bool:
-    for x in ir.walk([st]):
-        for e in ir.stmt_exprs(x):
-            if any(isinstance(y, (ir.Name, ir.ArrayRef)) and y.name == name for y in ir.walk_expr(e)):
-                return True
-        if isinstance(x, ir.Assign) and isinstance(x.target, (ir.Name, ir.ArrayRef)) and x.target.name == name:
-            return True
-    return False
+    """Does ``st``, or a statement it holds, read or assign ``name``?"""
+    return any(mentions(e, name) for x in ir.walk([st]) for e in ir.stmt_exprs(x))
 
 
 def _exact_boxes(st: ir.Stmt, name: str, invariant) -> Optional[list]:

@@ -5,6 +5,7 @@ which names a kernel touches). Whether a value is live at a point is the dataflo
 module's question (``fortran/dataflow.py``)."""
 from __future__ import annotations
 
+import re
 from typing import Iterable, Optional
 
 from ..fortran import ir
@@ -55,6 +56,29 @@ def reads_deep(stmts: Iterable[ir.Stmt]) -> set[str]:
     out: set[str] = set()
     for s in ir.walk(list(stmts)):
         out |= reads_own(s)
+    return out
+
+
+def names_changed(stmts: Iterable[ir.Stmt]) -> set[str]:
+    """Names the statements (and those they hold) may change: assigned (whole or an element),
+    DO variables, passed to a CALL or a user function, or named by a statement the IR does
+    not model."""
+    out: set[str] = set()
+    for s in ir.walk(list(stmts)):
+        if isinstance(s, ir.Assign):
+            out.add(s.target.name)
+        elif isinstance(s, ir.Do):
+            out.add(s.var)
+        elif isinstance(s, ir.CallStmt):
+            for a in s.args:
+                out |= names_in(a)
+        elif isinstance(s, ir.Unsupported):
+            out |= set(s.writes) if s.writes is not None else set(re.findall(r"[a-z_]\w*", s.text.lower()))
+        for e in ir.stmt_exprs(s):
+            for x in ir.walk_expr(e):
+                if isinstance(x, ir.FuncCall) and not x.intrinsic:
+                    for a in x.args:
+                        out |= names_in(a)
     return out
 
 

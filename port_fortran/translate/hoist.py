@@ -16,6 +16,7 @@ variables and nothing the nest assigns."""
 from __future__ import annotations
 
 from ..fortran import ir
+from .access import names_changed
 from .symbols import SymbolTable
 
 
@@ -43,24 +44,6 @@ def _reads_arrays(e: ir.Expr, tab: SymbolTable) -> bool:
     return any(isinstance(x, (ir.Name, ir.ArrayRef)) and tab.is_array(x.name) for x in ir.walk_expr(e))
 
 
-def _changed_in(do: ir.Do) -> set[str]:
-    """Names the nest may change: assigned (whole or an element), DO variables, passed to
-    a call (which may write any argument)."""
-    out = set()
-    for s in ir.walk([do]):
-        if isinstance(s, ir.Assign) and isinstance(s.target, (ir.Name, ir.ArrayRef)):
-            out.add(s.target.name)
-        elif isinstance(s, ir.Do):
-            out.add(s.var)
-        elif isinstance(s, ir.CallStmt):
-            out |= {x.name for a in s.args for x in ir.walk_expr(a) if isinstance(x, (ir.Name, ir.ArrayRef))}
-        for e in ir.stmt_exprs(s):
-            for x in ir.walk_expr(e):
-                if isinstance(x, ir.FuncCall) and not x.intrinsic:
-                    out |= {y.name for a in x.args for y in ir.walk_expr(a) if isinstance(y, (ir.Name, ir.ArrayRef))}
-    return out
-
-
 def _hoist_nest(do: ir.Do, tab: SymbolTable) -> list[ir.Stmt]:
     """The assignments of ``do``'s hoisted bounds (its own, then its perfectly nested
     loops' that are the same on every entry); the loops now read the temporaries."""
@@ -74,7 +57,7 @@ def _hoist_nest(do: ir.Do, tab: SymbolTable) -> list[ir.Stmt]:
                     isinstance(x, ir.FuncCall) and not x.intrinsic and x.name != "size" for x in ir.walk_expr(e)):
                 continue
             if loop is not do:
-                changed = _changed_in(do) if changed is None else changed
+                changed = names_changed([do]) if changed is None else changed
                 if any(isinstance(x, (ir.Name, ir.ArrayRef)) and x.name in changed for x in ir.walk_expr(e)):
                     continue  # it may differ between entries
             ftype = e.ftype or ir.INTEGER

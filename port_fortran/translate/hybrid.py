@@ -41,7 +41,7 @@ from ..fortran.dependence import kernel_context
 from ..records import Port, TranslateOptions, TranslationRefused
 from . import fortran_text
 from . import render
-from .access import arrays_written, names_in, scalars_written
+from .access import arrays_written, names_changed, names_in, scalars_written
 from .engine import KernelParts, translate_parts
 from .hybrid_kept import SMALL_NEST, Kept, elements_passed_out, kept_statements, nest_trips as _nest_trips, serialised_regions
 from .plan import Planner
@@ -178,28 +178,6 @@ def _nest_names(stmts: list[ir.Stmt]) -> list[str]:
     return list(seen)
 
 
-def _changed_anywhere(kernel: ir.Kernel) -> set[str]:
-    """Names the routine may change: assigned, DO variables, passed to a CALL or a user
-    function, or named by a statement the IR does not model."""
-    out: set[str] = set()
-    for s in ir.walk(kernel.body):
-        if isinstance(s, ir.Assign):
-            out.add(s.target.name)
-        elif isinstance(s, ir.Do):
-            out.add(s.var)
-        elif isinstance(s, ir.CallStmt):
-            for a in s.args:
-                out |= names_in(a)
-        elif isinstance(s, ir.Unsupported):
-            out |= set(s.writes) if s.writes is not None else set(re.findall(r"[a-z_]\w*", s.text.lower()))
-        for e in ir.stmt_exprs(s):
-            for x in ir.walk_expr(e):
-                if isinstance(x, ir.FuncCall) and not x.intrinsic:
-                    for a in x.args:
-                        out |= names_in(a)
-    return out
-
-
 def _storage_classes(kernel: ir.Kernel) -> list[tuple[set[str], int]]:
     """Names that share storage, with the EQUIVALENCE line: each EQUIVALENCE class, grown
     by every member of a COMMON block one of its names belongs to."""
@@ -235,7 +213,7 @@ def outline(kernel: ir.Kernel, do: ir.Do, flow: FlowGraph, name: str,
     written = scalars_written([do], out_args)
     arrays_out = arrays_written([do]) | elements_passed_out([do], out_args)
     exposed = exposed_reads([do], outs=flow.outs)  # a callee's output arguments are not reads
-    changed = _changed_anywhere(kernel)
+    changed = names_changed(kernel.body)
     taken = {n.lower() for n in _nest_names(kernel.body)} | {a.name for a in kernel.args} | set(kernel.locals) \
         | set(kernel.module_vars) | set(kernel.calls) | {kernel.name}
     args: list[ir.Argument] = []
