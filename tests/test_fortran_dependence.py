@@ -180,7 +180,9 @@ def test_privatisable_temporary(tmp_path):
     assert d.info.parallel and d.info.private == ["t"]
 
 
-def test_temporary_live_after_loop_is_not_private(tmp_path):
+def test_temporary_live_after_loop_is_last_private(tmp_path):
+    # every iteration assigns t before reading it: each has its own copy, the last one
+    # hands its value on (what c(1) reads after the loop)
     k = kernel(tmp_path, """
         do i = 1, n
           t = b(i)*2
@@ -189,7 +191,35 @@ def test_temporary_live_after_loop_is_not_private(tmp_path):
         c(1) = t
     """, decls="real(8) t")
     d = loop(k)
+    assert d.info.parallel and d.info.private == ["t"] and d.info.last_private == ["t"]
+
+
+def test_temporary_assigned_on_some_iterations_keeps_loop_serial(tmp_path):
+    # the last iteration may not assign t: the value after the loop is another's
+    k = kernel(tmp_path, """
+        do i = 1, n
+          if (b(i) > 0) t = b(i)*2
+          a(i) = b(i)
+        end do
+        c(1) = t
+    """, decls="real(8) t")
+    d = loop(k)
     assert not d.info.parallel and codes(d) == ["last-value"]
+
+
+def test_temporary_assigned_in_loop_whose_trip_count_varies_keeps_loop_serial(tmp_path):
+    # the inner loop runs i times: the first iteration may assign t while a later one
+    # does not, so no copy can start from the value before the loop
+    k = kernel(tmp_path, """
+        do i = 1, n
+          do j = 1, i - 3
+            t = b(j)
+          end do
+          a(i) = t
+        end do
+    """, decls="real(8) t")
+    d = loop(k)
+    assert not d.info.parallel
 
 
 def test_scalar_recurrence(tmp_path):

@@ -381,15 +381,18 @@ def test_array_assignment_with_overlap_is_refused(tmp_path):
     assert (e.value.diagnostics[0].code, e.value.diagnostics[0].line) == ("array-overlap", 4)
 
 
-def test_private_scalar_used_after_the_loop_keeps_the_loop_serial(tmp_path):
+def test_scalar_used_after_the_loop_is_handed_on_by_the_last_iteration(tmp_path):
     src = tmp_path / "lv.f90"
     src.write_text("subroutine lv(n, a, t)\n  integer, intent(in) :: n\n  real(8), intent(inout) :: a(n)\n"
                    "  real(8), intent(out) :: t\n  integer :: i\n  do i = 1, n\n    t = a(i) * 2.0d0\n"
                    "    a(i) = t\n  end do\nend subroutine lv\n")
     sf = parse_file(str(src))
     port = translate_kernel(sf.kernels[0], sf)
-    assert port.patterns == ["serial"]  # t's last value is an output: no parallel_for
-    assert "pf_dev_t() = t;" in port.files["lv.kokkos.cpp"]
+    cpp = port.files["lv.kokkos.cpp"]
+    # t's last value is an output: each iteration has its own t, the last one stores it
+    assert port.patterns == ["parallel_for"]
+    assert "const bool pf_last = i == n;" in cpp and "double t = pf_first_t;" in cpp
+    assert "if (pf_last) pf_last_t() = t;" in cpp and "Kokkos::deep_copy(t, pf_last_t);" in cpp
 
 
 # ------------------------------------------------------------------ loop versioning
@@ -782,3 +785,17 @@ def test_a_jump_out_of_a_loop_to_the_routine_level_is_still_refused(tmp_path):
     with pytest.raises(TranslationRefused) as e:
         translate_kernel(sf.kernels[0], sf)
     assert "[unstructured-goto]" in str(e.value) and "out.f:8:" in str(e.value)
+
+
+def test_line_solve_with_common_temporaries_runs_as_one_parallel_nest():
+    # lastval.f's dsolve: COMMON temporaries assigned at every point, a work array set up
+    # by helpers (one addressing its last row through a local set once, one eliminating
+    # right of the pivot): the (j, k) nest is one MDRange, the array written through and
+    # the temporaries handed on by the last iteration
+    port = _port("lastval.f", "dsolve")
+    cpp = port.files["dsolve.kokkos.cpp"]
+    assert "mdrange" in port.patterns
+    assert "if (pf_last) pf_last_t1() = t1;" in cpp and "Kokkos::deep_copy(t1, pf_last_t1);" in cpp
+    assert "pf::Scratch<double, 3, 3, 3, 16> blk(pf_last ? pf_array_blk : pf_own_blk.data());" in cpp
+    # assigned only where a condition holds: the last iteration may leave t1 alone
+    assert _port("lastval.f", "xcondt").patterns == ["serial"]

@@ -38,6 +38,12 @@ OpenMP backends. Features are grouped into few kernels to keep the builds few:
                        blocks by element: private, (j, k) one MDRange calling device functions
               csolve   the same array in COMMON: the helpers' writes the same in every
                        iteration, the last one writing through
+  lastval.f   xtemps   COMMON temporaries, a dummy and a local assigned in every iteration and
+                       read after the loop: private, the last iteration handing its values on
+              dsolve   csolve's line solves with COMMON temporaries per point, an end-row helper
+                       addressing its last row through a local set once (l = isz) and an
+                       elimination over the rows right of the pivot (n = l + 1, 3): one
+                       MDRange, the work array written through, the temporaries handed on
   turn.f      colupd   a serial loop over columns around a parallel loop over rows,
                        interchanged: one kernel over the rows, temp recomputed per (i, j)
               colrec   a recurrence down each column: one kernel over the columns
@@ -80,6 +86,8 @@ CASES = [
     ("linesolve.f", "xsteps"),
     ("blocks.f", "bsolve"),
     ("blocks.f", "csolve"),
+    ("lastval.f", "xtemps"),
+    ("lastval.f", "dsolve"),
     ("turn.f", "colupd"),
     ("turn.f", "colrec"),
     ("dispatch.f", "factr"),

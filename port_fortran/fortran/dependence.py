@@ -34,6 +34,7 @@ from .dataflow import FlowGraph, IterationValues, exposed_reads
 from .facts import Facts, guard_facts, loop_var_facts, path_to
 from .inductions import find_inductions, induction_substitution
 from . import interchange
+from .lastvalue import last_private_scalar
 from .privatize import last_private_array, privatizable_array, write_through_boxes
 from .reductions import (constant_section, index_loc_idiom, mentions, minmax_idiom, per_thread, reduction_op,
                          same_expr)
@@ -353,6 +354,10 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
                 break
         if name in exposed and ok and len(ops) == 1:
             info.reductions.append(ir.Reduction(name, ops.pop(), writes[name]))
+            continue
+        if (name in exposed or live_after(loop, name, ctx)) and last_private_scalar(name, loop, ctx.sites):
+            info.private.append(name)  # its own copy per iteration; the last one hands it on
+            info.last_private.append(name)
             continue
         if name not in exposed:
             if live_after(loop, name, ctx):

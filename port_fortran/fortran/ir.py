@@ -211,7 +211,7 @@ class LoopInfo:
     trip: Optional[Expr] = None  # number of iterations, when expressible
     reductions: list[Reduction] = field(default_factory=list)
     private: list[str] = field(default_factory=list)  # scalars privatisable per iteration
-    last_private: list[str] = field(default_factory=list)  # private arrays the last iteration writes through
+    last_private: list[str] = field(default_factory=list)  # private arrays (scalars) the last iteration writes (hands on)
     scratch_boxes: dict = field(default_factory=dict)  # of those, name -> the boxes each iteration writes (privatize)
     indirect: list[str] = field(default_factory=list)  # arrays subscripted by arrays
     scattered: list[str] = field(default_factory=list)  # arrays updated through indirect subscripts (atomics make it parallel)

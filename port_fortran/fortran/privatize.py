@@ -43,19 +43,50 @@ def dummy_fill_boxes(k: ir.Kernel, name: str, env: dict) -> list:
     """The parts of array ``name`` (a dummy of ``k`` it never reads) that ``k`` surely
     assigns: the boxes of its top-level nests and of single element assignments, up to the
     first statement that may leave early, their bounds in names ``k`` never changes."""
-    changed = _assigned_names(ir.walk(k.body))
+    walked = list(ir.walk(k.body))
+    changed = _assigned_names(walked)
+    once = _set_once(k.body, changed)
+    known: dict = {}
     boxes: list = []
     for st in k.body:
         if isinstance(st, ir.Do):
-            boxes += _fill_boxes(st, name, env)
+            boxes += [[tuple(_known(p, known) for p in d) for d in b] for b in _fill_boxes(st, name, env)]
         elif isinstance(st, ir.Assign) and isinstance(st.target, ir.ArrayRef) and st.target.name == name:
             polys = [affine.poly_of(x, env) if not isinstance(x, ir.Slice) else None for x in st.target.subscripts]
             if all(p is not None and not any(len(t) > 1 for t in p) for p in polys):
-                boxes.append([(p, p) for p in polys])
+                boxes.append([(_known(p, known),) * 2 for p in polys])
+        elif isinstance(st, ir.Assign) and isinstance(st.target, ir.Name) and st.target.name in once:
+            p = affine.poly_of(st.value, env)
+            if p is not None and not affine.names(p) & changed and not any(len(t) > 1 for t in p):
+                known[st.target.name] = p
         if any(isinstance(x, _CUT) for x in ir.walk([st])):
             break
     return [b for b in merge_boxes(boxes)
             if not any((affine.names(lo) | affine.names(hi)) & changed for lo, hi in b)]
+
+
+def _set_once(body: list[ir.Stmt], changed: set) -> set:
+    """Scalars assigned once, by a statement at the top of ``body``, from names nothing in
+    it changes (NPB's lhsinit: ``i = size``): the same value wherever it is read after."""
+    walked = list(ir.walk(body))
+    counts: dict = {}
+    for st in walked:
+        n = st.target.name if isinstance(st, ir.Assign) else st.var if isinstance(st, ir.Do) else None
+        counts[n] = counts.get(n, 0) + 1
+    return {st.target.name for st in body if isinstance(st, ir.Assign) and isinstance(st.target, ir.Name)
+            and counts.get(st.target.name) == 1 and not _names_of(st.value) & changed
+            and not any(isinstance(x, ir.FuncCall) and not x.intrinsic for x in ir.walk_expr(st.value))}
+
+
+def _names_of(e: ir.Expr) -> set:
+    return {x.name for x in ir.walk_expr(e) if isinstance(x, (ir.Name, ir.ArrayRef))}
+
+
+def _known(p, known: dict):
+    """``p`` with the scalars set once from unchanged names replaced by their values."""
+    for n in affine.names(p) & set(known):
+        p = affine.substitute(p, n, known[n])
+    return p
 
 
 def fills_before_reads(body: list[ir.Stmt], name: str, bounds: list, env: dict) -> bool:
@@ -595,7 +626,7 @@ def _same_writes(stmts: list[ir.Stmt], name: str, varying: set, inner: set, cond
                       if isinstance(x, (ir.Name, ir.ArrayRef))}
             writes = any(isinstance(x, ir.Assign) and isinstance(x.target, ir.ArrayRef) and x.target.name == name
                          for x in ir.walk(st.body))
-            if writes and bnames & varying:
+            if writes and bnames & (varying - inner):  # an enclosing loop of the nest runs alike
                 return False
             if not _same_writes(st.body, name, varying, inner | {st.var}, conditional, sites):
                 return False
@@ -640,6 +671,7 @@ def _same_call_writes(st: ir.CallStmt, name: str, varying: set, sites) -> bool:
             return False
         changed = _assigned_names(body) | {x.target.name for x in body if isinstance(x, ir.Assign)
                                            and isinstance(x.target, ir.Name)}
+        changed -= _set_once(top, changed)  # the same value in every call with the same arguments
         if not _same_writes(callee.body, callee.args[q].name, changed, set(), False):
             return False
     return True

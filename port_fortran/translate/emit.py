@@ -13,7 +13,7 @@ from .blocks import fast_order
 from .cexpr import ExprPrinter, function_cname
 from ..fortran.privatize import constant_bounds
 from .plan import PHost, PIf, PKernel, PLoop, PVersion, PWhile, atomic_increment, constant_extents
-from . import reducers
+from . import last_private, reducers
 from .interchanged import host_form
 from .symbols import Refusal, SymbolTable, cname, const_int, cxx_type
 
@@ -377,12 +377,13 @@ class Emitter:
         lines += self.lambda_locals(n.private, ind + 1, skip={d.var for d in n.band} | set(n.last_private))
         ctx = {"device": True, "loops": [("lambda", do.construct_name)], "atomic": set(n.atomic)}
         if n.last_private:
-            lines += self.last_private_open(n, ind + 1)
+            lines += last_private.open_block(self, n, ind + 1)
             lines += self.body(inner_body, ind + 2, ctx)
-            lines.append(IND * (ind + 1) + "}")
+            lines += last_private.close_block(self, n, ind + 1)
         else:
             lines += self.body(inner_body, ind + 1, ctx)
         self.lambda_scopes.pop()
+        out += last_private.before(self, n, ind)
         if n.inductions:  # a block for the induction variables' starting values
             out.append(pad + "{")
             out += self.induction_setup(n, ind + 1)
@@ -396,35 +397,9 @@ class Emitter:
             host = host_form(self, n, ind)
             out += (["#ifdef PF_HOST_LOOPS"] + host + ["#else"] if host else []) + launch + lines + [pad + "});"]
             out += ["#endif"] if host else []
+        out += last_private.after(self, n, ind)
         out += self.loopvar_final(n, ind)
         return out
-
-    def last_private_open(self, n: PKernel, ind: int) -> list[str]:
-        """The declarations of the arrays the last iteration writes through (``pf::Scratch``
-        over the array itself in the sequentially last iteration -- every band variable at
-        its upper bound -- over the iteration's own copy elsewhere), and the block they
-        shadow the arrays' Views in."""
-        last = " && ".join(f"{cname(d.var)} == {self.ex(d.end, self.tab[d.var].ftype, d.line)}" for d in n.band)
-        out = [IND * ind + f"const bool pf_last = {last};  // the iteration that ends the loop in Fortran"]
-        inner = [IND * ind + "{"]
-        for x in n.last_private:
-            sym = self.tab[x]
-            self.use(x)
-            ext = ", ".join(str(e) for e in self.private_extents(sym))
-            out.append(IND * ind + f"{sym.ctype}* const pf_array_{sym.c} = {sym.c}.data();")
-            out.append(IND * ind + f"pf::Private<{sym.ctype}, {ext}> pf_own_{sym.c};")
-            boxes = n.scratch_boxes.get(x)
-            if boxes:  # reads outside what the iteration writes see the array before the loop
-                lo, hi = (", ".join("{" + ", ".join(self.p.index(x, d, ends[e]) for d, ends in enumerate(box)) + "}"
-                                    for box in boxes) for e in (0, 1))
-                self._collect()
-                inner.append(IND * (ind + 1) + f"pf::BoxScratch<{sym.ctype}, {len(boxes)}, {ext}> {sym.c}("
-                                               f"pf_last ? pf_array_{sym.c} : pf_own_{sym.c}.data(), pf_array_{sym.c}, "
-                                               f"{{{lo}}}, {{{hi}}});")
-                continue
-            inner.append(IND * (ind + 1) + f"pf::Scratch<{sym.ctype}, {ext}> {sym.c}(pf_last ? pf_array_{sym.c} : "
-                                           f"pf_own_{sym.c}.data());")
-        return out + inner
 
     @property
     def ns(self) -> str:

@@ -84,7 +84,7 @@ class PKernel:
     loc: Optional["LocReduction"] = None  # kind 'locreduce'
     team: Optional[tuple] = None  # kind 'team': (statements before, inner reduction loop, statements after)
     inductions: list = field(default_factory=list)  # ir.Induction: computed from the iteration number
-    last_private: list[str] = field(default_factory=list)  # private arrays the last iteration writes through
+    last_private: list[str] = field(default_factory=list)  # private arrays (scalars) the last iteration writes (hands on)
     scratch_boxes: dict = field(default_factory=dict)  # of those, name -> the boxes each iteration writes (LoopInfo)
 
 
