@@ -313,6 +313,29 @@ def test_compare_output_numbers_by_magnitude():
     assert not compare_output(" 0.1234-100\n", " 0.1237-100\n").matched
 
 
+def test_timings_are_the_numbers_a_slower_build_prints_differently():
+    from port_fortran.harness.program_proof import ProgramRun, compare_output, compare_runs, timing_mask
+
+    ref = " checksum  12.5000 iters 40\n elapsed 0.0102 s rate 981.2\n"
+    slow = " checksum  12.5000 iters 40\n elapsed 0.0714 s rate 140.1\n"
+    mask = timing_mask(ref, slow)
+    assert mask == {(1, 0), (1, 1)}  # line 2's two numbers; the checksum and count stay compared
+    new = " checksum  12.5000 iters 40\n elapsed 0.0031 s rate 3227.0\n"
+    assert not compare_output(ref, new).matched
+    got = compare_output(ref, new, mask=mask)
+    assert got.matched and got.masked == 2 and got.numbers_compared == 2
+    # a wrong checksum is still caught; outputs of another shape leave nothing out
+    assert not compare_output(ref, new.replace("12.5000", "12.5020"), mask=mask).matched
+    assert timing_mask(ref, slow + " one more line\n") == frozenset()
+    # standard error is output too (a suite's array dump); gfortran's note at STOP is not
+    a = ProgramRun(0, " done\n", " 1.000 2.000\n", 0.1)
+    b = ProgramRun(0, " done\n", " 1.000 2.500\nNote: The following floating-point exceptions are signalling: "
+                          "IEEE_UNDERFLOW_FLAG\n", 0.1)
+    bad = compare_runs(a, b)
+    assert not bad.matched and "standard error" in bad.first_difference["why"]
+    assert compare_runs(a, ProgramRun(0, " done\n", b.stderr.replace("2.500", "2.000"), 0.1)).matched
+
+
 # ------------------------------------------------------------------ reports and database
 
 

@@ -67,29 +67,39 @@ class OutputComparison:
     max_rel_err: float = 0.0
     first_difference: Optional[dict] = None  # {line_ref, line_new, ref, new, why}
     ignored: int = 0  # lines left out by the ignore patterns (both outputs)
+    masked: int = 0  # numbers left out as timings (:func:`timing_mask`)
 
     def describe(self) -> str:
         if self.matched:
+            timed = f"; {self.masked} numbers that change with the original's speed left out" if self.masked else ""
             return (f"outputs agree: {self.lines_compared} lines, {self.numbers_compared} numbers "
-                    f"(max rel err {self.max_rel_err:.2g}; {self.ignored} lines ignored)")
+                    f"(max rel err {self.max_rel_err:.2g}; {self.ignored} lines ignored{timed})")
         d = self.first_difference or {}
         return (f"outputs differ at line {d.get('line_ref')} of the original / {d.get('line_new')} of the modern "
                 f"program ({d.get('why')}): {d.get('ref')!r} vs {d.get('new')!r}")
 
 
+def _kept(text: str, pats) -> list[tuple[int, str]]:
+    """(line number, line) of the non-blank lines no ignore pattern matches."""
+    return [(i, ln) for i, ln in enumerate(text.splitlines(), 1)
+            if ln.strip() and not any(p.search(ln) for p in pats)]
+
+
+def _close(x: Token, y: Token, rtol: float, atol: float) -> bool:
+    if x.unit == 0.0 and y.unit == 0.0:
+        return x.value == y.value
+    return abs(x.value - y.value) <= atol + rtol * max(abs(x.value), abs(y.value)) + max(x.unit, y.unit) * 1.0000001
+
+
 def compare_output(ref: str, new: str, ignore: Sequence[str] = (), rtol: float = DEFAULT_RTOL,
-                   atol: float = 0.0) -> OutputComparison:
+                   atol: float = 0.0, mask: frozenset = frozenset()) -> OutputComparison:
     """Line by line: same text, numbers within ``atol`` + ``rtol`` x magnitude + one unit of
     the last digit printed (``atol``: for numbers that are rounding noise by nature, such as a
     conservation error near 1e-14). Lines matching a regex of ``ignore`` are dropped from both
-    first."""
+    first. ``mask`` (:func:`timing_mask`): (kept line, number) positions whose values are not
+    compared, only that a number stands there (timings)."""
     pats = [re.compile(p) for p in ignore]
-
-    def keep(text: str) -> list[tuple[int, str]]:
-        return [(i, ln) for i, ln in enumerate(text.splitlines(), 1)
-                if ln.strip() and not any(p.search(ln) for p in pats)]
-
-    a, b = keep(ref), keep(new)
+    a, b = _kept(ref, pats), _kept(new, pats)
     ignored = sum(1 for ln in ref.splitlines() if ln.strip()) - len(a) + \
         sum(1 for ln in new.splitlines() if ln.strip()) - len(b)
     res = OutputComparison(True, ignored=ignored)
@@ -108,12 +118,17 @@ def compare_output(ref: str, new: str, ignore: Sequence[str] = (), rtol: float =
         res.lines_compared += 1
         if len(ta) != len(tb):
             return differ(k, a[k], b[k], "different text")
+        q = -1
         for x, y in zip(ta, tb):
             if (x.value is None) != (y.value is None):
                 return differ(k, a[k], b[k], "different text")
             if x.value is None:
                 if x.text != y.text:
                     return differ(k, a[k], b[k], "different text")
+                continue
+            q += 1
+            if (k, q) in mask:
+                res.masked += 1
                 continue
             res.numbers_compared += 1
             if x.unit == 0.0 and y.unit == 0.0:
@@ -127,6 +142,56 @@ def compare_output(ref: str, new: str, ignore: Sequence[str] = (), rtol: float =
             if mag > 0:
                 res.max_rel_err = max(res.max_rel_err, err / mag)
     return res
+
+
+def timing_mask(ref: str, slow: str, ignore: Sequence[str] = (), rtol: float = DEFAULT_RTOL,
+                atol: float = 0.0) -> frozenset:
+    """The numbers of ``ref`` that another build of the same original, much slower (``-O0``),
+    printed differently although its lines are the same: the program's timings (a rate, the
+    seconds a benchmark loop took), which no port reproduces, as (kept line, number)
+    positions for :func:`compare_output`'s mask. Empty when the outputs differ in shape (a
+    line more, other text): then nothing is left out."""
+    pats = [re.compile(p) for p in ignore]
+    a, b = _kept(ref, pats), _kept(slow, pats)
+    if len(a) != len(b):
+        return frozenset()
+    out = set()
+    for k, (la, lb) in enumerate(zip(a, b)):
+        ta, tb = tokens(la[1]), tokens(lb[1])
+        if len(ta) != len(tb) or any((x.value is None) != (y.value is None) or (x.value is None and x.text != y.text)
+                                     for x, y in zip(ta, tb)):
+            return frozenset()
+        nums = [(x, y) for x, y in zip(ta, tb) if x.value is not None]
+        out |= {(k, q) for q, (x, y) in enumerate(nums) if not _close(x, y, rtol, atol)}
+    return frozenset(out)
+
+
+# lines of standard error that are not the program's output: gfortran's note at STOP on the
+# floating-point flags raised (C++ code raises others), the Kokkos run-time's own notices
+_ERR_NOISE = re.compile(r"^\s*Note: The following floating-point exceptions are signalling|^\s*(?:\[?Kokkos|KOKKOS)")
+
+
+def _err_text(text: str) -> str:
+    return "\n".join(ln for ln in (text or "").splitlines() if not _ERR_NOISE.search(ln))
+
+
+def compare_runs(ref: "ProgramRun", new: "ProgramRun", ignore: Sequence[str] = (), rtol: float = DEFAULT_RTOL,
+                 atol: float = 0.0, masks: tuple = (frozenset(), frozenset())) -> OutputComparison:
+    """:func:`compare_output` over standard output, then standard error (where benchmark
+    suites print their arrays); the counts of both, the first difference found."""
+    out = compare_output(ref.stdout, new.stdout, ignore, rtol, atol, masks[0])
+    if not out.matched:
+        return out
+    err = compare_output(_err_text(ref.stderr), _err_text(new.stderr), ignore, rtol, atol, masks[1])
+    if not err.matched:
+        err.first_difference["why"] += ", on standard error"
+        return err
+    out.lines_compared += err.lines_compared
+    out.numbers_compared += err.numbers_compared
+    out.max_rel_err = max(out.max_rel_err, err.max_rel_err)
+    out.ignored += err.ignored
+    out.masked += err.masked
+    return out
 
 
 # ------------------------------------------------------------------ building and running
@@ -283,13 +348,44 @@ def prove_program(original: Path, port_dir: Path, backend: str, *, other_sources
     # output can then prove nothing about a port
     # (again without it: garbage that depends on where ASLR put things shows up in some runs
     # only; a quick program gets three more runs, a slow one one)
+    timed: list = []  # the timing masks, made once, the first time two outputs differ
+
+    def slow_masks() -> tuple:
+        """Masks of the numbers a build of the original at -O0 prints differently (its
+        timings, :func:`timing_mask`), for standard output and standard error."""
+        none = (frozenset(), frozenset())
+        if ref.seconds > 60:  # a slow build of a long run would take too long
+            return none
+        sdir = build / "original-O0"
+        try:
+            slow_objs = compile_fortran([*other_sources, original], sdir, flags + ["-O0"], lim)
+        except UserError:
+            return none
+        slow_exe = sdir / "program"
+        if not run_limited([fc, *list(fflags), *[str(o) for o in slow_objs], "-o", str(slow_exe)], sdir, lim).ok:
+            return none
+        slow = run_program(slow_exe, build / "run-original-O0", args, stdin, inputs, lim, env)
+        if slow.returncode != ref.returncode:
+            return none
+        return (timing_mask(ref.stdout, slow.stdout, ignore, rtol, atol),
+                timing_mask(_err_text(ref.stderr), _err_text(slow.stderr), ignore, rtol, atol))
+
+    def compared(run: ProgramRun) -> OutputComparison:
+        """``run``'s outputs against the original's first run; when they differ, again with
+        the numbers that change with the original's speed left out."""
+        cmp = compare_runs(ref, run, ignore, rtol, atol, timed[0] if timed else (frozenset(), frozenset()))
+        if cmp.matched or timed:
+            return cmp
+        timed.append(slow_masks())
+        return compare_runs(ref, run, ignore, rtol, atol, timed[0]) if any(timed[0]) else cmp
+
     def original_again(perturbs: list[dict], tag: str):
         """The original run again with each of ``perturbs`` until its output or status
         differs from the first run's: (run, comparison) of the last run made."""
         for k, extra in enumerate(perturbs):
             again = run_program(ref_exe, build / f"run-original-{tag}{k + 2}", args, stdin, inputs, lim,
                                 {**env, **extra})
-            same = compare_output(ref.stdout, again.stdout, ignore, rtol, atol)
+            same = compared(again)
             if ref.returncode != again.returncode or not same.matched:
                 break
         return again, same
@@ -322,7 +418,9 @@ def prove_program(original: Path, port_dir: Path, backend: str, *, other_sources
         verdict.reason = (f"exit status {new.returncode} of the modern program, {ref.returncode} of the original"
                           + (f": {new.stderr.strip().splitlines()[-1]}" if new.stderr.strip() else ""))
         return verdict
-    cmp = compare_output(ref.stdout, new.stdout, ignore, rtol, atol)
+    (build / "original.err").write_text(ref.stderr)
+    (build / f"{backend}.err").write_text(new.stderr)
+    cmp = compared(new)
     if not cmp.matched:
         # before the port is blamed, the original a few more times with other heap fillings:
         # ParRes' stencil-stdpar printed the same wrong norm in its first four runs and
@@ -336,8 +434,12 @@ def prove_program(original: Path, port_dir: Path, backend: str, *, other_sources
                               "outputs proves nothing")
             return verdict
     verdict.comparison = cmp
-    verdict.passed = cmp.matched
-    verdict.reason = "" if cmp.matched else cmp.describe()
+    verdict.passed = cmp.matched and (cmp.numbers_compared > 0 or not cmp.masked)
+    verdict.reason = "" if verdict.passed else cmp.describe()
+    if cmp.matched and not verdict.passed:  # a clock, a rate: the original's output proves nothing
+        verdict.code = "original-nondeterministic"
+        verdict.reason = (f"every number the program prints ({cmp.masked}) changes from run to run and with the "
+                          "original's speed (timings, clocks): nothing is left to compare")
     return verdict
 
 

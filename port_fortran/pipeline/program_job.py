@@ -293,7 +293,7 @@ def _verdict_data(v: Any) -> dict:
             "original_s": v.original_seconds, "modern_s": v.modern_seconds, "calls": v.calls,
             "comparison": None if c is None else {
                 key: getattr(c, key) for key in ("matched", "lines_compared", "numbers_compared", "max_rel_err",
-                                                 "first_difference", "ignored")}}
+                                                 "first_difference", "ignored", "masked")}}
 
 
 __all__ = ["port_program", "program_sources", "has_loops", "program_covers"]

@@ -1,4 +1,5 @@
-! A main program whose output depends on when it runs (written for port-fortran's tests).
+! A main program whose output depends on when it runs (written for port-fortran's tests):
+! the one number it prints is a clock, so its output proves nothing about a port.
 program clockprog
   implicit none
   integer :: i
@@ -8,5 +9,6 @@ program clockprog
     a(i) = dble(i)
   end do
   call system_clock(c)
-  print *, 'sum', sum(a), 'tick', c
+  if (sum(a) < 0.0d0) print *, 'negative'
+  print *, 'tick', c
 end program clockprog
