@@ -963,3 +963,20 @@ def test_a_temporary_of_a_common_value_a_call_may_change_is_not_substituted(tmp_
     use = do.body[-1]
     assert expr_str(IterationValues(do.body).value(use, "idx")) == "off+k"
     assert IterationValues(do.body, {"off"}).value(use, "idx") is None
+
+
+def test_implied_do_of_a_write_after_the_loop_reads_no_loop_variable(tmp_path):
+    # the WRITE's implied DO sets j itself: the value j has after the loop is never read,
+    # so the nest over i (and j) stays parallel; a j printed outside the implied DO is read
+    body = """
+        do i = 1, n
+          do j = 1, n
+            w(j, i) = b(i) + c(j)
+          end do
+        end do
+        write(0, *) (w(j, 1), j = 1, n)
+    """
+    k = kernel(tmp_path, body, decls="real(8) w(n, n)")
+    assert loop(k, var="i").info.parallel
+    k = kernel(tmp_path, body.replace("write(0, *) (", "write(0, *) j, ("), decls="real(8) w(n, n)", name="k2.f90")
+    assert "last-value" in codes(loop(k, var="i"))

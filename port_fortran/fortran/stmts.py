@@ -105,13 +105,21 @@ class StmtBuilder:
         writes: list[str] = []
         targets: list[int] = []
         unknown = False
+        # an implied DO's variable, in its control and its items, is its own: no read of the
+        # variable's value before the statement (`write(0, *) (a(j, i), j = 1, n)`)
+        bound: set[int] = set()
+        for x in fwalk(n):
+            if type(x).__name__ == "Io_Implied_Do" and len(x.items) == 2:
+                var = x.items[1].items[0]
+                bound.add(id(var))
+                bound |= {id(y) for y in fwalk(x.items[0]) if type(y).__name__ == "Name" and lname(y) == lname(var)}
         for x in fwalk(n):
             t = type(x).__name__
             if t in ("Part_Ref", "Function_Reference", "Structure_Constructor"):
                 s = self.scope.lookup(lname(x.items[0]))
                 if not (s is not None and s.dims):
                     unknown = True  # a function reference or a substring
-            elif t == "Name":
+            elif t == "Name" and id(x) not in bound:
                 names.append(lname(x))
             elif t == "Io_Implied_Do_Control":
                 writes.append(lname(x.items[0]))
