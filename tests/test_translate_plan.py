@@ -610,8 +610,9 @@ def test_loop_bounds_that_read_arrays_are_computed_before_the_policy():
     k, sf = _kernel("linesolve.f", "xsteps")
     cpp = translate_kernel(k, sf).files["xsteps.kokkos.cpp"]
     policies = re.findall(r"pf::parallel_(?:for|reduce)\(\"[^\"]+\", (.*?), KOKKOS_LAMBDA", cpp)
-    assert policies == ["pf::nest<3>({1, 1, 1}, {pf_b3, pf_b2, pf_b1})"], policies
-    assert cpp.index("for (it = 1; it <= nit; ++it) {") < cpp.index("pf_dev_pf_b1.to_host();") < cpp.index(policies[0])
+    # (the sum into rms(it) over k a reduction into a scalar, pf_r1, made first)
+    assert policies == ["pf::nest<3>({1, 1, 1}, {pf_b4, pf_b3, pf_b2})", "pf::range(1, pf_b5)"], policies
+    assert cpp.index("for (it = 1; it <= nit; ++it) {") < cpp.index("pf_dev_pf_b4.to_host();") < cpp.index(policies[0])
 
 
 def test_a_jump_to_a_loop_whose_bounds_are_hoisted_runs_their_assignments_first():
@@ -799,3 +800,22 @@ def test_line_solve_with_common_temporaries_runs_as_one_parallel_nest():
     assert "pf::Scratch<double, 3, 3, 3, 16> blk(pf_last ? pf_array_blk : pf_own_blk.data());" in cpp
     # assigned only where a condition holds: the last iteration may leave t1 alone
     assert _port("lastval.f", "xcondt").patterns == ["serial"]
+
+
+def test_a_sum_into_one_element_is_reduced_in_a_scalar_when_no_loop_around_is_parallel(tmp_path):
+    # a triangular solve: x(i) summed over j < i while x(j) is read; the loop over i is
+    # serial, so the loop over j is a parallel_reduce into a scalar set from x(i) first
+    src = tmp_path / "tri.f90"
+    src.write_text("subroutine tri(n, a, x)\n  integer :: n, i, j\n  double precision :: a(n, n), x(n)\n"
+                   "  do i = 2, n\n    do j = 1, i - 1\n      x(i) = x(i) - a(j, i) * x(j)\n    end do\n"
+                   "  end do\nend subroutine tri\n")
+    sf = parse_file(str(src))
+    cpp = translate_kernel(sf.kernels[0], sf).files["tri.kokkos.cpp"]
+    assert "pf_r1 = x(i - 1);" in cpp and "x(i - 1) = pf_r1;" in cpp
+    assert re.search(r"parallel_reduce\(\"tri:L5\", pf::range\(1, i - 1\), KOKKOS_LAMBDA\(const int j, double& pf_r1\)",
+                     cpp)
+    assert "pf_r1 = pf_r1 - a(j - 1, i - 1) * x(j - 1);" in cpp
+    # x(j + 1) may be x(i): no reduction, the loop stays serial
+    src.write_text(src.read_text().replace("* x(j)", "* x(j + 1)"))
+    sf = parse_file(str(src), use_cache=False)
+    assert translate_kernel(sf.kernels[0], sf).patterns == ["serial"]

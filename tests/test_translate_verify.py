@@ -44,6 +44,8 @@ OpenMP backends. Features are grouped into few kernels to keep the builds few:
                        addressing its last row through a local set once (l = isz) and an
                        elimination over the rows right of the pivot (n = l + 1, 3): one
                        MDRange, the work array written through, the temporaries handed on
+  trisolve.f  ltsolv   a forward substitution: x(i) summed over j < i while x(j) is read, the
+                       loop over j a parallel_reduce into a scalar set from x(i) first
   turn.f      colupd   a serial loop over columns around a parallel loop over rows,
                        interchanged: one kernel over the rows, temp recomputed per (i, j)
               colrec   a recurrence down each column: one kernel over the columns
@@ -88,6 +90,7 @@ CASES = [
     ("blocks.f", "csolve"),
     ("lastval.f", "xtemps"),
     ("lastval.f", "dsolve"),
+    ("trisolve.f", "ltsolv"),
     ("turn.f", "colupd"),
     ("turn.f", "colrec"),
     ("dispatch.f", "factr"),

@@ -162,3 +162,22 @@ def gcd_of(p: Poly) -> int:
     for v in p.values():
         g = gcd(g, abs(v))
     return g
+
+
+def trip_count(loop: ir.Do, env: dict | None = None) -> Optional[ir.Expr]:
+    """Iterations of a DO as an expression (max(0, .) left implicit)."""
+    ps, pe = poly_of(loop.start, env), poly_of(loop.end, env)
+    step = poly_of(loop.step, env) if loop.step is not None else const(1)
+    it = ir.INTEGER
+    if ps is not None and pe is not None and step is not None and is_const(step):
+        st = constant(step)
+        if st == 1:
+            return to_expr(add(add(pe, ps, -1), const(1)))
+        if st == -1:
+            return to_expr(add(add(ps, pe, -1), const(1)))
+        if st != 0:
+            num = to_expr(add(add(pe, ps, -1), const(st)))
+            return ir.BinOp("/", num, ir.Literal(st, str(st), ftype=it), ftype=it)
+    stp = loop.step if loop.step is not None else ir.Literal(1, "1", ftype=it)
+    num = ir.BinOp("+", ir.BinOp("-", loop.end, loop.start, ftype=it), stp, ftype=it)
+    return ir.BinOp("/", num, stp, ftype=it)

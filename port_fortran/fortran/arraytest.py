@@ -449,3 +449,31 @@ def pair_test(w: Access, a: Access, scope: LoopScope) -> PairTest:
     if conds:
         return PairTest(True, False, join_conditions("or", conds))
     return PairTest(True, exact)
+
+
+def never_same(subs: list, other: list, loops: list, env: dict) -> bool:
+    """Do the subscripts ``subs`` never name the element ``other`` names, whatever the
+    iteration of ``loops`` (unit-step DOs, outermost first): in some dimension their
+    difference keeps one sign over the loops' ranges (``x(j)`` for ``j = 1, i - 1`` against
+    ``x(i)``)."""
+    if subs is None or other is None or len(subs) != len(other) or \
+            any(isinstance(x, ir.Slice) for x in list(subs) + list(other)):
+        return False
+    ranges = []
+    for d in loops:
+        if d.step is not None and not (isinstance(d.step, ir.Literal) and d.step.value == 1):
+            return False
+        lo, hi = affine.poly_of(d.start, env), affine.poly_of(d.end, env)
+        if lo is None or hi is None:
+            return False
+        ranges.append((d.var, lo, hi))
+    for x, y in zip(subs, other):
+        px, py = affine.poly_of(x, env), affine.poly_of(y, env)
+        if px is None or py is None:
+            continue
+        diff = affine.add(px, py, -1)
+        top, bottom = affine.extreme(diff, ranges, +1), affine.extreme(diff, ranges, -1)
+        if (top is not None and affine.is_const(top) and affine.constant(top) < 0) or \
+                (bottom is not None and affine.is_const(bottom) and affine.constant(bottom) > 0):
+            return True
+    return False

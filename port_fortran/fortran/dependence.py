@@ -27,9 +27,10 @@ from dataclasses import dataclass
 from typing import Optional
 
 from . import affine, ir
+from .affine import trip_count
 from .ir import stmt_exprs
 from .accesses import Access, CallSites, array_accesses, scalar_writes
-from .arraytest import LoopScope, join_conditions, pair_test
+from .arraytest import LoopScope, join_conditions, never_same, pair_test
 from .dataflow import FlowGraph, IterationValues, exposed_reads
 from .facts import Facts, guard_facts, loop_var_facts, path_to
 from .inductions import find_inductions, induction_substitution
@@ -99,25 +100,6 @@ def _calls(body: list[ir.Stmt]) -> list[tuple[str, int]]:
                 if isinstance(x, ir.FuncCall) and not x.intrinsic:
                     out.append((x.name, s.line))
     return out
-
-
-def trip_count(loop: ir.Do, env: dict | None = None) -> Optional[ir.Expr]:
-    """Iterations of a DO as an expression (max(0, .) left implicit)."""
-    ps, pe = affine.poly_of(loop.start, env), affine.poly_of(loop.end, env)
-    step = affine.poly_of(loop.step, env) if loop.step is not None else affine.const(1)
-    it = ir.INTEGER
-    if ps is not None and pe is not None and step is not None and affine.is_const(step):
-        st = affine.constant(step)
-        if st == 1:
-            return affine.to_expr(affine.add(affine.add(pe, ps, -1), affine.const(1)))
-        if st == -1:
-            return affine.to_expr(affine.add(affine.add(ps, pe, -1), affine.const(1)))
-        if st != 0:
-            num = affine.to_expr(affine.add(affine.add(pe, ps, -1), affine.const(st)))
-            return ir.BinOp("/", num, ir.Literal(st, str(st), ftype=it), ftype=it)
-    stp = loop.step if loop.step is not None else ir.Literal(1, "1", ftype=it)
-    num = ir.BinOp("+", ir.BinOp("-", loop.end, loop.start, ftype=it), stp, ftype=it)
-    return ir.BinOp("/", num, stp, ftype=it)
 
 
 def _subscript_text(subs: Optional[list[ir.Expr]]) -> str:
@@ -434,7 +416,7 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
             info.scratch_boxes[name] = boxes
             continue
         # accumulation into an element invariant in the loop
-        red = _array_reduction(accs, v, inner_vars, variant, ctx, inner_loops)
+        red = _array_reduction(accs, v, inner_vars, variant, ctx, inner_loops, loop)
         if red is not None:
             info.reductions.append(red)
             continue
@@ -534,7 +516,7 @@ def _is_update(accs: list[Access]) -> bool:
 
 
 def _array_reduction(accs: list[Access], v: str, inner: set[str], variant: set[str], ctx: Context,
-                     inner_loops=()):
+                     inner_loops=(), loop: Optional[ir.Do] = None):
     """An element invariant in the loop, or a constant section over inner loops
     (reductions.constant_section), updated only by reduction statements of one operator."""
     ws = [a for a in accs if a.write]
@@ -556,13 +538,19 @@ def _array_reduction(accs: list[Access], v: str, inner: set[str], variant: set[s
         if v in nm or (nm - inner) & variant or any(isinstance(x, ir.ArrayRef) for x in ir.walk_expr(sub)):
             return None
     ops = set()
+    loops = [loop, *[d for d in inner_loops if isinstance(d, ir.Do)]] if loop is not None and section is None else None
+    # x(j), j < i, read while x(i) is summed (a triangular solve's row)
+    apart = (lambda r: never_same(getattr(r, "subscripts", None) or r.subs, first.subs, loops, ctx.env)) if loops \
+        else (lambda r: False)
     for a in accs:
+        if not a.write and apart(a):
+            continue
         if a.subs is None or len(a.subs) != len(first.subs) or not all(same_expr(x, y) for x, y in zip(a.subs, first.subs)):
             return None
         s = a.stmt
         if not isinstance(s, ir.Assign) or not isinstance(s.target, ir.ArrayRef) or not same_expr(s.target, first.ref):
             return None
-        op = reduction_op(s.target, s.value)
+        op = reduction_op(s.target, s.value, apart)
         if op is None:
             return None
         ops.add(op)
@@ -577,7 +565,7 @@ def _array_reduction(accs: list[Access], v: str, inner: set[str], variant: set[s
 def _band(loop: ir.Do) -> int:
     if not loop.info.parallel:
         return 0
-    body = [s for s in loop.body if not (isinstance(s, ir.Continue) and True)]
+    body = [s for s in loop.body if not isinstance(s, ir.Continue)]
     if len(body) == 1 and isinstance(body[0], ir.Do):
         inner = body[0]
         bound_names = set()

@@ -18,13 +18,19 @@ def same_expr(a: ir.Expr, b: ir.Expr) -> bool:
     return ir.to_dict(a) == ir.to_dict(b)
 
 
-def reduction_op(target: ir.Expr, value: ir.Expr) -> Optional[str]:
+def reduction_op(target: ir.Expr, value: ir.Expr, apart=None) -> Optional[str]:
     """``t = t + e`` / ``t = e + t`` / ``t = t - e`` / ``t = t * e`` / ``t = max(t, e...)``
-    -> op name; None when the statement is not a reduction update of ``target``."""
+    -> op name; None when the statement is not a reduction update of ``target``. ``apart``
+    (array reference -> bool): elements of the target's array ``e`` may read, never the
+    target's (``x(i) = x(i) - a(j, i) * x(j)`` for ``j < i``)."""
     name = target.name
 
     def is_t(x):
         return same_expr(x, target)
+
+    def mentions(e, nm):
+        return any(isinstance(x, (ir.Name, ir.ArrayRef)) and x.name == nm
+                   and not (apart is not None and isinstance(x, ir.ArrayRef) and apart(x)) for x in ir.walk_expr(e))
 
     if isinstance(value, ir.BinOp) and value.op in _RED_OPS:
         if is_t(value.left) and not mentions(value.right, name):
@@ -33,7 +39,7 @@ def reduction_op(target: ir.Expr, value: ir.Expr) -> Optional[str]:
             return _RED_OPS[value.op]
         # t = t + a + b parses as (t + a) + b
         if value.op in ("+", "-") and isinstance(value.left, ir.BinOp) and not mentions(value.right, name):
-            inner = reduction_op(target, value.left)
+            inner = reduction_op(target, value.left, apart)
             if inner == "sum":
                 return "sum"
     if isinstance(value, ir.FuncCall) and value.intrinsic and value.name in ("max", "min", "amax1", "amin1",

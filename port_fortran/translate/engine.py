@@ -18,6 +18,7 @@ from . import common_blocks
 from . import render
 from .cexpr import function_cname
 from .checks import kernel_checks
+from .element_reductions import scalarize_element_reductions
 from .emit import Emitter, zero_init
 from .hoist import hoist_array_bounds
 from .lower import lower_arrays
@@ -174,6 +175,7 @@ def _parts(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Translat
 
     body = restructure(copy.deepcopy(kernel.body), tab)
     body = lower_arrays(body, tab)
+    body = scalarize_element_reductions(body, tab)  # x(i) summed over j: into a scalar first
 
     live_end = {a.name for a in kernel.args if a.intent in ("out", "inout") and not a.dims}
     live_end |= {m.name for b in blocks for m in b.used() if m.written and not m.rank}
