@@ -708,3 +708,19 @@ def test_an_extent_given_by_the_configuration_is_not_asked_of_ubound(tmp_path):
     text = port.files[port.hybrid["source"]]
     assert "UBOUND(X" not in text.upper()
     _compiles(port, tmp_path)
+
+
+def test_a_sum_into_one_element_under_a_serial_loop_is_an_outlined_reduction():
+    # trisolve.f's forward substitution kept in Fortran: its loop over i stays, the sum
+    # into x(i) over j < i is outlined (reduced into a scalar inside the outlined nest)
+    from port_fortran.records import TranslateOptions
+    from port_fortran.translate.hybrid import _planner, find_nests, hybrid_port
+
+    path = Path(__file__).parent / "data" / "translate" / "trisolve.f"
+    sf = parse_file(str(path))
+    k = sf.kernels[0]
+    nests, kept, count = find_nests(k.body, _planner(k, sf, TranslateOptions(), None))
+    assert [(d.var, d.line) for d in nests] == [("j", 10)] and kept[0].line == 8
+    port = hybrid_port(k, sf, text=path.read_text())
+    cpp = next(text for name, text in port.files.items() if name.endswith(".cpp"))
+    assert "parallel_reduce" in cpp and "pf_r1 = x(i - 1);" in cpp

@@ -103,7 +103,9 @@ def _planner(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Transl
         if fn.kind == "function" and all(a.intent == "in" and not a.dims for a in fn.args) \
                 and not fn.commons and not fn.module_vars and not fn.unsupported:
             pure.add(fn.name)
-    return Planner(kernel, tab, options, out_args, pure)
+    planner = Planner(kernel, tab, options, out_args, pure)
+    planner.element_reductions = True
+    return planner
 
 
 def find_nests(body: list[ir.Stmt], planner: Planner) -> tuple[list[ir.Do], list[Kept], int]:

@@ -165,6 +165,9 @@ class Planner:
         self.out_args = out_args or {}
         self.pure_functions = pure_functions or set()  # same-source functions inlined, no side effects
         self._par_cache: dict[int, tuple] = {}
+        # a sum into one element counts as parallel (hybrid's search for nests: an outlined
+        # nest reduces it into a scalar, translate/element_reductions.py)
+        self.element_reductions = False
 
     # ------------------------------------------------------------------ helpers
     def add_pattern(self, p: str):
@@ -235,7 +238,7 @@ class Planner:
             inductions = []
         if info.parallel or pure_call_only:
             red = [r for r in info.reductions]
-            if not all(per_thread(r) for r in red):
+            if not all(per_thread(r) or (self.element_reductions and r.section is None) for r in red):
                 return None, "accumulates into an array element (kept serial)"
             allowed = set(info.private) | {r.var for r in red} | {ind.var for ind in inductions}
             extra = sorted(w for w in written if w not in allowed)
@@ -243,7 +246,9 @@ class Planner:
                 return None, f"scalar {', '.join(extra)} written but not private"
             for r in red:
                 sym = self.tab.get(r.var)
-                if sym is None or r.op not in ("sum", "prod", "min", "max") or sym.is_array != (r.section is not None):
+                element = r.target is not None and r.section is None  # reduced into a scalar when outlined
+                if sym is None or r.op not in ("sum", "prod", "min", "max") or \
+                        sym.is_array != (r.section is not None or element):
                     return None, f"reduction on {r.var} not supported"
                 if r.section is not None:
                     bounds = constant_bounds(sym.dims, self.kernel.constants())
