@@ -487,7 +487,10 @@ def machine() -> str:
         mem = f"{kb / 1024 / 1024:.0f} GiB"
     except (OSError, StopIteration, ValueError):
         pass
-    gf = subprocess.run(["gfortran", "--version"], capture_output=True, text=True).stdout.split("\n")[0]
+    from port_fortran.build_runner.toolchain import gfortran_path
+
+    fc = gfortran_path() or "gfortran"  # FC, or a gfortran-NN where no plain gfortran is installed
+    gf = subprocess.run([fc, "--version"], capture_output=True, text=True).stdout.split("\n")[0]
     return f"{socket.gethostname()}: {os.cpu_count()} cores ({cpu}), {mem}, {platform.system()} {platform.release()}, {gf}"
 
 
