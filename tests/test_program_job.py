@@ -149,7 +149,9 @@ def test_an_original_that_changes_only_after_its_first_runs_is_caught_when_the_p
     main([str(DATA / "latewrong.f90"), "--backends", "serial", "--out", str(out), "--config", str(cfg), "--quiet"])
     k = json.loads((out / "report.json").read_text())["kernels"][0]
     assert k["status"] == "refused" and k["reason_code"] == "original-nondeterministic", k["reason"]
-    assert "seen when the modern program's differed" in k["reason"]
+    # its later runs differ: either the check before blaming the port sees it, or the run
+    # that looks for timings does and leaves nothing to compare
+    assert "changes from run to run" in k["reason"]
 
 
 def test_timed_benchmark_is_proven_by_its_array_with_its_timing_left_out(tmp_path):
