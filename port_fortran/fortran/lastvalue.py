@@ -23,7 +23,7 @@ from . import ir
 _CUT = (ir.Cycle, ir.Exit, ir.Goto, ir.Return, ir.Stop, ir.Unsupported, ir.DoWhile)
 
 
-def _names_in(exprs: Iterable[Optional[ir.Expr]]) -> set[str]:
+def names_in(exprs: Iterable[Optional[ir.Expr]]) -> set[str]:
     return {x.name for e in exprs if e is not None for x in ir.walk_expr(e)
             if isinstance(x, (ir.Name, ir.ArrayRef))}
 
@@ -33,10 +33,10 @@ def _own_reads(s: ir.Stmt) -> set[str]:
     target, whose subscripts it does read)."""
     if isinstance(s, ir.Assign):
         subs = s.target.subscripts if isinstance(s.target, ir.ArrayRef) else []
-        return _names_in([s.value, *subs])
+        return names_in([s.value, *subs])
     if isinstance(s, ir.Do):
-        return _names_in([s.start, s.end, s.step])
-    return _names_in(ir.stmt_exprs(s))
+        return names_in([s.start, s.end, s.step])
+    return names_in(ir.stmt_exprs(s))
 
 
 def _changed(body: list[ir.Stmt], sites=None) -> set[str]:
@@ -67,13 +67,13 @@ def last_private_scalar(name: str, loop: ir.Do, sites=None) -> bool:
     walked = list(ir.walk(loop.body))
     if any(isinstance(s, _CUT) for s in walked):
         return False
-    if any(isinstance(s, ir.CallStmt) and name in _names_in(s.args) for s in walked):
+    if any(isinstance(s, ir.CallStmt) and name in names_in(s.args) for s in walked):
         return False
     changed = _changed(loop.body, sites) | {loop.var}
 
     def invariant(do: ir.Do) -> bool:
         exprs = [do.start, do.end, do.step]
-        return not (_names_in(exprs) & changed) and not _user_call(exprs)
+        return not (names_in(exprs) & changed) and not _user_call(exprs)
 
     assigned = False
     found = False
@@ -89,7 +89,7 @@ def last_private_scalar(name: str, loop: ir.Do, sites=None) -> bool:
                 if not invariant(s):
                     if any(isinstance(t, ir.Assign) and t.target.name == name for t in ir.walk(s.body)):
                         return False  # iterations may run it different numbers of times
-                    if not assigned and name in _names_in(e for t in ir.walk(s.body) for e in ir.stmt_exprs(t)):
+                    if not assigned and name in names_in(e for t in ir.walk(s.body) for e in ir.stmt_exprs(t)):
                         return False
                     continue
                 if not block(s.body):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Optional
 
 from . import affine, ir
+from .lastvalue import names_in
 from .reductions import mentions
 
 
@@ -74,12 +75,8 @@ def _set_once(body: list[ir.Stmt], changed: set) -> set:
         n = st.target.name if isinstance(st, ir.Assign) else st.var if isinstance(st, ir.Do) else None
         counts[n] = counts.get(n, 0) + 1
     return {st.target.name for st in body if isinstance(st, ir.Assign) and isinstance(st.target, ir.Name)
-            and counts.get(st.target.name) == 1 and not _names_of(st.value) & changed
+            and counts.get(st.target.name) == 1 and not names_in([st.value]) & changed
             and not any(isinstance(x, ir.FuncCall) and not x.intrinsic for x in ir.walk_expr(st.value))}
-
-
-def _names_of(e: ir.Expr) -> set:
-    return {x.name for x in ir.walk_expr(e) if isinstance(x, (ir.Name, ir.ArrayRef))}
 
 
 def _known(p, known: dict):
