@@ -8,6 +8,7 @@ import textwrap
 import pytest
 
 from port_fortran.fortran import ftypes, ir, parse_file
+from port_fortran.fortran.render import expr_str
 
 
 def write(tmp_path, name, text):
@@ -191,20 +192,45 @@ def test_names_from_a_missing_module_are_refused_not_guessed(tmp_path):
     assert u.construct == "unknown-module" and u.line == 5 and "alpha" in u.reason
 
 
-def test_a_true_statement_function_is_still_refused_precisely(tmp_path):
+def test_a_statement_function_is_inlined_with_its_dummies_bound(tmp_path):
     sf = parse(tmp_path, """
         subroutine s(n, x)
-          integer n, i
-          real x(n), f, t
+          integer n, i, k
+          real x(n), f, g, t
           f(t) = t * t + 1.0
+          g(k) = k + 1
           do i = 1, n
-            x(i) = f(x(i))
+            x(i) = f(x(i) - 2.0) * g(i)
           end do
         end subroutine
     """)
     (k,) = sf.kernels
-    (u,) = k.unsupported
-    assert u.construct == "statement-function" and u.line == 4
+    assert not k.unsupported
+    (loop,) = k.body  # the definitions are not statements
+    text = expr_str(loop.body[0].value)
+    # f's dummy bound to the whole actual (x(i) - 2.0, parenthesised by precedence); g's
+    # integer value converted to g's REAL type as an assignment would
+    assert text == "((x(i)-2.0)*(x(i)-2.0)+1.0)*real(i+1)", text
+    assert "f(" not in text and "g(" not in text
+
+
+def test_a_statement_function_that_cannot_be_inlined_is_refused_at_its_line(tmp_path):
+    sf = parse(tmp_path, """
+        subroutine s(n, x, c)
+          integer n, i
+          real x(n), h, t
+          character*4 c, cf, u
+          h(t) = t * 2.0
+          cf(u) = u
+          do i = 1, n
+            x(i) = h(x(i), 1.0)
+          end do
+        end subroutine
+    """)
+    (k,) = sf.kernels
+    found = {u.line: u for u in k.unsupported if u.construct == "statement-function"}
+    assert sorted(found) == [6, 8], k.unsupported  # the character one at its definition, the bad reference at its line
+    assert "character" in found[6].reason and "takes 1 arguments, referenced with 2" in found[8].reason
 
 
 def test_the_nearest_definition_of_a_module_is_taken(tmp_path):

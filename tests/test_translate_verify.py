@@ -94,6 +94,8 @@ CASES = [
     ("turn.f", "colupd"),
     ("turn.f", "colrec"),
     ("dispatch.f", "factr"),
+    ("stfunc.f", "cmaxab"),  # statement functions inlined
+    ("stfunc.f", "wnorm"),   # ... inside a sum
 ]
 OPTIONS = {"matvt": TranslateOptions(team_reductions=True)}
 

@@ -578,9 +578,10 @@ class DeclBuilder:
                 out.append(ir.Unsupported(s.bad_code, f"{name}(...) = ... cannot be read: {s.bad}", str(n).strip(),
                                           line=line))
             else:
-                out.append(ir.Unsupported("statement-function", f"statement function {name} is not modelled (if "
-                                          f"{name} is an array of a module, give port-fortran the file of that "
-                                          "module)", str(n).strip(), line=line, label=stmt_label(n)))
+                problem = sb.statement_function(name, n.items[1], n.items[2])
+                if problem is not None:
+                    out.append(ir.Unsupported(problem.construct, problem.reason, str(n).strip(), line=line,
+                                              label=stmt_label(n)))
         return out
 
 

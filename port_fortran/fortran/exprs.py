@@ -2,7 +2,8 @@
 of the expressions declarations need (``eval_const``)."""
 from __future__ import annotations
 
-from typing import Any
+import copy
+from typing import Any, Optional
 
 from fparser.two.utils import BinaryOpBase, UnaryOpBase
 
@@ -39,6 +40,10 @@ class ExprBuilder:
         self.scope = scope
         self.user_functions = user_functions or set()
         self.called: list[str] = []
+        # statement functions of the routine: name -> (dummy names, fparser body); each
+        # reference is inlined, the dummies bound to the actual arguments' IR
+        self.stmt_funcs: dict[str, tuple[list[str], Any]] = {}
+        self.bound: dict[str, ir.Expr] = {}
 
     def is_array(self, name: str) -> bool:
         s = self.scope.lookup(name)
@@ -119,6 +124,8 @@ class ExprBuilder:
     # names and references
     def e_Name(self, n):
         name = lname(n)
+        if name in self.bound:
+            return copy.deepcopy(self.bound[name])
         s = self.scope.lookup(name)
         if s is not None and s.pointer:
             raise Unsup("pointer", f"pointer variable {name} is not modelled")
@@ -196,6 +203,8 @@ class ExprBuilder:
     def call(self, name: str, arglist, fparser_intrinsic: bool) -> ir.Expr:
         s = self.scope.lookup(name)
         args, kws = self.args(arglist)
+        if name in self.stmt_funcs and name not in self.bound:
+            return self.inline(name, args, kws)
         user = name in self.user_functions or (s is not None and s.external)
         intrinsic = (not user) and (fparser_intrinsic or ftypes.is_intrinsic(name)) and ftypes.is_intrinsic(name)
         if intrinsic:
@@ -205,6 +214,21 @@ class ExprBuilder:
             if name not in self.called:
                 self.called.append(name)
         return ir.FuncCall(name, args, intrinsic, kws, ftype=t)
+
+    def inline(self, name: str, args: list[ir.Expr], kws: dict) -> ir.Expr:
+        """A statement function's reference: its expression with the dummies bound to the
+        actual arguments, converted to the function's type as an assignment would."""
+        dummies, body = self.stmt_funcs[name]
+        if kws or len(args) != len(dummies):
+            raise Unsup("statement-function", f"statement function {name} takes {len(dummies)} arguments, "
+                        f"referenced with {len(args) + len(kws)}")
+        saved = self.bound
+        self.bound = dict(zip(dummies, args))
+        try:
+            value = self.expr(body)
+        finally:
+            self.bound = saved
+        return convert(value, self.scope.type_of(name), name)
 
     def ref(self, name: str, sub_list, n) -> ir.Expr:
         s = self.scope.lookup(name)
@@ -264,6 +288,19 @@ class ExprBuilder:
 
     def e_Proc_Component_Ref(self, n):
         raise Unsup("derived-type", f"procedure component reference {n} is not modelled")
+
+
+def convert(value: ir.Expr, want: Optional[FType], name: str) -> ir.Expr:
+    """``value`` as a value of type ``want`` (Fortran's conversion on assignment)."""
+    have = value.ftype
+    if want is None or have is None or (have.base, have.kind) == (want.base, want.kind):
+        return value
+    fn = {("integer", 4): "int", ("real", 4): "real", ("real", 8): "dble", ("complex", 4): "cmplx",
+          ("complex", 8): "dcmplx"}.get((want.base, want.kind))
+    if fn is None or have.base not in ("integer", "real", "complex"):
+        raise Unsup("statement-function", f"statement function {name}: its {have.base}({have.kind}) value "
+                    f"converted to {want.base}({want.kind}) is not modelled")
+    return ir.FuncCall(fn, [value], True, {}, ftype=FType(want.base, want.kind))
 
 
 # --------------------------------------------------------------------------- declarations

@@ -78,7 +78,7 @@ class StmtBuilder:
             return [out]
         except Exception as exc:  # a bug of this visitor, not a Fortran limitation: kept, explained
             return [self.unsup(n, "internal-error", internal_error(cls, exc))]
-        self.started = True
+        self.started = self.started or res != []  # a statement function defines, it does not start
         res = res if isinstance(res, list) else [res]
         line = self.line(n)
         for r in res:
@@ -86,6 +86,24 @@ class StmtBuilder:
                 if not x.line:
                     x.line = line
         return res
+
+    def statement_function(self, name: str, dummy_list, body) -> Optional[Unsup]:
+        """Registers the statement function ``name(dummies) = body`` for inlining at every
+        reference; the body is built once here, its dummies standing for themselves, so that
+        what cannot be read is refused at the definition's line."""
+        t = self.scope.type_of(name)
+        if t is None or t.base == "character":
+            return Unsup("statement-function", f"statement function {name} of type "
+                         f"{'unknown' if t is None else 'character'} is not modelled (if {name} is an array of a "
+                         "module, give port-fortran the file of that module)")
+        dummies = [lname(a) for a in list_items(dummy_list)]
+        self.eb.stmt_funcs[name] = (dummies, body)
+        try:
+            self.eb.inline(name, [ir.Name(d, ftype=self.scope.type_of(d)) for d in dummies], {})
+        except Unsup as u:
+            del self.eb.stmt_funcs[name]
+            return u
+        return None
 
     def e(self, n) -> ir.Expr:
         return self.eb.expr(n)
@@ -155,10 +173,18 @@ class StmtBuilder:
                 raise Unsup(s.bad_code, f"{name}(...) = ... cannot be read: {s.bad}")
             if not (s is not None and s.dims):
                 t = self.scope.type_of(name)
-                if t is not None and t.base == "character" and s is not None and s.typed:
+                ranged = any(type(a).__name__ in ("Subscript_Triplet", "Substring_Range")
+                             for a in list_items(lhs.items[1]))
+                if t is not None and t.base == "character" and s is not None and s.typed and (ranged or self.started):
                     raise Unsup("unsupported-construct", f"assignment to character substring {lhs} is not modelled")
-                raise Unsup("statement-function", f"statement function {name} is not modelled (if {name} is an "
-                            "array of a module, give port-fortran the file of that module)")
+                if self.started:
+                    raise Unsup("statement-function", f"{name}(...) = ... after the first executable statement: "
+                                f"{name} is not an array (if {name} is an array of a module, give port-fortran the "
+                                "file of that module)")
+                problem = self.statement_function(name, lhs.items[1], rhs)
+                if problem is not None:
+                    raise problem
+                return []
         target = self.e(lhs)
         if not isinstance(target, (ir.Name, ir.ArrayRef)):
             raise Unsup("unsupported-construct", f"assignment target {lhs} is not modelled")
