@@ -214,6 +214,21 @@ def test_a_statement_function_is_inlined_with_its_dummies_bound(tmp_path):
     assert "f(" not in text and "g(" not in text
 
 
+def test_an_unreferenced_statement_function_calls_nothing(tmp_path):
+    sf = parse(tmp_path, """
+        subroutine s(n, x)
+          integer n, i
+          real x(n), f, t, ext
+          f(t) = ext(t) + 1.0
+          do i = 1, n
+            x(i) = 2.0 * x(i)
+          end do
+        end subroutine
+    """)
+    (k,) = sf.kernels
+    assert not k.unsupported and "ext" not in k.calls, k.calls
+
+
 def test_a_statement_function_that_cannot_be_inlined_is_refused_at_its_line(tmp_path):
     sf = parse(tmp_path, """
         subroutine s(n, x, c)

@@ -98,11 +98,14 @@ class StmtBuilder:
                          "module, give port-fortran the file of that module)")
         dummies = [lname(a) for a in list_items(dummy_list)]
         self.eb.stmt_funcs[name] = (dummies, body)
+        called = list(self.eb.called)  # functions the body calls are called where it is referenced, not here
         try:
             self.eb.inline(name, [ir.Name(d, ftype=self.scope.type_of(d)) for d in dummies], {})
         except Unsup as u:
             del self.eb.stmt_funcs[name]
             return u
+        finally:
+            self.eb.called = called
         return None
 
     def e(self, n) -> ir.Expr:
