@@ -819,6 +819,35 @@ def test_scratch_arrays_filled_before_use_are_private(tmp_path):
     assert not third.info.parallel and "u" not in third.info.private  # filled only when a(i) > 0
 
 
+def test_scratch_filled_at_several_depths_of_one_nest_is_private(tmp_path):
+    # a block set up per iteration by one nest: its off-diagonal elements by the inner loop,
+    # its diagonal beside that loop (w(l, l) = ...), then read whole. Every level of the nest
+    # adds what it surely writes; a write in a branch adds nothing
+    k = kernel(tmp_path, """
+        do i = 1, n
+          do l = 1, 3
+            do j = 1, 3
+              w(j, l) = a(i) * j
+            end do
+            w(l, l) = 2.0d0 + a(i)
+          end do
+          b(i) = w(1, 1) + w(3, 2)
+        end do
+        do i = 1, n
+          do l = 1, 3
+            do j = 1, 2
+              v(j, l) = a(i) * j
+            end do
+            if (a(i) > 0) v(3, l) = 1.0d0
+          end do
+          c(i) = v(3, 1)
+        end do
+    """, decls="integer l\n  real(8) w(3, 3), v(3, 3)")
+    first, second = [d for d in k.loops() if d.var == "i"]
+    assert first.info.parallel and "w" in first.info.private, codes(first)
+    assert not second.info.parallel and "v" not in second.info.private  # v(3, l) only when a(i) > 0
+
+
 def test_branches_named_constants_rule_out_are_not_paths(tmp_path):
     # miniWeather's init: `if (data_spec_int == DATA_SPEC_COLLISION) call collision(x, z, r, ...)`
     # for each case, data_spec_int a PARAMETER: only the taken branch assigns t each iteration

@@ -208,48 +208,59 @@ def element_count(bounds: list) -> int:
 
 def _fill_boxes(do: ir.Do, name: str, env: dict) -> list:
     """The parts of ``name`` a nest surely assigns, as boxes: per dimension a (lower, upper)
-    pair of polynomials. The nest's loops each alone in its parent (or the last one holding
-    the assignments), unit steps, bounds free of the nest's own variables, nothing in it
-    that cuts an iteration short, no read of ``name`` in it; each unconditional assignment
-    to ``name`` at the top of the innermost body gives a box when each subscript is one of
-    the nest's variables (its loop's range) or an expression free of them that the nest does
-    not change (one element). A loop whose variable a box does not use must run at least
-    once (constant bounds) for the box to count. Empty when none."""
-    found = _fill_chain(do, name)
-    if found is None:
-        return []
-    loops, _body, targets = found
-    chain: list = []
-    for loop in loops:
-        if not _unit_step(loop):
-            return []
-        lo, hi = affine.poly_of(loop.start, env), affine.poly_of(loop.end, env)
-        if lo is None or hi is None or any(len(t) > 1 for t in list(lo) + list(hi)) \
-                or (affine.names(lo) | affine.names(hi)) & {v for v, _, _ in chain}:
-            return []
-        chain.append((loop.var, lo, hi))
+    pair of polynomials. Nothing in the nest cuts an iteration short or reads ``name``; each
+    unconditional assignment to ``name`` at the top of the body of one of its loops (at any
+    depth, several loops side by side: a block zeroed by the inner loop and its diagonal set
+    beside it, ``a(m, n) = 0`` for every ``m`` then ``a(n, n) = 1``) gives a box when the
+    loops around it have unit steps and bounds free of the nest's variables and of anything
+    the nest changes, and each subscript is one of those loops' variables (its loop's range)
+    or an expression free of them that the nest does not change (one element). A loop whose
+    variable a box does not use must run at least once (constant bounds) for the box to
+    count. A write in a branch, or under a loop that is not of that form, gives no box:
+    must-writes only grow without it. Empty when none."""
     nest = list(ir.walk([do]))
     if any(_reads(st, name) for st in nest) or any(isinstance(st, _CUT) for st in nest):
         return []
     changed = _assigned_names(nest)
-    range_of = {v: (lo, hi) for v, lo, hi in chain}
-    boxes = []
-    for st in targets:
-        box, used = [], set()
-        for sub in st.target.subscripts:
-            if isinstance(sub, ir.Name) and sub.name in range_of and sub.name not in used:
-                used.add(sub.name)
-                box.append(range_of[sub.name])
-                continue
-            p = affine.poly_of(sub, env) if not isinstance(sub, ir.Slice) else None
-            if p is None or any(len(t) > 1 for t in p) or affine.names(p) & (set(range_of) | changed):
-                box = None
-                break
-            box.append((p, p))
-        if box is None or any(v not in used and not _runs(lo, hi) for v, lo, hi in chain):
-            continue  # another write of the nest: must-writes only grow without it
-        boxes.append(box)
+    boxes: list = []
+
+    def gather(loop: ir.Do, chain: list):
+        if not _unit_step(loop):
+            return
+        lo, hi = affine.poly_of(loop.start, env), affine.poly_of(loop.end, env)
+        if lo is None or hi is None or any(len(t) > 1 for t in list(lo) + list(hi)) \
+                or (affine.names(lo) | affine.names(hi)) & changed:
+            return
+        chain = chain + [(loop.var, lo, hi)]
+        for st in loop.body:
+            if isinstance(st, ir.Do):
+                gather(st, chain)
+            elif isinstance(st, ir.Assign) and isinstance(st.target, ir.ArrayRef) and st.target.name == name:
+                box = _box_of(st.target, chain, changed, env)
+                if box is not None:
+                    boxes.append(box)
+
+    gather(do, [])
     return boxes
+
+
+def _box_of(target: ir.ArrayRef, chain: list, changed: set, env: dict) -> Optional[list]:
+    """The box an assignment to ``target`` inside the loops ``chain`` ((variable, lower,
+    upper) polynomials) fills, or None (see :func:`_fill_boxes`)."""
+    range_of = {v: (lo, hi) for v, lo, hi in chain}
+    box, used = [], set()
+    for sub in target.subscripts:
+        if isinstance(sub, ir.Name) and sub.name in range_of and sub.name not in used:
+            used.add(sub.name)
+            box.append(range_of[sub.name])
+            continue
+        p = affine.poly_of(sub, env) if not isinstance(sub, ir.Slice) else None
+        if p is None or any(len(t) > 1 for t in p) or affine.names(p) & (set(range_of) | changed):
+            return None
+        box.append((p, p))
+    if any(v not in used and not _runs(lo, hi) for v, lo, hi in chain):
+        return None
+    return box
 
 
 _CUT = (ir.Cycle, ir.Exit, ir.Goto, ir.Return, ir.Stop)
