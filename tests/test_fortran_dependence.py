@@ -848,6 +848,34 @@ def test_scratch_filled_at_several_depths_of_one_nest_is_private(tmp_path):
     assert not second.info.parallel and "v" not in second.info.private  # v(3, l) only when a(i) > 0
 
 
+def test_array_assignments_fill_scratch_arrays(tmp_path):
+    # BookLeaf's local force matrices (lfx = 0 at the top of every element's iteration) and
+    # sections copied from a column: an array assignment writes its whole section; a section
+    # short of what is read later, or one reading the array itself, fills nothing
+    k = kernel(tmp_path, """
+        do i = 1, n
+          w = 0.0d0
+          if (a(i) > 0.5d0) w(1) = 1.0d0
+          v(:) = w(2:4) + a(i)
+          z(0:2) = v
+          b(i) = w(1) + v(3) + z(2)
+        end do
+        do i = 1, n
+          v(1:2) = a(i)
+          c(i) = v(3)
+        end do
+        do i = 1, n
+          v(2:3) = a(i)
+          v(1:3) = v(1:3) + 1.0d0
+          c(i) = v(1)
+        end do
+    """, decls="real(8) w(4), v(3), z(0:2)")
+    first, second, third = [d for d in k.loops() if d.var == "i"]
+    assert first.info.parallel and {"w", "v", "z"} <= set(first.info.private), codes(first)
+    assert not second.info.parallel and "v" not in second.info.private  # v(3) never written
+    assert not third.info.parallel and "v" not in third.info.private  # v(1) read before written
+
+
 def test_branches_named_constants_rule_out_are_not_paths(tmp_path):
     # miniWeather's init: `if (data_spec_int == DATA_SPEC_COLLISION) call collision(x, z, r, ...)`
     # for each case, data_spec_int a PARAMETER: only the taken branch assigns t each iteration

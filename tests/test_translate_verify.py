@@ -96,6 +96,8 @@ CASES = [
     ("dispatch.f", "factr"),
     ("stfunc.f", "cmaxab"),  # statement functions inlined
     ("stfunc.f", "wnorm"),   # ... inside a sum
+    ("sections.f90", "secw"),
+    ("sections.f90", "secl"),
 ]
 OPTIONS = {"matvt": TranslateOptions(team_reductions=True)}
 

@@ -121,7 +121,7 @@ def _lit(v: int) -> ir.Expr:
 
 def _whole_span(v: ir.Variable, env: dict) -> Optional[ir.Expr]:
     """The last element offset of an array of constant shape (None when not constant)."""
-    from .privatize import constant_bounds, element_count
+    from .fills import constant_bounds, element_count
 
     bounds = constant_bounds(v.dims, env)
     return None if bounds is None else _lit(element_count(bounds) - 1)
@@ -277,7 +277,7 @@ class Calls:
                 d.span = self._span(k, a, env)
                 d.fills = filled_elements(k, a, env)
                 if not d.read:
-                    from .privatize import dummy_fill_boxes
+                    from .fills import dummy_fill_boxes
                     d.fill_boxes = dummy_fill_boxes(k, a.name, env)
             dummies.append(d)
         for _b, m in reads or []:  # read-only extra dummies: what an extended call passes
@@ -584,7 +584,8 @@ def pass_common_reads(kernel: ir.Kernel, calls: "Calls") -> None:
 def filled_elements(k: ir.Kernel, a: ir.Argument, env: dict) -> int:
     """The element count of array dummy ``a`` when ``k`` assigns all of it before reading
     any (its shape constant), else 0."""
-    from .privatize import constant_bounds, element_count, fills_before_reads
+    from .fills import constant_bounds, element_count
+    from .privatize import fills_before_reads
     bounds = constant_bounds(a.dims, env)
     if bounds is None or not fills_before_reads(k.body, a.name, bounds, env):
         return 0

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Optional
 
 from . import affine, ir
-from .lastvalue import names_in
+from .fills import (CUT, assigned_names, constant_bounds, element_count, fill_boxes, fill_chain, merge_boxes,
+                    passes, reads, section_box, set_once, unit_step)
 from .reductions import mentions
 
 
@@ -31,59 +32,13 @@ def privatizable_array(name: str, loop: ir.Do, kernel: ir.Kernel, env: dict, sit
     if bounds is None or element_count(bounds) > PRIVATE_ARRAY_ELEMENTS:
         return False
     inside = {id(x) for x in ir.walk([loop])}
-    if any(id(st) not in inside and _reads(st, name) for st in ir.walk(kernel.body)):
+    if any(id(st) not in inside and reads(st, name) for st in ir.walk(kernel.body)):
         return False
     fills = None
     if sites is not None:
         size = element_count(bounds)
         fills = lambda st: _call_fills(st, name, bounds, size, sites)  # noqa: E731
     return _scan_kills(loop.body, name, bounds, env, fills, sites) != "unsafe"
-
-
-def dummy_fill_boxes(k: ir.Kernel, name: str, env: dict) -> list:
-    """The parts of array ``name`` (a dummy of ``k`` it never reads) that ``k`` surely
-    assigns: the boxes of its top-level nests and of single element assignments, up to the
-    first statement that may leave early, their bounds in names ``k`` never changes."""
-    walked = list(ir.walk(k.body))
-    changed = _assigned_names(walked)
-    once = _set_once(k.body, changed)
-    known: dict = {}
-    boxes: list = []
-    for st in k.body:
-        if isinstance(st, ir.Do):
-            boxes += [[tuple(_known(p, known) for p in d) for d in b] for b in _fill_boxes(st, name, env)]
-        elif isinstance(st, ir.Assign) and isinstance(st.target, ir.ArrayRef) and st.target.name == name:
-            polys = [affine.poly_of(x, env) if not isinstance(x, ir.Slice) else None for x in st.target.subscripts]
-            if all(p is not None and not any(len(t) > 1 for t in p) for p in polys):
-                boxes.append([(_known(p, known),) * 2 for p in polys])
-        elif isinstance(st, ir.Assign) and isinstance(st.target, ir.Name) and st.target.name in once:
-            p = affine.poly_of(st.value, env)
-            if p is not None and not affine.names(p) & changed and not any(len(t) > 1 for t in p):
-                known[st.target.name] = p
-        if any(isinstance(x, _CUT) for x in ir.walk([st])):
-            break
-    return [b for b in merge_boxes(boxes)
-            if not any((affine.names(lo) | affine.names(hi)) & changed for lo, hi in b)]
-
-
-def _set_once(body: list[ir.Stmt], changed: set) -> set:
-    """Scalars assigned once, by a statement at the top of ``body``, from names nothing in
-    it changes (NPB's lhsinit: ``i = size``): the same value wherever it is read after."""
-    walked = list(ir.walk(body))
-    counts: dict = {}
-    for st in walked:
-        n = st.target.name if isinstance(st, ir.Assign) else st.var if isinstance(st, ir.Do) else None
-        counts[n] = counts.get(n, 0) + 1
-    return {st.target.name for st in body if isinstance(st, ir.Assign) and isinstance(st.target, ir.Name)
-            and counts.get(st.target.name) == 1 and not names_in([st.value]) & changed
-            and not any(isinstance(x, ir.FuncCall) and not x.intrinsic for x in ir.walk_expr(st.value))}
-
-
-def _known(p, known: dict):
-    """``p`` with the scalars set once from unchanged names replaced by their values."""
-    for n in affine.names(p) & set(known):
-        p = affine.substitute(p, n, known[n])
-    return p
 
 
 def fills_before_reads(body: list[ir.Stmt], name: str, bounds: list, env: dict) -> bool:
@@ -110,41 +65,6 @@ def _call_fills(st: ir.Stmt, name: str, bounds: list, size: int, sites) -> bool:
     return False
 
 
-def constant_bounds(dims: list[ir.Dim], env: dict):
-    """[(lower, upper)] of each dimension when named constants fix them all, else None."""
-    bounds = []
-    for d in dims:
-        try:
-            lo = ir.evaluate(d.lower, env) if d.lower is not None else 1
-            hi = ir.evaluate(d.upper, env) if d.upper is not None else None
-        except (KeyError, ValueError, TypeError, ZeroDivisionError):
-            return None
-        if not isinstance(lo, int) or not isinstance(hi, int) or hi < lo:
-            return None
-        bounds.append((lo, hi))
-    return bounds
-
-
-def _passes(st: ir.Stmt, name: str) -> bool:
-    """Is ``st`` a CALL with the array ``name`` (or one of its elements) among its arguments?"""
-    return isinstance(st, ir.CallStmt) and any(isinstance(a, (ir.Name, ir.ArrayRef)) and a.name == name
-                                               for a in st.args)
-
-
-def _reads(st: ir.Stmt, name: str) -> bool:
-    """Does the statement itself (not the statements it holds) read the array ``name``?"""
-    exprs = list(ir.stmt_exprs(st))
-    if isinstance(st, ir.Assign) and isinstance(st.target, ir.ArrayRef) and st.target.name == name:
-        exprs = [st.value] + list(st.target.subscripts)  # the target element is written, its subscripts read
-    if _passes(st, name):
-        return True  # the callee may read it
-    for e in exprs:
-        for x in ir.walk_expr(e):
-            if isinstance(x, (ir.ArrayRef, ir.Name)) and getattr(x, "name", None) == name:
-                return True
-    return False
-
-
 def _scan_kills(stmts: list[ir.Stmt], name: str, bounds: list, env: dict, fills=None, sites=None) -> str:
     """'killed' (a nest wrote all of ``name`` before any read, a call ``fills`` says filled
     it, or the nests and calls so far wrote parts of it that every later read of the
@@ -156,10 +76,16 @@ def _scan_kills(stmts: list[ir.Stmt], name: str, bounds: list, env: dict, fills=
         if fills is not None and fills(st):
             return "killed"
         grown = _call_boxes(st, name, env, sites) if isinstance(st, ir.CallStmt) else []
+        section = section_box(st, name, bounds, env)
+        if section is not None:
+            if all(affine.is_const(lo) and affine.is_const(hi) and (affine.constant(lo), affine.constant(hi)) == b
+                   for (lo, hi), b in zip(section, bounds)):
+                return "killed"  # w = 0, w(:) = ..., w(1:n) = ... over its declared extent
+            grown = [section]
         if isinstance(st, ir.Do):
             if _full_write(st, name, bounds, env):
                 return "killed"
-            grown = _fill_boxes(st, name, env)
+            grown = fill_boxes(st, name, env)
         if grown:
             boxes = boxes + grown
             # merged boxes hold what the union of ranges does, the boxes themselves what an
@@ -169,9 +95,9 @@ def _scan_kills(stmts: list[ir.Stmt], name: str, bounds: list, env: dict, fills=
                 return "killed"  # a part of it, and the iteration reads no element outside that part
             continue
         if isinstance(st, ir.Do):
-            if _reads(st, name) or _scan_kills(st.body, name, bounds, env, fills, sites) == "unsafe":
+            if reads(st, name) or _scan_kills(st.body, name, bounds, env, fills, sites) == "unsafe":
                 return "unsafe"
-        elif _reads(st, name) or any(_scan_kills(b, name, bounds, env, fills, sites) == "unsafe"
+        elif reads(st, name) or any(_scan_kills(b, name, bounds, env, fills, sites) == "unsafe"
                                      for b in _bodies(st)):
             return "unsafe"  # a write in one branch covers no read: only reads are looked for there
     return "clean"
@@ -191,152 +117,11 @@ def _bodies(st: ir.Stmt) -> list[list[ir.Stmt]]:
 
 
 def _full_write(do: ir.Do, name: str, bounds: list, env: dict) -> bool:
-    """Is ``do`` a nest that assigns every element of ``name`` (:func:`_fill_boxes` covering
+    """Is ``do`` a nest that assigns every element of ``name`` (:func:`fill_boxes` covering
     each dimension's whole declared extent)?"""
     return any(len(box) == len(bounds) and all(
         affine.is_const(lo) and affine.is_const(hi) and (affine.constant(lo), affine.constant(hi)) == b
-        for (lo, hi), b in zip(box, bounds)) for box in merge_boxes(_fill_boxes(do, name, env)))
-
-
-def element_count(bounds: list) -> int:
-    """Elements of an array of constant (lower, upper) bounds."""
-    n = 1
-    for lo, hi in bounds:
-        n *= hi - lo + 1
-    return n
-
-
-def _fill_boxes(do: ir.Do, name: str, env: dict) -> list:
-    """The parts of ``name`` a nest surely assigns, as boxes: per dimension a (lower, upper)
-    pair of polynomials. Nothing in the nest cuts an iteration short or reads ``name``; each
-    unconditional assignment to ``name`` at the top of the body of one of its loops (at any
-    depth, several loops side by side: a block zeroed by the inner loop and its diagonal set
-    beside it, ``a(m, n) = 0`` for every ``m`` then ``a(n, n) = 1``) gives a box when the
-    loops around it have unit steps and bounds free of the nest's variables and of anything
-    the nest changes, and each subscript is one of those loops' variables (its loop's range)
-    or an expression free of them that the nest does not change (one element). A loop whose
-    variable a box does not use must run at least once (constant bounds) for the box to
-    count. A write in a branch, or under a loop that is not of that form, gives no box:
-    must-writes only grow without it. Empty when none."""
-    nest = list(ir.walk([do]))
-    if any(_reads(st, name) for st in nest) or any(isinstance(st, _CUT) for st in nest):
-        return []
-    changed = _assigned_names(nest)
-    boxes: list = []
-
-    def gather(loop: ir.Do, chain: list):
-        if not _unit_step(loop):
-            return
-        lo, hi = affine.poly_of(loop.start, env), affine.poly_of(loop.end, env)
-        if lo is None or hi is None or any(len(t) > 1 for t in list(lo) + list(hi)) \
-                or (affine.names(lo) | affine.names(hi)) & changed:
-            return
-        chain = chain + [(loop.var, lo, hi)]
-        for st in loop.body:
-            if isinstance(st, ir.Do):
-                gather(st, chain)
-            elif isinstance(st, ir.Assign) and isinstance(st.target, ir.ArrayRef) and st.target.name == name:
-                box = _box_of(st.target, chain, changed, env)
-                if box is not None:
-                    boxes.append(box)
-
-    gather(do, [])
-    return boxes
-
-
-def _box_of(target: ir.ArrayRef, chain: list, changed: set, env: dict) -> Optional[list]:
-    """The box an assignment to ``target`` inside the loops ``chain`` ((variable, lower,
-    upper) polynomials) fills, or None (see :func:`_fill_boxes`)."""
-    range_of = {v: (lo, hi) for v, lo, hi in chain}
-    box, used = [], set()
-    for sub in target.subscripts:
-        if isinstance(sub, ir.Name) and sub.name in range_of and sub.name not in used:
-            used.add(sub.name)
-            box.append(range_of[sub.name])
-            continue
-        p = affine.poly_of(sub, env) if not isinstance(sub, ir.Slice) else None
-        if p is None or any(len(t) > 1 for t in p) or affine.names(p) & (set(range_of) | changed):
-            return None
-        box.append((p, p))
-    if any(v not in used and not _runs(lo, hi) for v, lo, hi in chain):
-        return None
-    return box
-
-
-_CUT = (ir.Cycle, ir.Exit, ir.Goto, ir.Return, ir.Stop)
-
-
-def _fill_chain(do: ir.Do, name: str):
-    """(loops, body, targets): the loops from ``do`` down to the first body that assigns
-    elements of ``name`` (each level holding one loop, beside other statements), that body
-    and those assignments; None when a level holds no loop or several."""
-    loops, loop = [], do
-    while True:
-        loops.append(loop)
-        body = [st for st in loop.body if not isinstance(st, ir.Continue)]
-        targets = [st for st in body if isinstance(st, ir.Assign) and isinstance(st.target, ir.ArrayRef)
-                   and st.target.name == name]
-        if targets:
-            return loops, body, targets
-        inner = [st for st in body if isinstance(st, ir.Do)]
-        if len(inner) != 1:
-            return None
-        loop = inner[0]
-
-
-def _unit_step(do: ir.Do) -> bool:
-    return do.step is None or (isinstance(do.step, ir.Literal) and do.step.value == 1)
-
-
-def _runs(lo, hi) -> bool:
-    return affine.is_const(lo) and affine.is_const(hi) and affine.constant(hi) >= affine.constant(lo)
-
-
-def _assigned_names(stmts, sites=None) -> set:
-    """Scalars the statements may change: assigned, DO variables, passed to a call (to a
-    dummy the callee may write, when ``sites`` knows the callee)."""
-    out = set()
-    for st in stmts:
-        if isinstance(st, ir.Assign) and isinstance(st.target, ir.Name):
-            out.add(st.target.name)
-        elif isinstance(st, ir.Do):
-            out.add(st.var)
-        elif isinstance(st, ir.CallStmt):
-            written = sites.written(st.name, len(st.args)) if sites is not None else None
-            out |= {a.name for q, a in enumerate(st.args) if isinstance(a, ir.Name)
-                    and (written is None or q in written)}
-    return out
-
-
-def merge_boxes(boxes: list) -> list:
-    """The same elements (or more of those the boxes cover, never others) in fewer boxes:
-    two boxes equal in every dimension but one, where one's range ends just before the
-    other's starts, are one box. Sound whatever the ranges: [a, b] and [b + 1, c] together
-    hold every element of [a, c]."""
-    out = [list(b) for b in boxes]
-    merged = True
-    while merged:
-        merged = False
-        for x in range(len(out)):
-            for y in range(len(out)):
-                if x == y or len(out[x]) != len(out[y]):
-                    continue
-                diff = [d for d, (p, q) in enumerate(zip(out[x], out[y])) if p != q]
-                if len(diff) == 1:
-                    d = diff[0]
-                    (alo, ahi), (blo, bhi) = out[x][d], out[y][d]
-                    if affine.add(ahi, affine.const(1)) == blo:
-                        out[x][d] = (alo, bhi)
-                        del out[y]
-                        merged = True
-                        break
-                elif not diff:
-                    del out[y]
-                    merged = True
-                    break
-            if merged:
-                break
-    return out
+        for (lo, hi), b in zip(box, bounds)) for box in merge_boxes(fill_boxes(do, name, env)))
 
 
 def _call_boxes(st: ir.CallStmt, name: str, env: dict, sites) -> list:
@@ -365,9 +150,9 @@ def _reads_within(stmts: list[ir.Stmt], name: str, boxes: list, env: dict, loops
     loops = loops or []
     names = set().union(*(affine.names(lo) | affine.names(hi) for box in boxes for lo, hi in box))
     for st in stmts:
-        if _assigned_names([st], sites) & names:
+        if assigned_names([st], sites) & names:
             return False
-        if _passes(st, name) and not _call_reads_within(st, name, boxes, env, loops, sites):
+        if passes(st, name) and not _call_reads_within(st, name, boxes, env, loops, sites):
             return False
         exprs = [] if isinstance(st, ir.CallStmt) else list(ir.stmt_exprs(st))
         if isinstance(st, ir.CallStmt):
@@ -388,7 +173,7 @@ def _reads_within(stmts: list[ir.Stmt], name: str, boxes: list, env: dict, loops
                 lo, hi, unit = hi, lo, True  # a downward loop covers the same range
             inner = loops + [(st.var, lo, hi)] if unit and lo is not None and hi is not None else None
             if inner is None:
-                if any(_reads(x, name) for x in ir.walk(st.body)):
+                if any(reads(x, name) for x in ir.walk(st.body)):
                     return False
                 continue
             if not _reads_within(st.body, name, boxes, env, inner, sites):
@@ -516,7 +301,7 @@ def write_through_boxes(name: str, loop: ir.Do, kernel: ir.Kernel, env: dict, si
     walked = list(ir.walk(loop.body))
     if any(isinstance(st, ir.Assign) and isinstance(st.target, ir.Name) and st.target.name == name for st in walked):
         return None  # the whole array assigned
-    changed = _assigned_names(walked, sites) | {loop.var}
+    changed = assigned_names(walked, sites) | {loop.var}
     written = set()
     for st in walked:
         if isinstance(st, ir.Assign) and isinstance(st.target, ir.ArrayRef):
@@ -554,7 +339,7 @@ def write_through_boxes(name: str, loop: ir.Do, kernel: ir.Kernel, env: dict, si
     for st in stmts[:writers[-1] + 1]:
         if not _mentions(st, name):
             continue
-        if any(_reads(x, name) for x in ir.walk([st])):
+        if any(reads(x, name) for x in ir.walk([st])):
             return None  # a read before the last write may see another iteration's value
         got = _exact_boxes(st, name, invariant)
         if got is None:
@@ -588,15 +373,15 @@ def _exact_boxes(st: ir.Stmt, name: str, invariant) -> Optional[list]:
         return [box_of(st.target, {})] if isinstance(st.target, ir.ArrayRef) and box_of(st.target, {}) else None
     if not isinstance(st, ir.Do):
         return None
-    if any(isinstance(x, _CUT) for x in ir.walk([st])):
+    if any(isinstance(x, CUT) for x in ir.walk([st])):
         return None
-    found = _fill_chain(st, name)
+    found = fill_chain(st, name)
     if found is None:
         return None
     loops, body, targets = found
     ranges: dict = {}
     for k, loop in enumerate(loops):
-        if not _unit_step(loop) or not invariant(loop.start) or not invariant(loop.end) \
+        if not unit_step(loop) or not invariant(loop.start) or not invariant(loop.end) \
                 or any(isinstance(x, ir.Name) and x.name in ranges for e in (loop.start, loop.end) for x in ir.walk_expr(e)):
             return None
         ranges[loop.var] = (loop.start, loop.end)
@@ -626,7 +411,7 @@ def _same_writes(stmts: list[ir.Stmt], name: str, varying: set, inner: set, cond
                 return False
         elif isinstance(st, ir.Assign) and isinstance(st.target, ir.Name) and st.target.name == name:
             return False
-        elif _passes(st, name):
+        elif passes(st, name):
             if conditional or not _same_call_writes(st, name, varying - inner, sites):
                 return False
         elif isinstance(st, ir.Do):
@@ -675,11 +460,11 @@ def _same_call_writes(st: ir.CallStmt, name: str, varying: set, sites) -> bool:
             continue
         top = callee.body[:-1] if callee.body and isinstance(callee.body[-1], ir.Return) else callee.body
         body = list(ir.walk(top))
-        if any(isinstance(x, _CUT) for x in body):
+        if any(isinstance(x, CUT) for x in body):
             return False
-        changed = _assigned_names(body) | {x.target.name for x in body if isinstance(x, ir.Assign)
+        changed = assigned_names(body) | {x.target.name for x in body if isinstance(x, ir.Assign)
                                            and isinstance(x.target, ir.Name)}
-        changed -= _set_once(top, changed)  # the same value in every call with the same arguments
+        changed -= set_once(top, changed)  # the same value in every call with the same arguments
         if not _same_writes(callee.body, callee.args[q].name, changed, set(), False):
             return False
     return True

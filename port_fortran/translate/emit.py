@@ -11,7 +11,7 @@ from ..records import TranslateOptions
 from .access import names_in, scalars_written
 from .blocks import fast_order
 from .cexpr import ExprPrinter, function_cname
-from ..fortran.privatize import constant_bounds
+from ..fortran.fills import constant_bounds
 from .plan import PHost, PIf, PKernel, PLoop, PVersion, PWhile, atomic_increment, constant_extents
 from . import last_private, reducers
 from .interchanged import host_form

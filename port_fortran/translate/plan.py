@@ -22,7 +22,7 @@ from typing import Optional
 from ..fortran import ir
 from ..records import TranslateOptions
 from ..fortran.dataflow import FlowGraph
-from ..fortran.privatize import constant_bounds, element_count
+from ..fortran.fills import constant_bounds, element_count
 from ..fortran.reductions import SECTION_ELEMENTS, index_loc_idiom, per_thread
 from ..fortran.render import expr_str
 from .access import names_in, scalars_written
