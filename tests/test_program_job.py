@@ -169,3 +169,29 @@ def test_timed_benchmark_is_proven_by_its_array_with_its_timing_left_out(tmp_pat
     assert ks["tmatmul"]["status"] == "verified", ks["tmatmul"]["reason"]
     cmp = json.loads(next(out.rglob("tmatmul/outcome.json")).read_text())["verdicts"][0]["comparison"]
     assert cmp["masked"] == 1 and cmp["numbers_compared"] == 23 * 7
+
+
+def test_internal_procedures_using_nothing_of_their_program_are_proven_alone(tmp_path):
+    """A benchmark's kernels written inside the program that times them (the program
+    prints only the time, which proves nothing): those using none of the program's
+    variables are proven by the differential harness like any routine, from a copy of the
+    file with the program made a module; the one reading the program's variable still
+    depends on the program's run. Reasons name the user's file, not the copy."""
+    _kokkos_or_skip()
+    from port_fortran.cli import main
+
+    cfg = tmp_path / "pf.yaml"
+    cfg.write_text("bench: false\noptimize: false\n")
+    out = tmp_path / "out"
+    src = DATA.parent / "lifted"
+    before = (src / "lkern.F90").read_text()
+    main([str(src), "--backends", "serial", "--out", str(out), "--config", str(cfg), "--quiet"])
+    ks = {k["name"]: k for k in json.loads((out / "report.json").read_text())["kernels"]}
+    for name in ("kscale", "kstencil"):
+        assert ks[name]["status"] == "verified" and ks[name]["mode"] == "full", (name, ks[name]["reason"])
+        assert "mdrange" in ks[name]["patterns"]
+        assert ks[name]["file"] == "lkern.F90" and ks[name]["line_start"] == {"kscale": 26, "kstencil": 38}[name]
+    assert ks["kuses"]["status"] == "refused" and "internal procedure kuses of program lkern" in ks["kuses"]["reason"]
+    assert ks["lkern"]["status"] == "refused"  # it prints only a timing
+    assert (src / "lkern.F90").read_text() == before  # the user's file is never touched
+    assert "module pf_host_lkern" in (out / "lifted" / "lkern.F90").read_text()

@@ -21,7 +21,7 @@ from ..config import Config, from_args
 from ..errors import UserError
 from ..fortran.parse import discover_c
 from .graph import port_dir_for, port_kernel
-from .program_job import program_covers
+from .program_job import has_loops, program_covers
 from .progress import Progress, table
 from .stages import make_stages
 from .state import FINISHED, KernelJob, KernelOutcome
@@ -59,6 +59,11 @@ def plan_jobs(sources: list[str], config: Config, run_id: str, out_dir: Path, db
     # stages written before the program model (a parse method only) get the interface's own
     build = getattr(stages, "build_program", None) or (lambda *a, **kw: Stages.build_program(stages, *a, **kw))
     program = build(files, config.include_dirs, config.defines, routines=config.routines, fflags=config.fflags)
+    lifted = lift_programs(program, files, root, out_dir, config)
+    if lifted:  # the copies are files of the program too (the harness compiles and links them)
+        program = build(files + [Path(p) for p, _names in lifted.values()], config.include_dirs,
+                        config.defines, routines=config.routines, fflags=config.fflags)
+        cfg_dict = config.to_dict()  # with the originals' directories on the include path
     program.objects_dir = str((out_dir / "program" / "objects").resolve())
     c_files = discover_c(sources)
     if c_files:
@@ -90,21 +95,28 @@ def plan_jobs(sources: list[str], config: Config, run_id: str, out_dir: Path, db
             db.set_kernel(run_id, kid, status="error", reason=f"{f}:{first.line}: {first.message}"[:1000],
                           reason_code=first.code or "syntax-error", finished=time.time())
 
-        def add_job(k, kind: str = "routine") -> None:
+        def add_job(k, kind: str = "routine", file: Optional[str] = None, alone=()) -> None:
             found.add(k.name)
-            job = KernelJob(run_id=run_id, out_dir=str(out_dir), file=str(f), rel_file=rel, kernel=k.name,
+            job = KernelJob(run_id=run_id, out_dir=str(out_dir), file=file or str(f), rel_file=rel, kernel=k.name,
                             config=cfg_dict, port_dir=str(port_dir_for(out_dir, rel, k.name)), program=program_path,
-                            kind=kind)
+                            kind=kind, alone=list(alone), source=str(f) if file else "")
             db.upsert_kernel(run_id, job.kernel_id, rel, k.name, k.line_start, k.line_end)
             jobs.append(job)
 
         # main programs with loops (a main program can only be a hybrid port); their internal
         # procedures are ported and proven with them (nests outlined in place, the program's
-        # run their proof), not as kernels of their own
+        # run their proof), not as kernels of their own -- except those that use none of the
+        # program's variables: proven alone, as procedures of the program made a module
         programs = [] if config.mode == "full" else getattr(sf, "program_units", [])
         covered = {u.name for u in programs if program_covers(u, sf)}
+        copy_path, alone = lifted.get(os.path.abspath(f), (None, set()))
         for k in sf.kernels:
-            if (wanted and k.name not in wanted) or getattr(k, "host", None) in covered:
+            if wanted and k.name not in wanted:
+                continue
+            if getattr(k, "host", None) and k.name in alone:
+                add_job(k, file=copy_path)
+                continue
+            if getattr(k, "host", None) in covered:
                 continue
             add_job(k)
         for k in programs:
@@ -121,7 +133,8 @@ def plan_jobs(sources: list[str], config: Config, run_id: str, out_dir: Path, db
                                   reason=f"{f}:{k.line_start}: [no-parallel-nest] main program {k.name} has no loop "
                                          f"the IR models{why}"[:1000], finished=time.time())
                 continue
-            add_job(k, "program")
+            add_job(k, "program", alone=sorted(n for n in alone if any(
+                q.name == n and q.host == k.name for q in sf.kernels)))
     if config.mode != "full":
         # a `programs:` entry naming no main program would be ignored in silence, and the
         # program then run without its arguments: say so
@@ -136,6 +149,38 @@ def plan_jobs(sources: list[str], config: Config, run_id: str, out_dir: Path, db
     if missing:
         errors.append(f"--kernel {', '.join(sorted(missing))}: not found (the others go on)")
     return jobs, errors
+
+
+def lift_programs(program: Any, files: list[Path], root: Path, out_dir: Path, config: Config) -> dict:
+    """{original file: (its copy, names)}: for each file whose main program contains
+    procedures with loops that use none of its variables, the copy of the file with the program made a
+    module (``fortran/lift.py``), written under ``OUT/lifted/`` with the file's relative
+    path, and the procedures it makes callable. The originals' directories go after the
+    include path, so that the copy finds the headers its original includes by quotes."""
+    from ..fortran import lift
+
+    out: dict = {}
+    for f in files:
+        sf = program.file(f)
+        for unit in getattr(sf, "program_units", []):
+            names = [k for k in lift.liftable(sf, unit)
+                     if has_loops(k) and (not config.kernels or k.name in config.kernels)]
+            if not names:
+                continue
+            try:
+                text = lift.lifted_text(Path(f).read_text(errors="replace"), sf.form, unit, names)
+            except OSError:
+                text = None
+            if text is None:
+                continue
+            dest = out_dir / "lifted" / os.path.relpath(f.resolve(), root)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_text(text)
+            out[os.path.abspath(f)] = (str(dest.resolve()), {k.name for k in names})
+            break  # one main program per file
+    dirs = [str(Path(p).parent) for p in out]
+    config.include_dirs = list(config.include_dirs) + [d for d in dict.fromkeys(dirs) if d not in config.include_dirs]
+    return out
 
 
 def program_report(program: Any, rel_of: dict[str, str]) -> dict:

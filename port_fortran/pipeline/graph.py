@@ -134,15 +134,26 @@ def port_kernel(job: KernelJob, *, stages: Optional[Stages] = None,
             conn.close()
         if isinstance(final, KernelOutcome):
             final.resumed = resumed
-            return final
-        return KernelOutcome(job.kernel_id, final.get("status", "error"), final.get("reason", ""),
-                             final.get("reason_code", ""), final.get("model", ""), job.port_dir,
-                             stages=list(final.get("history", [])), seconds=time.monotonic() - t_start,
-                             cost_usd=sum(c["cost_usd"] for c in ctx.ledger.calls), resumed=resumed)
+            return _in_source(db, job, final)
+        return _in_source(db, job, KernelOutcome(
+            job.kernel_id, final.get("status", "error"), final.get("reason", ""), final.get("reason_code", ""),
+            final.get("model", ""), job.port_dir, stages=list(final.get("history", [])),
+            seconds=time.monotonic() - t_start, cost_usd=sum(c["cost_usd"] for c in ctx.ledger.calls),
+            resumed=resumed))
     except Exception as exc:  # a bug must not stop the batch: recorded as this kernel's error
         return _record_error(db, job, f"internal error: {type(exc).__name__}: {exc}", "internal-error", t_start)
     finally:
         db.close()
+
+
+def _in_source(db, job: KernelJob, outcome: KernelOutcome) -> KernelOutcome:
+    """A kernel read from a copy the tool made of the user's file (``job.source``: an
+    internal procedure made callable, fortran/lift.py) has its reason name the user's file,
+    whose line numbers the copy keeps."""
+    if job.source and job.file in (outcome.reason or ""):
+        outcome.reason = outcome.reason.replace(job.file, job.source)
+        db.set_kernel(job.run_id, job.kernel_id, reason=outcome.reason[:1000])
+    return outcome
 
 
 def _invoke(graph, initial, run_cfg, ctx: KernelContext):

@@ -53,7 +53,7 @@ def record_internals(db, job: KernelJob, sf, k, info: Optional[dict], outcome: K
     from ..translate.hybrid import summary
 
     status, why = outcome.status, outcome.reason
-    for r in [x for x in getattr(sf, "kernels", []) if x.host == k.name]:
+    for r in [x for x in getattr(sf, "kernels", []) if x.host == k.name and x.name not in job.alone]:
         kid = f"{job.rel_file}:{r.name}"
         db.upsert_kernel(job.run_id, kid, job.rel_file, r.name, r.line_start, r.line_end)
         mine = [o for o in (info or {}).get("outlined", []) if o.get("routine") == r.name]

@@ -29,6 +29,10 @@ class KernelJob:
     port_dir: str = ""
     program: str = ""  # the saved program model of the run (fortran.program.Program.save), '' if none
     kind: str = "routine"  # 'program': a main program, proven by running it (pipeline/program_job.py)
+    # a program job: its internal procedures proven on their own (fortran/lift.py), whose rows
+    # their own jobs write
+    alone: list = field(default_factory=list)
+    source: str = ""  # the user's file when ``file`` is a copy the tool made of it (fortran/lift.py)
 
     @property
     def kernel_id(self) -> str:
