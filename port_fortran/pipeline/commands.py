@@ -111,10 +111,10 @@ def plan_jobs(sources: list[str], config: Config, run_id: str, out_dir: Path, db
         covered = {u.name for u in programs if program_covers(u, sf)}
         copy_path, alone = lifted.get(os.path.abspath(f), (None, set()))
         for k in sf.kernels:
-            if wanted and k.name not in wanted:
-                continue
-            if getattr(k, "host", None) and k.name in alone:
+            if getattr(k, "host", None) and k.name in alone:  # lifted: asked for, or its program was
                 add_job(k, file=copy_path)
+                continue
+            if wanted and k.name not in wanted:
                 continue
             if getattr(k, "host", None) in covered:
                 continue
@@ -163,8 +163,8 @@ def lift_programs(program: Any, files: list[Path], root: Path, out_dir: Path, co
     for f in files:
         sf = program.file(f)
         for unit in getattr(sf, "program_units", []):
-            names = [k for k in lift.liftable(sf, unit)
-                     if has_loops(k) and (not config.kernels or k.name in config.kernels)]
+            asked = not config.kernels or unit.name in config.kernels  # a program asked for brings them
+            names = [k for k in lift.liftable(sf, unit) if has_loops(k) and (asked or k.name in config.kernels)]
             if not names:
                 continue
             try:
