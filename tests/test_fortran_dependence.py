@@ -848,6 +848,22 @@ def test_scratch_filled_at_several_depths_of_one_nest_is_private(tmp_path):
     assert not second.info.parallel and "v" not in second.info.private  # v(3, l) only when a(i) > 0
 
 
+def test_a_reflection_across_a_boundary_is_independent(tmp_path):
+    # halo rows mirrored from the interior: a(1 - k) written, a(k) read for k = 1, d -- the
+    # rows written (<= 0) and read (>= 1) never meet; b(3 - j) does (j = 1 writes what j = 2 reads)
+    k = kernel(tmp_path, """
+        do j = 1, d
+          a(1 - j) = a(j)
+        end do
+        do j = 1, d
+          b(3 - j) = b(j)
+        end do
+    """, decls="integer d\n  real(8) a(-4:10)", args="n, a, b, c, d")
+    first, second = [x for x in k.loops() if x.var == "j"]
+    assert first.info.parallel, codes(first)
+    assert not second.info.parallel
+
+
 def test_array_assignments_fill_scratch_arrays(tmp_path):
     # BookLeaf's local force matrices (lfx = 0 at the top of every element's iteration) and
     # sections copied from a column: an array assignment writes its whole section; a section

@@ -129,6 +129,48 @@ def test_inferred_size_sets_respect_the_orderings(tmp_path):
     assert all(n > 0 for n in lay.arrays["out"].shape)
 
 
+FACES = """\
+subroutine faces(x_min, x_max, y_min, y_max, depth, neighbours, fields, q)
+  implicit none
+  integer, intent(in) :: x_min, x_max, y_min, y_max, depth
+  integer, intent(in) :: neighbours(4), fields(2)
+  real(8), intent(inout) :: q(x_min-2:x_max+2, y_min-2:y_max+2)
+  integer :: j, k
+  if (fields(1) == 1) then
+    if (neighbours(3) == -1) then
+      do k = 1, depth
+        do j = x_min - depth, x_max + depth
+          q(j, 1 - k) = q(j, 0 + k)
+        end do
+      end do
+    end if
+  end if
+  do k = y_min, y_max
+    do j = x_min, x_max
+      if (k > y_min + 3 * depth) q(j, k - 3 * depth) = q(j, k - 3 * depth) + q(j, k)
+    end do
+  end do
+end subroutine faces
+"""
+
+
+def test_references_under_branches_on_inputs_bound_the_sizes(tmp_path):
+    # CloverLeaf's halo updates: every face under `if (fields(f) == 1)` and
+    # `if (neighbours(face) == EXTERNAL_FACE)`, the halo written at 1 - k for k = 1, depth
+    # with the field declared from y_min - 2. The harness takes both sides of those
+    # comparisons, so the face runs on some case and must stay in bounds: depth <= 2 and
+    # y_min <= 1 -- with depth still >= 1, so that the halo loops run. A reference under a
+    # branch on a loop variable (q(j, k - 3 * depth) when k > y_min + 3 * depth) bounds nothing.
+    k, _ = _kernel(tmp_path, FACES, "faces")
+    got = {(c.kind, c.text.split(" (")[0]) for c in constraints(k)}
+    assert ("subscript", "2 >= depth") in got and ("subscript", "3 >= depth + y_min") in got
+    assert ("subscript", "2 >= 3*depth") not in got  # what the guard keeps in bounds is not asked
+    spec = infer(k)
+    for s in spec.correctness[1:] + [spec.timing]:
+        assert _meets(s, k), s
+        assert 1 <= s["depth"] <= 2 and s["y_min"] <= 1, s
+
+
 def test_divisor_is_at_least_one(tmp_path):
     k, _ = _kernel(tmp_path, BLOCKS, "blocks")
     assert any(c.kind == "divisor" and "nb >= 1" in c.text for c in constraints(k))

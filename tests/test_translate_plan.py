@@ -72,6 +72,16 @@ def test_induction_variables_are_computed_from_the_loop_index():
     assert all("induction" in n for n in port.notes)
 
 
+def test_halo_faces_under_branches_on_flag_arrays_are_kernels():
+    # if (fields(F_DENS) == 1) / if (neighbours(CH_BOTTOM) == EXT_FACE) around each face: the
+    # conditions are computed first (pf_c<n>), the host takes the branches and launches
+    # every face as an MDRange kernel instead of running them all in one serial kernel
+    port = _port("halo.f90", "uhalo")
+    assert port.patterns == ["mdrange", "serial"]
+    body = _views_body(port, "uhalo")
+    assert body.count("pf::parallel_for(") == 7 and "if (pf_c" in body
+
+
 def test_recurrence_stays_serial_in_a_single_iteration_kernel():
     port = _port("basics.f90", "stats")
     assert "pf::single_for(" in port.files["stats.kokkos.cpp"]

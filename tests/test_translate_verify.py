@@ -96,6 +96,7 @@ CASES = [
     ("dispatch.f", "factr"),
     ("stfunc.f", "cmaxab"),  # statement functions inlined
     ("stfunc.f", "wnorm"),   # ... inside a sum
+    ("halo.f90", "uhalo"),
     ("sections.f90", "secw"),
     ("sections.f90", "secl"),
 ]

@@ -299,6 +299,10 @@ def _dim_relation(sw: ir.Expr, sa: ir.Expr, w: Access, a: Access, scope: LoopSco
             g = gcd(affine.constant(cw), affine.constant(ca))
             if g and affine.constant(diff) % g != 0:
                 return DimTest(_NEVER, True)
+            # a reflection (q(1 - k) written, q(k) read: a halo mirrored from the interior)
+            # meets only where the two ranges over the loop overlap
+            if _disjoint_ranges(pw, pa, rw, ra, w, a, scope, facts).rel == _NEVER:
+                return DimTest(_NEVER, True)
             return DimTest(_ANY, True)
     return _disjoint_ranges(pw, pa, rw, ra, w, a, scope, facts)
 

@@ -13,7 +13,16 @@ zero times and there was nothing to compare. The code says what it expects:
 - ``subscript``: an array argument's unconditional reference stays in its declared bounds
   over the loop ranges around it (``do k = 1, depth`` ... ``a(x_min - k)`` with ``a`` declared
   from ``x_min - halo``: ``depth <= halo``);
-- ``divisor``: an integer argument the code divides by (``/ n``, ``mod(i, n)``) is >= 1.
+- ``divisor``: an integer argument the code divides by (``/ n``, ``mod(i, n)``) is >= 1;
+- ``runs`` (a preference): a loop from a constant, ``do k = 1, depth``, runs at least once
+  -- kept only for size sets drawn that way (``n = 1`` for ``do i = 2, n`` stays a case) and
+  dropped when the other constraints cannot be met with it. Without it a repair meeting
+  ``a(1 - k)`` with ``a`` declared from ``y_min - 2`` moved ``depth`` below zero, and the
+  halo loops ran on none of the cases.
+
+References under a branch count when the branch reads only the routine's inputs (flags,
+neighbour codes: the harness gives each such comparison both sides, so the branch is
+taken on some case); those under a branch on a loop variable or on computed data do not.
 
 Each is a linear inequality ``poly >= 0`` over the integer scalar arguments (locals assigned
 once from them and PARAMETERs substituted); what is not linear is left out. :class:`Ordering`
@@ -33,7 +42,7 @@ from ..fortran import ir
 from ..fortran.rewrite import replace_refs
 
 MAX_PASSES = 20
-KIND_ORDER = ("loop", "extent", "subscript", "divisor")
+KIND_ORDER = ("loop", "extent", "subscript", "divisor", "runs")
 
 
 @dataclass
@@ -90,6 +99,7 @@ class _Collector:
                        if isinstance(v.parameter, int) and not isinstance(v.parameter, bool)}
         self.defs: dict[str, dict] = {}
         self.defs = self._single_defs()
+        self._assigned: Optional[set] = None
         self.out: list[Constraint] = []
 
     def _single_defs(self) -> dict[str, dict]:
@@ -190,18 +200,50 @@ class _Collector:
                     # a bound pair (do j = x_min, x_max): it should run; a loop from a constant
                     # (do i = 2, n) may run zero times, as at n = 1, on purpose
                     self.add(affine.add(hi, lo, -1), "loop", s.line, f"do {s.var}", pair=True)
+                elif not conditional and step > 0 and lo is not None and hi is not None and affine.is_const(lo) \
+                        and affine.names(hi) & self.ints and not affine.names(hi) & vars_:
+                    self.add(affine.add(hi, lo, -1), "runs", s.line, f"do {s.var}")
                 self._refs(s, [ir.stmt_exprs(s)], loops, conditional)
                 inner = loops + [(s.var, lo, hi)] if step != 0 and lo is not None and hi is not None else loops
                 self._walk(s.body, inner, conditional)
                 continue
             if isinstance(s, (ir.If, ir.SelectCase, ir.Where, ir.DoWhile)):
                 self._refs(s, [ir.stmt_exprs(s)], loops, conditional)
-                self._walk(ir.children(s), loops, True)
+                # a branch on the routine's inputs alone (a flag, a neighbour code, a
+                # mode) is taken whole on some case -- the harness gives every such
+                # comparison both sides -- so its references must stay in bounds too; one
+                # on a loop's variable or on computed data may be what keeps them in
+                self._walk(ir.children(s), loops, conditional or not self._mode_switch(s, loops))
                 continue
             self._refs(s, [ir.stmt_exprs(s)], loops, conditional)
             kids = ir.children(s)
             if kids:
                 self._walk(kids, loops, conditional)
+
+    def _mode_switch(self, s: ir.Stmt, loops) -> bool:
+        """Is ``s`` an IF or SELECT CASE whose conditions read only literals, constants,
+        scalar arguments the routine never assigns and elements of its integer input
+        arrays at constant subscripts -- nothing a loop or the computation changes?"""
+        if not isinstance(s, (ir.If, ir.SelectCase)):
+            return False
+        if self._assigned is None:
+            self._assigned = {x.target.name for x in ir.walk(self.kernel.body)
+                              if isinstance(x, ir.Assign) and isinstance(x.target, ir.Name)}
+            self._assigned |= {x.var for x in ir.walk(self.kernel.body) if isinstance(x, ir.Do)}
+        scalars = {a.name for a in self.kernel.args if a.rank == 0} - self._assigned
+        loop_vars = {v for v, _, _ in loops}
+        for e in ir.stmt_exprs(s):
+            for x in ir.walk_expr(e):
+                if isinstance(x, ir.ArrayRef):
+                    if x.name not in self.elem_arrays or self._element(x) is None:
+                        return False
+                elif isinstance(x, ir.FuncCall) and not x.intrinsic:
+                    return False
+                elif isinstance(x, ir.Name) and (x.name in loop_vars or (
+                        x.name not in scalars and x.name not in self.params
+                        and getattr(self.kernel.locals.get(x.name), "parameter", None) is None)):
+                    return False
+        return True
 
     def _refs(self, s: ir.Stmt, exprs, loops, conditional: bool) -> None:
         if conditional:
@@ -293,22 +335,26 @@ class Ordering:
         a note."""
         if not self.constraints:
             return dict(sizes)
-        for extent in (True, False):
-            for index_first in (True, False):  # out of bounds: move the subscript, else the bounds
-                got = self._solve(sizes, extent, index_first)
-                if got is not None:
-                    return got
-        bad = [c.text for c in self.constraints if c.value(sizes) < 0]
+        hard = [c for c in self.constraints if c.kind != "runs"]
+        soft = [c for c in self.constraints if c.kind == "runs" and c.value(sizes) >= 0]
+        for cons in ([hard + soft, hard] if soft else [hard]):
+            for extent in (True, False):
+                for index_first in (True, False):  # out of bounds: move the subscript, else the bounds
+                    got = self._solve(sizes, extent, index_first, cons)
+                    if got is not None:
+                        return got
+        bad = [c.text for c in hard if c.value(sizes) < 0]
         note = f"sizes {_show(sizes)} break {'; '.join(bad[:3])}, and no size set near it meets every constraint"
         if note not in self.notes:
             self.notes.append(note)
         return dict(sizes)
 
-    def _solve(self, drawn: dict[str, int], extent: bool, index_first: bool = True) -> Optional[dict[str, int]]:
+    def _solve(self, drawn: dict[str, int], extent: bool, index_first: bool = True,
+               cons: Optional[list] = None) -> Optional[dict[str, int]]:
         env = dict(drawn)
         for _ in range(MAX_PASSES):
             moved = False
-            for c in self.constraints:
+            for c in (self.constraints if cons is None else cons):
                 v = c.value(env)
                 name, coef = _pick(c, self.movable, index_first)
                 want = 0
@@ -367,6 +413,8 @@ def scalar_bounds(kernel: ir.Kernel, name: str, known: dict[str, int]) -> tuple[
     lo: Optional[int] = None
     hi: Optional[int] = None
     for c in cached_constraints(kernel):
+        if c.kind == "runs":
+            continue  # a preference of size sets only
         coef = c.poly.get((name,), 0)
         if not coef or not (c.names() - {name}) <= set(known):
             continue

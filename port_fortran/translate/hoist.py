@@ -1,4 +1,5 @@
-"""Loop bounds that read arrays, computed before the nest (pure IR -> IR).
+"""Loop bounds and branch conditions that read arrays, computed before the nest or the
+branch (pure IR -> IR).
 
 A parallel loop's policy is built on the host (``pf::range(1, grid_points(3) - 2)``), where
 the Views of a GPU backend cannot be read: NPB's ``do k = 1, grid_points(3) - 2`` read a
@@ -36,8 +37,34 @@ def hoist_array_bounds(body: list[ir.Stmt], tab: SymbolTable, serial=None) -> li
         elif isinstance(s, ir.If):
             s.branches = [(c, hoist_array_bounds(b, tab, serial)) for c, b in s.branches]
             s.else_body = hoist_array_bounds(s.else_body, tab, serial)
+            out += _hoist_condition(s, tab)
         out.append(s)
     return out
+
+
+def _hoist_condition(s: ir.If, tab: SymbolTable) -> list[ir.Stmt]:
+    """A branch on array elements around loops (CloverLeaf's halo faces: ``if
+    (fields(FIELD_DENSITY0) == 1)``, ``if (chunk_neighbours(CHUNK_LEFT) == EXTERNAL_FACE)``)
+    read its condition on the device, so the whole branch, loops included, ran in one
+    single-iteration kernel. The condition becomes a logical temporary assigned just before
+    the IF (computed on the device, copied back like a hoisted bound), and the host takes
+    the branch and launches its loops. Only an IF with one condition (and an ELSE): in an
+    ELSE IF chain a later condition is evaluated only when the earlier ones fail, and may
+    read out of bounds where they hold."""
+    if len(s.branches) != 1:
+        return []
+    cond = s.branches[0][0]
+    if not _reads_arrays(cond, tab) or any(isinstance(x, ir.FuncCall) and not x.intrinsic and x.name != "size"
+                                           for x in ir.walk_expr(cond)):
+        return []
+    if not any(isinstance(x, ir.Do) for x in ir.walk(s.branches[0][1] + s.else_body)):
+        return []  # a branch of scalar work stays where it is
+    t = tab.new_temp("c", ir.LOGICAL)
+    pre = ir.Assign(ir.Name(t.name, ftype=ir.LOGICAL), cond, line=s.line)
+    if s.label is not None:  # a jump to the IF evaluates its condition first
+        pre.label, s.label = s.label, None
+    s.branches = [(ir.Name(t.name, ftype=ir.LOGICAL), s.branches[0][1])]
+    return [pre]
 
 
 def _reads_arrays(e: ir.Expr, tab: SymbolTable) -> bool:
