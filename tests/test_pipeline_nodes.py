@@ -38,3 +38,18 @@ def test_profile_hint_leaves_out_an_unreadable_profile_but_raises_a_bug(tmp_path
     monkeypatch.setattr(prof, "read_profile", broken)
     with pytest.raises(TypeError, match="a bug"):  # was swallowed by `except Exception: return {}`
         nodes._profile(tmp_path)
+
+
+def test_an_original_failing_at_the_timing_sizes_is_its_fault_not_the_ports():
+    # the correctness cases passed; at the timing sizes the original itself fails (harness
+    # redraw: code set). The run is refused with that code (no debugging of a correct port),
+    # the reason saying where
+    from port_fortran.pipeline.nodes import _with_proof
+    from port_fortran.records import Verdict
+
+    ok = Verdict("serial", True, reason="")
+    bad = Verdict("serial", False, reason="the original fails on every input tried", code="original-failed")
+    got = _with_proof(ok, bad)
+    assert not got.passed and got.code == "original-failed" and got.reason.startswith("at the timing sizes")
+    port_wrong = _with_proof(ok, Verdict("serial", False, reason="x differs"))
+    assert not port_wrong.passed and port_wrong.code == "" and port_wrong.reason == "x differs"

@@ -544,6 +544,9 @@ def _with_proof(verdict, proof):
     if not proof.passed:
         out.passed = False
         out.reason = proof.reason or "not verified at the timing sizes"
+        if getattr(proof, "code", ""):  # the original itself fails there: not the port's fault
+            out.code = proof.code
+            out.reason = f"at the timing sizes {proof.cases[0].sizes if proof.cases else ''}: {out.reason}"
     return out
 
 
