@@ -64,6 +64,10 @@ def plan_jobs(sources: list[str], config: Config, run_id: str, out_dir: Path, db
         program = build(files + [Path(p) for p, _names in lifted.values()], config.include_dirs,
                         config.defines, routines=config.routines, fflags=config.fflags)
         cfg_dict = config.to_dict()  # with the originals' directories on the include path
+        for orig, (copy_path, names) in list(lifted.items()):
+            made = program.file(Path(copy_path))
+            if made.errors or not names <= {k.name for k in made.kernels}:
+                del lifted[orig]  # a copy the front end does not read as the original: not used
     program.objects_dir = str((out_dir / "program" / "objects").resolve())
     c_files = discover_c(sources)
     if c_files:
