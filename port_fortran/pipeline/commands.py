@@ -65,9 +65,11 @@ def plan_jobs(sources: list[str], config: Config, run_id: str, out_dir: Path, db
                         config.defines, routines=config.routines, fflags=config.fflags)
         cfg_dict = config.to_dict()  # with the originals' directories on the include path
         for orig, (copy_path, names) in list(lifted.items()):
-            made = program.file(Path(copy_path))
-            if made.errors or not names <= {k.name for k in made.kernels}:
-                del lifted[orig]  # a copy the front end does not read as the original: not used
+            made = {k.name: k for k in program.file(Path(copy_path)).kernels}
+            inner = {k.name: k for k in program.file(Path(orig)).kernels if getattr(k, "host", None)}
+            if program.file(Path(copy_path)).errors or any(
+                    n not in made or _signature(made[n]) != _signature(inner[n]) for n in names):
+                del lifted[orig]  # a copy not read as the original (a name typed otherwise): not used
     program.objects_dir = str((out_dir / "program" / "objects").resolve())
     c_files = discover_c(sources)
     if c_files:
@@ -185,6 +187,14 @@ def lift_programs(program: Any, files: list[Path], root: Path, out_dir: Path, co
     dirs = [str(Path(p).parent) for p in out]
     config.include_dirs = list(config.include_dirs) + [d for d in dict.fromkeys(dirs) if d not in config.include_dirs]
     return out
+
+
+def _signature(k) -> list:
+    """What a procedure's names mean: each argument's and local's type, rank and constant
+    value -- the same in a lifted copy as in the original, or the copy is not used."""
+    def one(v):
+        return (v.name, str(v.ftype), len(v.dims or []), repr(getattr(v, "parameter", None)))
+    return sorted(one(v) for v in list(k.args) + list(k.locals.values()))
 
 
 def program_report(program: Any, rel_of: dict[str, str]) -> dict:
