@@ -99,7 +99,9 @@ class _Collector:
                        if isinstance(v.parameter, int) and not isinstance(v.parameter, bool)}
         self.defs: dict[str, dict] = {}
         self.defs = self._single_defs()
-        self._assigned: Optional[set] = None
+        assigned = {x.target.name for x in ir.walk(kernel.body) if isinstance(x, ir.Assign) and isinstance(x.target, ir.Name)}
+        assigned |= {x.var for x in ir.walk(kernel.body) if isinstance(x, ir.Do)}
+        self.fixed_scalars = {a.name for a in kernel.args if a.rank == 0} - assigned  # inputs the routine keeps
         self.out: list[Constraint] = []
 
     def _single_defs(self) -> dict[str, dict]:
@@ -226,11 +228,6 @@ class _Collector:
         arrays at constant subscripts -- nothing a loop or the computation changes?"""
         if not isinstance(s, (ir.If, ir.SelectCase)):
             return False
-        if self._assigned is None:
-            self._assigned = {x.target.name for x in ir.walk(self.kernel.body)
-                              if isinstance(x, ir.Assign) and isinstance(x.target, ir.Name)}
-            self._assigned |= {x.var for x in ir.walk(self.kernel.body) if isinstance(x, ir.Do)}
-        scalars = {a.name for a in self.kernel.args if a.rank == 0} - self._assigned
         loop_vars = {v for v, _, _ in loops}
         for e in ir.stmt_exprs(s):
             for x in ir.walk_expr(e):
@@ -240,7 +237,7 @@ class _Collector:
                 elif isinstance(x, ir.FuncCall) and not x.intrinsic:
                     return False
                 elif isinstance(x, ir.Name) and (x.name in loop_vars or (
-                        x.name not in scalars and x.name not in self.params
+                        x.name not in self.fixed_scalars
                         and getattr(self.kernel.locals.get(x.name), "parameter", None) is None)):
                     return False
         return True

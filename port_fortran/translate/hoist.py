@@ -54,8 +54,7 @@ def _hoist_condition(s: ir.If, tab: SymbolTable) -> list[ir.Stmt]:
     if len(s.branches) != 1:
         return []
     cond = s.branches[0][0]
-    if not _reads_arrays(cond, tab) or any(isinstance(x, ir.FuncCall) and not x.intrinsic and x.name != "size"
-                                           for x in ir.walk_expr(cond)):
+    if not _reads_arrays(cond, tab) or _calls_routines(cond):
         return []
     if not any(isinstance(x, ir.Do) for x in ir.walk(s.branches[0][1] + s.else_body)):
         return []  # a branch of scalar work stays where it is
@@ -71,6 +70,11 @@ def _reads_arrays(e: ir.Expr, tab: SymbolTable) -> bool:
     return any(isinstance(x, (ir.Name, ir.ArrayRef)) and tab.is_array(x.name) for x in ir.walk_expr(e))
 
 
+def _calls_routines(e: ir.Expr) -> bool:
+    """Does ``e`` call a function of the program (not an intrinsic)? Then it is left in place."""
+    return any(isinstance(x, ir.FuncCall) and not x.intrinsic and x.name != "size" for x in ir.walk_expr(e))
+
+
 def _hoist_nest(do: ir.Do, tab: SymbolTable) -> list[ir.Stmt]:
     """The assignments of ``do``'s hoisted bounds (its own, then its perfectly nested
     loops' that are the same on every entry); the loops now read the temporaries."""
@@ -80,8 +84,7 @@ def _hoist_nest(do: ir.Do, tab: SymbolTable) -> list[ir.Stmt]:
     while True:
         for attr in ("start", "end", "step"):
             e = getattr(loop, attr)
-            if e is None or not _reads_arrays(e, tab) or any(
-                    isinstance(x, ir.FuncCall) and not x.intrinsic and x.name != "size" for x in ir.walk_expr(e)):
+            if e is None or not _reads_arrays(e, tab) or _calls_routines(e):
                 continue
             if loop is not do:
                 changed = names_changed([do]) if changed is None else changed
