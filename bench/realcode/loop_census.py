@@ -42,7 +42,8 @@ def census(src: Path, names=None) -> dict:
             files = own + C.unit_context(code, unit, src)
             try:
                 prog = build_program([], include_dirs=[str(p) for p in C.include_dirs(code, src)],
-                                     defines=C.unit_defines(code, unit), files=[Path(f) for f in files])
+                                     defines=C.unit_defines(code, unit), fflags=C.unit_fflags(code, unit),
+                                     files=[Path(f) for f in files])
             except Exception as exc:  # one unit the front end cannot take must not stop the census
                 print(f"{code.name}/{unit.name}: {type(exc).__name__}: {exc}", file=sys.stderr)
                 counts["units failed"] += 1

@@ -69,9 +69,12 @@ def scan_unit(code: cp.Code, unit: cp.Unit, src_root: Path) -> list[dict]:
     incs = cp.include_dirs(code, src_root)
     defs = cp.unit_defines(code, unit)
     rows = []
+    # the form gfortran reads the files in (the code's build may force it: -ffree-form)
+    forms = [f for f in cp.unit_fflags(code, unit) if f in ("-ffree-form", "-ffixed-form")]
+    fixed = (forms[-1] == "-ffixed-form") if forms else None
     for f in cp.unit_files(code, unit, src_root):
         rel = f.relative_to(root).as_posix()
-        res = fscan.scan_file(f, name=rel, include_dirs=incs, defines=defs, cpp=code.cpp)
+        res = fscan.scan_file(f, name=rel, include_dirs=incs, defines=defs, cpp=code.cpp, fixed=fixed)
         for r in res.routines:
             d = r.to_dict()
             d["scan_notes"] = res.notes

@@ -115,6 +115,13 @@ def uses_openmp(flags) -> bool:
     return any(f == "-fopenmp" or f.startswith("-fopenmp=") for f in flags)
 
 
+def generated_source_flags(flags) -> list[str]:
+    """``flags`` for the free-form sources the tool generates (drivers, interface modules):
+    without ``-ffixed-form``, which a user's fixed-form tree may be built with and which
+    would make gfortran read them as fixed form."""
+    return [f for f in flags if f != "-ffixed-form"]
+
+
 def host_openmp(flags) -> list[str]:
     """``flags`` with ``-foffload=disable`` added when they turn OpenMP on and say nothing of
     offloading: originals and ports both run ``!$omp target`` regions on the host, as any

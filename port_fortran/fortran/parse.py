@@ -320,9 +320,10 @@ def parse_file(path, include_dirs=(), defines=None, *, modules=None, module_sear
     Cached in memory and on disk as pickles: each call returns a fresh copy.
 
     ``fflags``: the compiler flags the file is built with; those that change the default
-    kinds (``ftypes.DEFAULT_KIND_FFLAGS``: -fdefault-real-8 ...) are read as gfortran does.
-    None: the default kinds in force (``ftypes.default_kinds``, e.g. set by the program
-    model for the file), else gfortran's.
+    kinds (``ftypes.DEFAULT_KIND_FFLAGS``: -fdefault-real-8 ...) and the source form
+    (-ffree-form, -ffixed-form, -ffixed-line-length-N: ``reader.options_of_fflags``) are
+    read as gfortran does. None: the kinds and options in force (``ftypes.default_kinds``,
+    ``reader.source_options``, e.g. set by the program model for the file), else gfortran's.
 
     Modules the file USEs but does not define: ``modules`` ({name: ir.ModuleInterface},
     e.g. from a program model), else looked for in the files and trees of
@@ -331,8 +332,11 @@ def parse_file(path, include_dirs=(), defines=None, *, modules=None, module_sear
     kernels that need them are refused with the reason (``SourceFile.missing_modules``)."""
     from . import ftypes
 
+    from . import reader
+
     kinds = ftypes.kinds_of_fflags(fflags) if fflags is not None else ftypes.current_kinds()
-    with ftypes.default_kinds(kinds):
+    opts = reader.options_of_fflags(fflags) if fflags is not None else reader.current_options()
+    with ftypes.default_kinds(kinds), reader.source_options(opts):
         return _parse_file(path, include_dirs, defines, modules, module_search, timeout, use_cache)
 
 

@@ -11,6 +11,7 @@ from typing import Callable, Iterable, Optional
 from . import ftypes, ir
 from .interproc import refine
 from .parse import discover, parse_file
+from .reader import options_of_fflags, source_options
 from .program import FileSettings, Program, _scan_file, norm
 
 ParseFn = Callable[..., ir.SourceFile]
@@ -48,7 +49,11 @@ def build_program(sources: Iterable, include_dirs=(), defines: Optional[dict] = 
     paths = [Path(p) for p in (files if files is not None else discover([str(s) for s in sources]))]
     default = FileSettings.of(include_dirs, defines, fflags)
     per_file = {norm(k): v for k, v in (settings or {}).items()}
-    units = {norm(p): _scan_file(str(p)) for p in paths}
+    def scan(p) -> FileUnits:
+        with source_options(options_of_fflags(per_file.get(norm(p), default).fflags)):
+            return _scan_file(str(p))
+
+    units = {norm(p): scan(p) for p in paths}
     # parse order: module definers first (the scan is over-approximate, which only orders)
     definers: dict[str, str] = {}
     for p in paths:
@@ -74,7 +79,8 @@ def build_program(sources: Iterable, include_dirs=(), defines: Optional[dict] = 
     wants_modules = _takes_modules(parse)
     for f in ordered:
         st = per_file.get(f, default)
-        with ftypes.default_kinds(ftypes.kinds_of_fflags(st.fflags)):  # -fdefault-real-8: REAL is real(8)
+        # -fdefault-real-8: REAL is real(8); -ffree-form: a .F file is free form
+        with ftypes.default_kinds(ftypes.kinds_of_fflags(st.fflags)), source_options(options_of_fflags(st.fflags)):
             if wants_modules:  # the hook for front ends that read other files' modules (kinds, constants)
                 used = {u: parsed[definers[u]] for u in units[f].uses if definers.get(u) in parsed}
                 parsed[f] = parse(given[f], st.include_dirs, st.defines_dict, modules=used)

@@ -2,12 +2,14 @@
 
 Steps (each a pure function over text, except the file reads at the edge):
 
-1. form: free or fixed, by extension, else by sniffing the content;
+1. form: free or fixed as gfortran takes it: ``-ffree-form``/``-ffixed-form`` among the
+   file's flags (:func:`source_options`), else by extension, else by sniffing the content;
 2. C preprocessing when the file needs it (``.F``/``.F90``... or ``#`` lines), by gfortran
    itself (``gfortran -E -cpp``, :mod:`.cpp`): the text is what gfortran compiles;
 3. Fortran ``include 'x.inc'`` expanded (searched in the file's directory, then the
    include dirs);
-4. fixed-form clean-up: tabs in columns 1-6, columns past 72 dropped;
+4. fixed-form clean-up: tabs in columns 1-6, columns past 72 dropped (past the length
+   ``-ffixed-line-length-N`` gives; none with ``-ffixed-line-length-none``);
 5. statements fparser cannot parse but the IR must report (ASSIGN, assigned GOTO) are
    replaced by ``CONTINUE`` and remembered, so they come back as ``Unsupported`` nodes;
    Fortran 2018 locality specs of DO CONCURRENT (``local(x)``), which fparser rejects, are
@@ -20,12 +22,15 @@ line in the main file (the ``include`` line for included text).
 """
 from __future__ import annotations
 
+import contextvars
 import functools
 
 import os
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator, Optional
 
 FIXED_EXTS = {".f", ".for", ".f77", ".ftn", ".fpp"}
 FREE_EXTS = {".f90", ".f95", ".f03", ".f08", ".f18"}
@@ -60,8 +65,60 @@ class SourceText:
         return LineOrigin(self.path, line, line)
 
 
+@dataclass(frozen=True)
+class SourceOptions:
+    """How gfortran reads the source under the file's flags: ``form`` forced by
+    ``-ffree-form``/``-ffixed-form`` (None: by extension), and the fixed-form line length
+    (``-ffixed-line-length-N``; None: ``-none``/``-0``, no column limit)."""
+    form: Optional[str] = None
+    fixed_length: Optional[int] = 72
+
+
+_OPTIONS: contextvars.ContextVar[SourceOptions] = contextvars.ContextVar("pf_source_options",
+                                                                         default=SourceOptions())
+
+
+def options_of_fflags(fflags) -> SourceOptions:
+    """The :class:`SourceOptions` gfortran takes from ``fflags`` (the last of each kind wins,
+    as on gfortran's command line)."""
+    form: Optional[str] = None
+    length: Optional[int] = 72
+    for f in fflags or ():
+        f = str(f)
+        if f == "-ffree-form":
+            form = "free"
+        elif f == "-ffixed-form":
+            form = "fixed"
+        elif f.startswith("-ffixed-line-length-"):
+            v = f[len("-ffixed-line-length-"):]
+            if v in ("none", "0"):
+                length = None
+            elif v.isdigit():
+                length = int(v)
+    return SourceOptions(form, length)
+
+
+@contextmanager
+def source_options(opts: SourceOptions) -> Iterator[None]:
+    """Read sources with these options inside the block (the program model sets them per
+    file from its flags, as ``ftypes.default_kinds`` does for -fdefault-real-8)."""
+    token = _OPTIONS.set(opts)
+    try:
+        yield
+    finally:
+        _OPTIONS.reset(token)
+
+
+def current_options() -> SourceOptions:
+    return _OPTIONS.get()
+
+
 def form_of(path: str | Path, text: str | None = None) -> str:
-    """'fixed' or 'free': by extension, else by sniffing ``text``."""
+    """'fixed' or 'free': as the flags in force say (:func:`source_options`), else by
+    extension, else by sniffing ``text``."""
+    forced = _OPTIONS.get().form
+    if forced is not None:
+        return forced
     ext = Path(path).suffix
     if ext.lower() in FREE_EXTS:
         return "free"
@@ -222,8 +279,9 @@ def clean_fixed(line: str) -> str:
                 line = "     " + rest[0] + rest[1:]
             else:
                 line = f"{label:<5} " + rest
-    if len(line) > 72 and not _is_fixed_comment(line):
-        line = line[:72]
+    limit = _OPTIONS.get().fixed_length
+    if limit is not None and len(line) > limit and not _is_fixed_comment(line):
+        line = line[:limit]
     return line
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
 from ..errors import ToolMissing, UserError
-from ..build_runner.toolchain import gfortran_path, host_openmp
+from ..build_runner.toolchain import generated_source_flags, gfortran_path, host_openmp
 from ..fortran import ir
 from ..records import BuildResult, CaseResult, OutputCheck, Timing, Verdict
 from ..build_runner.sandbox import Limits, run_limited
@@ -280,14 +280,16 @@ class Harness(CaseRunner, CheckedOriginal):
             (bdir / "pf_harness_io.f90").write_text(support)
             (bdir / "pf_ref_driver.f90").write_text(driver)
             common = [gfortran, *flags, f"-J{bdir}", f"-I{bdir}", f"-I{links.mod_dir}"]
+            gen = [gfortran, *generated_source_flags(flags), f"-J{bdir}", f"-I{bdir}", f"-I{links.mod_dir}"]
             objects = list(map(str, links.objects))
-            cmds = [[gfortran, *flags, f"-J{bdir}", "-c", "pf_harness_io.f90", "-o", "pf_harness_io.o"]]
+            cmds = [[gfortran, *generated_source_flags(flags), f"-J{bdir}", "-c", "pf_harness_io.f90", "-o",
+                     "pf_harness_io.o"]]
             public = self._public_copy(bdir)
             if public is not None:  # a PRIVATE module procedure: its file with it PUBLIC (publish.py)
                 cmds.append(common + [f"-I{self.source_path.resolve().parent}", "-c", str(public), "-o",
                                       "pf_public.o"])
                 objects[0] = "pf_public.o"
-            cmds += [common + ["-c", "pf_ref_driver.f90", "-o", "pf_ref_driver.o"],
+            cmds += [gen + ["-c", "pf_ref_driver.f90", "-o", "pf_ref_driver.o"],
                      [gfortran, *(["-fopenmp"] if openmp else []), "pf_ref_driver.o", "pf_harness_io.o",
                       *objects, *links.libs, "-o", "ref_driver"]]
             for cmd in cmds:

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from ..build_runner.sandbox import run_limited
-from ..build_runner.toolchain import gfortran_path, strip_offload, uses_openmp
+from ..build_runner.toolchain import generated_source_flags, gfortran_path, strip_offload, uses_openmp
 from ..errors import ToolMissing, UserError
 from ..records import BuildResult
 from . import drivers
@@ -98,13 +98,15 @@ class HybridHarness(Harness):
             (bdir / "pf_harness_io.f90").write_text(support)
             (bdir / "pf_ref_driver.f90").write_text(driver)
             common = [gfortran, *flags, f"-J{bdir}", f"-I{bdir}", f"-I{links.mod_dir}"]
+            gen = [gfortran, *generated_source_flags(flags), f"-J{bdir}", f"-I{bdir}", f"-I{links.mod_dir}"]
             steps = [
-                ([gfortran, *flags, f"-J{bdir}", "-c", "pf_harness_io.f90", "-o", "pf_harness_io.o"], "harness I/O"),
-                (common + ["-c", str(module), "-o", "kokkos_mod.o"], "the interface module of the kernels"),
+                ([gfortran, *generated_source_flags(flags), f"-J{bdir}", "-c", "pf_harness_io.f90", "-o",
+                  "pf_harness_io.o"], "harness I/O"),
+                (gen + ["-c", str(module), "-o", "kokkos_mod.o"], "the interface module of the kernels"),
                 (common[:1] + first + common[1:] + ["-c", str(self._public_copy(
                     bdir, self.hybrid_source.read_text(errors="replace")) or self.hybrid_source), "-o", "hybrid.o"],
                  f"the hybrid source {self.hybrid_source.name}"),
-                (common + ["-c", "pf_ref_driver.f90", "-o", "pf_ref_driver.o"], "the driver"),
+                (gen + ["-c", "pf_ref_driver.f90", "-o", "pf_ref_driver.o"], "the driver"),
             ]
             for cmd, what in steps:
                 res = run_limited(cmd, bdir, REF_BUILD_LIMITS)

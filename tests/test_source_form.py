@@ -1,0 +1,90 @@
+"""The source form as gfortran takes it from the flags a file is built with: ``-ffree-form``
+makes a ``.F`` file free form (stencil codes built with ``-ffree-form``/``-Mfree``),
+``-ffixed-form`` the reverse, and ``-ffixed-line-length-N`` moves the column where a
+fixed-form statement ends. Read by extension alone, such a file is either a syntax error
+or, worse, a statement silently cut at column 72."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from port_fortran.fortran import ir, parse_file
+from port_fortran.fortran.program_build import build_program
+from port_fortran.fortran.reader import SourceOptions, form_of, options_of_fflags, source_options
+
+DATA = Path(__file__).parent / "data" / "forms"
+
+
+def _names(e) -> set[str]:
+    return {x.name for x in ir.walk_expr(e) if isinstance(x, (ir.Name, ir.ArrayRef))}
+
+
+def _assigns(k: ir.Kernel) -> list[ir.Assign]:
+    return [s for s in ir.walk(k.body) if isinstance(s, ir.Assign)]
+
+
+def test_options_follow_gfortran_flags_last_one_wins():
+    assert options_of_fflags([]) == SourceOptions(None, 72)
+    assert options_of_fflags(["-O2", "-ffree-form"]).form == "free"
+    assert options_of_fflags(["-ffree-form", "-ffixed-form"]).form == "fixed"
+    assert options_of_fflags(["-ffixed-line-length-132"]).fixed_length == 132
+    assert options_of_fflags(["-ffixed-line-length-none"]).fixed_length is None
+    assert options_of_fflags(["-ffixed-line-length-0"]).fixed_length is None
+    with source_options(options_of_fflags(["-ffree-form"])):
+        assert form_of("x.F") == "free" and form_of("y.f") == "free"
+    assert form_of("x.F") == "fixed"  # the block ended: by extension again
+
+
+def test_free_form_dot_F_file_is_read_free_with_the_flag():
+    path = str(DATA / "relax.F")
+    flags = ["-ffree-form"]
+    sf = parse_file(path, defines={"_RELAX_FIVE": ""}, fflags=flags, use_cache=False)
+    assert not sf.errors, sf.errors
+    k = next(k for k in sf.kernels if k.name == "relax")
+    assert [a.name for a in k.args] == ["nx", "ny", "grid", "work", "ierr"]
+    loops = [s for s in k.body if isinstance(s, ir.Do)]
+    assert len(loops) == 1 and loops[0].info.parallel  # the stencil nest, its #if branch taken
+    # read by its suffix alone (fixed form) the file is not Fortran the front end can take
+    wrong = parse_file(path, defines={"_RELAX_FIVE": ""}, use_cache=False)
+    assert wrong.errors or not any(k.name == "relax" and k.body for k in wrong.kernels)
+    # the program model reads each file with its own flags
+    prog = build_program([path], defines={"_RELAX_FIVE": ""}, fflags=flags)
+    assert not prog.file(path).errors
+    assert prog.kernel(path, "relax").body
+
+
+def test_fixed_line_length_flag_keeps_text_past_column_72():
+    path = str(DATA / "wide.f")
+    # gfortran, the oracle: the statement compiles whole only with the longer line
+    subprocess.run(["gfortran", "-fsyntax-only", "-ffixed-line-length-132", path], check=True)
+    cut = subprocess.run(["gfortran", "-fsyntax-only", "-Wline-truncation", "-Werror", path],
+                         capture_output=True, text=True)
+    assert cut.returncode != 0  # at 72 columns gfortran cuts the statement too
+    short = next(k for k in parse_file(path, use_cache=False).kernels if k.name == "wide")
+    assert "b" not in set().union(*(_names(a.value) for a in _assigns(short)))
+    for flag in ("-ffixed-line-length-132", "-ffixed-line-length-none"):
+        long = next(k for k in parse_file(path, fflags=[flag], use_cache=False).kernels if k.name == "wide")
+        assert "b" in set().union(*(_names(a.value) for a in _assigns(long))), flag
+
+
+@pytest.mark.integration
+def test_free_form_dot_F_kernel_is_proven_with_its_flags(tmp_path):
+    from port_fortran.harness import Harness
+    from port_fortran.translate import translate_kernel, write_port
+
+    path = DATA / "relax.F"
+    flags = ["-ffree-form"]
+    defines = {"_RELAX_FIVE": ""}
+    sf = parse_file(str(path), defines=defines, fflags=flags, use_cache=False)
+    k = next(k for k in sf.kernels if k.name == "relax")
+    port = translate_kernel(k, sf)
+    write_port(port, tmp_path / "relax")
+    h = Harness(k, sf, tmp_path / "relax", defines=defines, fflags=flags)
+    for backend in ("serial", "openmp"):
+        b = h.build(backend)
+        assert b.ok, b.condensed
+        v = h.verify(backend)
+        assert v.passed, v.reason
+        assert any(c.changed for c in v.cases)
