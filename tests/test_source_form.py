@@ -88,3 +88,44 @@ def test_free_form_dot_F_kernel_is_proven_with_its_flags(tmp_path):
         v = h.verify(backend)
         assert v.passed, v.reason
         assert any(c.changed for c in v.cases)
+
+
+def test_component_statements_say_what_they_read():
+    """A statement the IR cannot model (``perf%adds = perf%adds + 4*nx*ny``) reads the
+    names it mentions, and through a module function only what the routine shares: the
+    loop variables are dead after the sweeps, which stay parallel. Through an internal
+    function it may read anything (the loop stays as it was)."""
+    sf = parse_file(str(DATA / "counters.f90"), use_cache=False)
+    assert not sf.errors, sf.errors
+    k = next(k for k in sf.kernels if k.name == "smooth")
+    kept = [s for s in ir.walk(k.body) if isinstance(s, ir.Unsupported)]
+    assert [s.construct for s in kept] == ["derived-type", "derived-type"]
+    assert set(kept[0].reads) >= {"perf", "nx", "ny"} and not {"i", "j"} & set(kept[0].reads)
+    assert kept[0].writes == ["perf"]
+    assert "t0" in kept[1].reads and not {"i", "j"} & set(kept[1].reads)  # clock() reads module state only
+    assert {"nx", "ny", "perf"} <= set(kept[1].reads)
+    loops = [s for s in k.body if isinstance(s, ir.Do)]
+    assert len(loops) == 2 and all(d.info.parallel for d in loops), [d.info.reasons for d in loops]
+    t = next(k for k in sf.kernels if k.name == "tally")
+    peek = next(s for s in ir.walk(t.body) if isinstance(s, ir.Unsupported))
+    assert peek.reads is None
+
+
+@pytest.mark.integration
+def test_sweeps_in_a_region_with_glued_end_directives_are_outlined_and_proven(tmp_path):
+    from port_fortran.harness.hybrid import HybridHarness, make_harness
+    from port_fortran.translate import write_port
+    from port_fortran.translate.hybrid import translate_mode
+
+    sf = parse_file(str(DATA / "counters.f90"), use_cache=False)
+    k = next(x for x in sf.kernels if x.name == "smooth")
+    port = translate_mode(k, sf, None, "auto")
+    assert port.mode == "hybrid"
+    assert [o["line"] for o in port.hybrid["outlined"]] == [25, 32], port.hybrid
+    write_port(port, tmp_path / "smooth")
+    h = make_harness(k, sf, tmp_path / "smooth")
+    assert isinstance(h, HybridHarness)
+    for b in ("serial", "openmp"):
+        v = h.verify(b, seeds=1)
+        assert v.passed, f"[{b}]: {v.reason}"
+        assert any(c.changed for c in v.cases)

@@ -314,6 +314,7 @@ class FileBuilder:
             except Unsup as u2:
                 k.unsupported.append(ir.Unsupported(u2.construct, u2.reason, str(head), line=start))
         sb = StmtBuilder(scope, self.src, self.user_functions)
+        sb.has_internal = any(type(c).__name__ == "Internal_Subprogram_Part" for c in kids)
         body: list[ir.Stmt] = db.statement_functions(sb)
         internal = []
         for c in kids:

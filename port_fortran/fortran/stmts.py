@@ -29,6 +29,7 @@ class StmtBuilder:
         self.eb = ExprBuilder(scope, user_functions)
         self.calls: list[str] = []
         self.started = False  # an executable statement has been seen (statement functions come first)
+        self.has_internal = False  # the routine CONTAINS procedures (they see its locals)
 
     def line(self, n) -> int:
         return stmt_line(n, self.src)
@@ -73,6 +74,8 @@ class StmtBuilder:
             out = self.unsup(n, u.construct, u.reason)
             if cls in ("Allocate_Stmt", "Deallocate_Stmt"):  # reads its bounds, (re)defines its objects
                 out.reads, out.writes, out.targets = self.io_effects(n)
+            elif cls == "Assignment_Stmt":  # a component or substring assignment kept as it is
+                out.reads, out.writes = self.assignment_effects(n)
             elif cls == "Entry_Stmt":  # reads nothing when control falls through it (the flow graph
                 out.reads = []         # adds the entry from outside)
             return [out]
@@ -160,6 +163,58 @@ class StmtBuilder:
             writes = list(names)  # what a READ fills, what INQUIRE reports, what ALLOCATE defines
         names = list(dict.fromkeys(names))
         return (None if unknown else names), list(dict.fromkeys(writes)), targets
+
+    def assignment_effects(self, n) -> tuple[Optional[list[str]], list[str]]:
+        """(names an assignment the IR cannot model may read, names it may assign): every
+        name it mentions (component names too: more than it reads, never less) and the
+        variable its target belongs to (``mg_perf`` of ``mg_perf%num_adds = ...``). A
+        function it calls reads and may write no local of the routine but through its
+        arguments (mentioned already): only the COMMON, module and host variables the
+        routine sees -- unless the function is a statement function or an internal
+        procedure of the routine, which see its locals: then it may read anything."""
+        from fparser.two.utils import walk as fwalk
+        lhs = n.items[0]
+        names: list[str] = []
+        calls = False
+        for x in fwalk(n):
+            t = type(x).__name__
+            if t in ("Part_Ref", "Function_Reference", "Structure_Constructor", "Intrinsic_Function_Reference"):
+                name = lname(x.items[0])
+                s = self.scope.lookup(name)
+                if s is not None and s.dims:
+                    continue
+                if t == "Intrinsic_Function_Reference":
+                    continue
+                if name in self.eb.stmt_funcs or self.has_internal:
+                    return None, [lname(y) for y in fwalk(lhs) if type(y).__name__ == "Name"][:1]
+                calls = True
+            elif t == "Name":
+                names.append(lname(x))
+        target = next((lname(y) for y in fwalk(lhs) if type(y).__name__ == "Name"), None)
+        writes = [target] if target else []
+        if calls:
+            shared = self.shared_names()
+            names += shared
+            writes += shared
+        return list(dict.fromkeys(names)), list(dict.fromkeys(writes))
+
+    def shared_names(self) -> list[str]:
+        """Variables the routine shares with the routines it calls other than through
+        arguments: COMMON members, module variables, host variables."""
+        out = []
+        scope: Optional[Scope] = self.scope
+        seen: set[str] = set()
+        while scope is not None:
+            for name, s in list(scope.syms.items()) + list(scope.imported.items()):
+                if name in seen:
+                    continue
+                seen.add(name)
+                if s.is_parameter:
+                    continue
+                if s.common is not None or s.module is not None or s.save or self.scope.is_host(name):
+                    out.append(name)
+            scope = scope.parent
+        return out
 
     def _stamp(self, s: ir.Stmt, n) -> ir.Stmt:
         s.line = self.line(n)

@@ -148,7 +148,13 @@ def directives(lines: list[str], lo: int, hi: int, form: str) -> list[Directive]
         cont = form == "free" and d.rstrip().endswith("&")
         if cont:
             out[-1].text = out[-1].text.rstrip("& ").strip()
+    for x in out:  # `!$omp enddo`, `!$omp endparallel`: spelled as gfortran also takes them
+        x.text = _END_GLUED.sub(r"\1end ", x.text)
     return out
+
+
+_END_GLUED = re.compile(r"^((?:omp|acc)\s+)end(?=(parallel|do|simd|single|master|masked|critical|sections|workshare|"
+                        r"target|teams|distribute|loop|taskloop|kernels|serial|atomic|task|data)\b)")
 
 
 def nest_span(lines: list[str], first: int, last: int, form: str, routine: tuple[int, int],

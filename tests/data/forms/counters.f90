@@ -1,0 +1,60 @@
+! A stencil module in the style of Mantevo mini-apps: the sweeps sit in an OpenMP parallel
+! region whose END directives are glued (`!$omp enddo`, `!$omp endparallel`, as gfortran
+! takes them), and after the sweeps the routine counts its work and its time in the
+! components of a derived-type module variable (kept Fortran in a hybrid port).
+module counters_mod
+  implicit none
+  type perf_t
+     integer :: adds = 0
+     double precision :: t_comp = 0d0
+  end type perf_t
+  type(perf_t) :: perf
+  integer :: nx, ny
+contains
+  double precision function clock()
+    clock = 1.0d0
+  end function clock
+
+  subroutine smooth(grid, work)
+    double precision :: grid(0:nx+1, 0:ny+1), work(0:nx+1, 0:ny+1)
+    integer :: i, j
+    double precision :: t0
+    t0 = clock()
+!$omp parallel
+!$omp do
+    do j = 1, ny
+      do i = 1, nx
+        work(i, j) = 0.25d0 * (grid(i-1, j) + grid(i+1, j) + grid(i, j-1) + grid(i, j+1))
+      end do
+    end do
+!$omp enddo
+!$omp do
+    do j = 1, ny
+      do i = 1, nx
+        grid(i, j) = work(i, j)
+      end do
+    end do
+!$omp enddo
+!$omp endparallel
+    perf%adds = perf%adds + 4 * nx * ny
+    perf%t_comp = perf%t_comp + clock() - t0
+  end subroutine smooth
+
+  subroutine tally(grid, total)
+    ! an internal function sees the routine's locals: a component statement calling it may
+    ! read the loop variable, which then keeps its last value
+    double precision :: grid(0:nx+1, 0:ny+1), total
+    integer :: i, j
+    total = 0d0
+    do j = 1, ny
+      do i = 1, nx
+        total = total + grid(i, j)
+      end do
+    end do
+    perf%t_comp = peek()
+  contains
+    double precision function peek()
+      peek = dble(i + j)
+    end function peek
+  end subroutine tally
+end module counters_mod
