@@ -106,6 +106,9 @@ def test_component_statements_say_what_they_read():
     assert {"nx", "ny", "perf"} <= set(kept[1].reads)
     loops = [s for s in k.body if isinstance(s, ir.Do)]
     assert len(loops) == 2 and all(d.info.parallel for d in loops), [d.info.reasons for d in loops]
+    r = next(k for k in sf.kernels if k.name == "report")
+    w = next(s for s in ir.walk(r.body) if isinstance(s, ir.Unsupported))
+    assert w.construct == "io-in-kernel" and "total" in w.reads and "i" not in w.reads
     t = next(k for k in sf.kernels if k.name == "tally")
     peek = next(s for s in ir.walk(t.body) if isinstance(s, ir.Unsupported))
     assert peek.reads is None

@@ -119,8 +119,10 @@ class StmtBuilder:
     def io_effects(self, n) -> tuple[Optional[list[str]], Optional[list[str]], list[int]]:
         """(names an I/O (or ALLOCATE/DEALLOCATE) statement may read, names it may assign,
         labels it may jump to).
-        Reads are None (unknown) when it references a function (or a substring, a
-        namelist): then it may read anything. FORMAT does nothing when executed."""
+        A function it references reads its arguments (mentioned) and what the routine
+        shares (:meth:`shared_names`), unless it is a statement function or an internal
+        procedure of the routine: then, as with a namelist, reads are None (unknown, it may
+        read anything). FORMAT does nothing when executed."""
         from fparser.two.utils import walk as fwalk
         cls = type(n).__name__
         if cls == "Format_Stmt":
@@ -128,7 +130,7 @@ class StmtBuilder:
         names: list[str] = []
         writes: list[str] = []
         targets: list[int] = []
-        unknown = False
+        unknown = calls = False
         # an implied DO's variable, in its control and its items, is its own: no read of the
         # variable's value before the statement (`write(0, *) (a(j, i), j = 1, n)`)
         bound: set[int] = set()
@@ -140,9 +142,14 @@ class StmtBuilder:
         for x in fwalk(n):
             t = type(x).__name__
             if t in ("Part_Ref", "Function_Reference", "Structure_Constructor"):
-                s = self.scope.lookup(lname(x.items[0]))
-                if not (s is not None and s.dims):
-                    unknown = True  # a function reference or a substring
+                fname = lname(x.items[0])
+                s = self.scope.lookup(fname)
+                if not (s is not None and s.dims):  # a function reference or a substring
+                    if fname in self.eb.stmt_funcs or self.has_internal:
+                        unknown = True
+                    elif not (s is not None and s.ftype is not None and s.ftype.base == "character"
+                              and not s.external):
+                        calls = True
             elif t == "Name" and id(x) not in bound:
                 names.append(lname(x))
             elif t == "Io_Implied_Do_Control":
@@ -161,6 +168,10 @@ class StmtBuilder:
                     writes += [lname(y) for y in fwalk(x.items[1]) if type(y).__name__ == "Name"]
         if cls in ("Read_Stmt", "Inquire_Stmt", "Open_Stmt", "Allocate_Stmt", "Deallocate_Stmt"):
             writes = list(names)  # what a READ fills, what INQUIRE reports, what ALLOCATE defines
+        if calls:  # what the functions may read and write besides their arguments
+            shared = self.shared_names()
+            names += shared
+            writes += shared
         names = list(dict.fromkeys(names))
         return (None if unknown else names), list(dict.fromkeys(writes)), targets
 
