@@ -93,14 +93,30 @@ def test_stop_ends_every_path(tmp_path):
 
 
 def test_unsupported_statement_reads_everything(tmp_path):
-    # a function in the output list: what the statement reads is unknown
+    # a statement function in the output list sees the routine's locals: what the
+    # statement reads is unknown
+    k = kernel(tmp_path, """\
+      F(M) = M + I
+      DO I = 1, N
+         A(I) = B(I)
+      END DO
+      WRITE (*, *) 'done', F(N)
+""")
+    assert first(k, ir.Unsupported).reads is None
+    assert graph(k).is_live_after(first(k, ir.Do), "i")
+
+
+def test_external_function_in_io_reads_no_local(tmp_path):
+    # an external function reads its arguments and shared state, never a local of the
+    # caller: the loop variable is dead after the loop, N (its argument) is read
     k = kernel(tmp_path, """\
       DO I = 1, N
          A(I) = B(I)
       END DO
       WRITE (*, *) 'done', F(N)
 """)
-    assert graph(k).is_live_after(first(k, ir.Do), "i")
+    assert "n" in first(k, ir.Unsupported).reads
+    assert not graph(k).is_live_after(first(k, ir.Do), "i")
 
 
 def test_io_statement_reads_the_names_it_mentions(tmp_path):
