@@ -116,19 +116,23 @@ def test_component_statements_say_what_they_read():
 
 @pytest.mark.integration
 def test_sweeps_in_a_region_with_glued_end_directives_are_outlined_and_proven(tmp_path):
+    """miniGhost's shapes: sweeps in a region closed by glued END directives (SMOOTH), a sum
+    into an element of a module array (ACCUM); the counters stay Fortran."""
     from port_fortran.harness.hybrid import HybridHarness, make_harness
     from port_fortran.translate import write_port
     from port_fortran.translate.hybrid import translate_mode
 
     sf = parse_file(str(DATA / "counters.f90"), use_cache=False)
-    k = next(x for x in sf.kernels if x.name == "smooth")
-    port = translate_mode(k, sf, None, "auto")
-    assert port.mode == "hybrid"
-    assert [o["line"] for o in port.hybrid["outlined"]] == [25, 32], port.hybrid
-    write_port(port, tmp_path / "smooth")
-    h = make_harness(k, sf, tmp_path / "smooth")
-    assert isinstance(h, HybridHarness)
-    for b in ("serial", "openmp"):
-        v = h.verify(b, seeds=1)
-        assert v.passed, f"[{b}]: {v.reason}"
-        assert any(c.changed for c in v.cases)
+    for name, lines, pattern in (("smooth", [26, 33], "mdrange"), ("accum", [49], "reduce")):
+        k = next(x for x in sf.kernels if x.name == name)
+        port = translate_mode(k, sf, None, "auto")
+        assert port.mode == "hybrid"
+        assert [o["line"] for o in port.hybrid["outlined"]] == lines, port.hybrid
+        assert pattern in port.hybrid["outlined"][0]["patterns"]
+        write_port(port, tmp_path / name)
+        h = make_harness(k, sf, tmp_path / name)
+        assert isinstance(h, HybridHarness)
+        for b in ("serial", "openmp"):
+            v = h.verify(b, seeds=1)
+            assert v.passed, f"{name} [{b}]: {v.reason}"
+            assert any(c.changed for c in v.cases)

@@ -45,7 +45,7 @@ from .access import arrays_written, names_changed, names_in, scalars_written
 from .engine import KernelParts, translate_parts
 from .hybrid_kept import SMALL_NEST, Kept, elements_passed_out, kept_statements, nest_trips as _nest_trips, serialised_regions
 from .plan import Planner
-from .symbols import build_symbols
+from .symbols import Symbol, build_symbols
 
 #: patterns that mean a kernel runs in parallel (a 'serial' single-iteration kernel does not)
 PARALLEL_PATTERNS = {"parallel_for", "mdrange", "reduce", "atomic", "team"}
@@ -97,6 +97,12 @@ class Keep(Exception):
 def _planner(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: TranslateOptions,
              program=None) -> Planner:
     tab = build_symbols(kernel, source, program)
+    # module variables: outlined, a nest takes them as arguments like the routine's own
+    # (a sum into flux_out(ivar) of a module is a reduction as into a dummy's element)
+    for name, v in getattr(kernel, "module_vars", {}).items():
+        if name not in tab.symbols:
+            tab.symbols[name] = Symbol(name, v.ftype, list(v.dims), "param" if v.parameter is not None else "module",
+                                       value=v.parameter, line=v.line)
     out_args, pure = {}, set()
     for fn in tab.functions.values():
         out_args[fn.name] = {i for i, a in enumerate(fn.args) if a.intent != "in"}
