@@ -1,0 +1,93 @@
+"""What the translator makes of every routine of the corpus, without building anything:
+per routine the mode (``full``/``hybrid``), the number of nests a hybrid port outlines, or
+the refusal code (``translate_mode(..., 'auto')`` over the unit read as one program).
+
+A change that leaves this census unchanged for a code leaves that code's translations
+unchanged: its corpus rows can only move through the harness (inputs, proofs). Compare two
+versions of the tool by running this with each on PYTHONPATH (a ``git worktree`` of the
+older commit), then ``--diff``:
+
+    PYTHONPATH=/tmp/old /work/main/.venv/bin/python bench/realcode/mode_census.py --json /tmp/before.json
+    PYTHONPATH=$PWD /work/main/.venv/bin/python bench/realcode/mode_census.py --json /tmp/after.json
+    python bench/realcode/mode_census.py --diff /tmp/before.json /tmp/after.json
+
+About 3 minutes for the whole corpus on the 2-core machine.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import corpus as C  # noqa: E402
+
+
+def census(src: Path, names=None) -> dict[str, list]:
+    from port_fortran.fortran import ir
+    from port_fortran.fortran.program_build import build_program
+    from port_fortran.records import TranslationRefused
+    from port_fortran.translate.hybrid import translate_mode
+
+    out: dict[str, list] = {}
+    for code in C.select(C.load(), names):
+        if not C.code_root(src, code).exists():
+            print(f"{code.name}: not in {src} (bench/realcode/get.py)", file=sys.stderr)
+            continue
+        for unit in code.units:
+            own = C.unit_files(code, unit, src)
+            try:
+                prog = build_program([], include_dirs=[str(p) for p in C.include_dirs(code, src)],
+                                     defines=C.unit_defines(code, unit), fflags=C.unit_fflags(code, unit),
+                                     files=[Path(f) for f in own + C.unit_context(code, unit, src)])
+            except Exception as exc:  # one unit the front end cannot take must not stop the census
+                out[f"{code.name}/{unit.name}"] = ["unit-failed", f"{type(exc).__name__}: {exc}"[:200]]
+                continue
+            mine = {str(Path(f).resolve()) for f in own}
+            for r in prog.all_routines():
+                k = prog.kernel_of(r)
+                if r.file not in mine or not isinstance(k, ir.Kernel) or getattr(k, "host", None):
+                    continue
+                key = f"{code.name}/{unit.name}:{Path(r.file).name}:{k.name}"
+                try:
+                    p = translate_mode(k, prog.file(r.file), None, "auto", program=prog)
+                    out[key] = [p.mode, len(p.hybrid["outlined"]) if p.hybrid else 0]
+                except TranslationRefused as exc:
+                    out[key] = ["refused", exc.diagnostics[0].code]
+                except Exception as exc:  # a tool bug: named, the census goes on
+                    out[key] = ["exception", f"{type(exc).__name__}: {exc}"[:200]]
+    return out
+
+
+def diff(before: dict, after: dict) -> list[str]:
+    return [f"{k}: {before.get(k)} -> {after.get(k)}" for k in sorted(set(before) | set(after))
+            if before.get(k) != after.get(k)]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--src", type=Path, default=HERE / "src")
+    ap.add_argument("--codes", help="comma-separated code names (default: all)")
+    ap.add_argument("--json", type=Path, help="write the census here")
+    ap.add_argument("--diff", nargs=2, type=Path, metavar=("BEFORE", "AFTER"),
+                    help="compare two censuses written with --json")
+    args = ap.parse_args()
+    if args.diff:
+        lines = diff(json.loads(args.diff[0].read_text()), json.loads(args.diff[1].read_text()))
+        print("\n".join(lines) or "no routine changed")
+        return 0
+    data = census(args.src, args.codes.split(",") if args.codes else None)
+    if args.json:
+        args.json.write_text(json.dumps(data, indent=0, sort_keys=True) + "\n")
+    modes: dict[str, int] = {}
+    for v in data.values():
+        modes[v[0]] = modes.get(v[0], 0) + 1
+    print(json.dumps({"routines": len(data), "by mode": modes}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
