@@ -136,3 +136,29 @@ def test_sweeps_in_a_region_with_glued_end_directives_are_outlined_and_proven(tm
             v = h.verify(b, seeds=1)
             assert v.passed, f"{name} [{b}]: {v.reason}"
             assert any(c.changed for c in v.cases)
+
+
+@pytest.mark.integration
+def test_wide_fixed_form_routine_is_proven_in_both_modes(tmp_path):
+    """A fixed-form file built with -ffixed-line-length-132: the full port of WIDE reads
+    b(i) from past column 72, and the hybrid copy of WIDEW (its WRITE stays Fortran) keeps
+    its long statements whole, compiled with the file's flags."""
+    from port_fortran.harness.hybrid import make_harness
+    from port_fortran.translate import write_port
+    from port_fortran.translate.hybrid import translate_mode
+
+    flags = ["-ffixed-line-length-132"]
+    sf = parse_file(str(DATA / "wide.f"), fflags=flags, use_cache=False)
+    assert sf.fixed_length == 132
+    for name, mode in (("wide", "full"), ("widew", "hybrid")):
+        k = next(x for x in sf.kernels if x.name == name)
+        port = translate_mode(k, sf, None, mode)
+        assert port.mode == mode
+        write_port(port, tmp_path / name)
+        h = make_harness(k, sf, tmp_path / name, fflags=flags)
+        for b in ("serial", "openmp"):
+            v = h.verify(b, seeds=1)
+            assert v.passed, f"{name} [{b}]: {v.reason}"
+            assert any(c.changed for c in v.cases)
+    text = next((tmp_path / "widew").glob("*.f")).read_text()
+    assert "+ c(n)" in text  # the kept statement, whole

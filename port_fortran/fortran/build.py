@@ -60,7 +60,8 @@ class FileBuilder:
         # module -> {PRIVATE variable initialised in its declaration: its constant value}
         self._module_inits: dict[str, dict[str, Any]] = {}
         self.user_functions: set[str] = set()
-        self.out = ir.SourceFile(path=src.path, form=src.form, includes=list(src.includes),
+        self.out = ir.SourceFile(path=src.path, form=src.form, fixed_length=src.fixed_length,
+                                 includes=list(src.includes),
                                  preprocessed=src.preprocessed)
 
     def build(self, tree) -> ir.SourceFile:

@@ -341,9 +341,8 @@ class Unsupported(Stmt):
     construct: str
     reason: str
     text: str = ""
-    # what the statement does, where the front end can tell (I/O statements): the names it
-    # may read (None: unknown, it may read anything), may assign, and the labels it may
-    # jump to (ERR=, END=, EOR=)
+    # what it does where the front end can tell (I/O, kept assignments): names it may read
+    # (None: anything), names it may assign, labels it may jump to (ERR=, END=, EOR=)
     reads: Optional[list[str]] = None
     writes: Optional[list[str]] = None
     targets: list[int] = field(default_factory=list)
@@ -500,6 +499,7 @@ class SourceFile:
     kernels: list[Kernel] = field(default_factory=list)
     modules: list[str] = field(default_factory=list)
     programs: list[str] = field(default_factory=list)  # main programs (not kernels)
+    fixed_length: Optional[int] = 72  # where a fixed statement ends (-ffixed-line-length-N; None: none)
     errors: list[Diagnostic] = field(default_factory=list)  # parse errors etc.
     includes: list[str] = field(default_factory=list)
     preprocessed: bool = False

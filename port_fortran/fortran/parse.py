@@ -545,7 +545,7 @@ def _parse_gc_off(src: SourceText, original_text: str, timeout: float | None, in
     try:
         sf = _with_timeout(work, limit)
     except _Timeout:
-        sf = ir.SourceFile(path=src.path, form=src.form)
+        sf = ir.SourceFile(path=src.path, form=src.form, fixed_length=src.fixed_length)
         sf.errors.append(ir.Diagnostic("analysis-timeout", f"building and analysing the IR took more than {limit:.0f} "
                                        "CPU seconds; file skipped (set PORT_FORTRAN_PARSE_TIMEOUT to allow more)",
                                        1, src.path))

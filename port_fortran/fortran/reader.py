@@ -51,6 +51,7 @@ class SourceText:
     form: str  # 'free' | 'fixed'
     text: str
     origins: list[LineOrigin]  # one per line of ``text``
+    fixed_length: Optional[int] = 72  # the fixed-form line length it was read with (None: no limit)
     includes: list[str] = field(default_factory=list)
     preprocessed: bool = False
     # line index (1-based, in ``text``) -> (construct, reason, original statement text)
@@ -395,4 +396,5 @@ def read_source(path: str | Path, include_dirs=(), defines: dict | None = None,
     lines = ["" if ln.startswith("#") else ln for ln in lines]
     includes = list(dict.fromkeys(includes))
     return SourceText(path=path, form=form, text="\n".join(lines), origins=origins, includes=includes,
-                      preprocessed=preprocessed, replaced=replaced, errors=errors)
+                      preprocessed=preprocessed, replaced=replaced, errors=errors,
+                      fixed_length=_OPTIONS.get().fixed_length)

@@ -70,9 +70,9 @@ def code_part(line: str, form: str) -> tuple[str, str]:
     form: tab-format lines read as the compiler reads them)."""
     if form == "fixed":
         from ..fortran.reader import clean_fixed
-        line = clean_fixed(line)
+        line = clean_fixed(line)  # cut where the file's flags end a statement (reader.source_options)
         label = line[:5].strip()
-        body = line[6:72] if len(line) > 6 else ""
+        body = line[6:] if len(line) > 6 else ""
     else:
         m = re.match(r"^\s*(\d{1,5})\s+(.*)$", line)
         label, body = (m.group(1), m.group(2)) if m else ("", line)

@@ -446,6 +446,15 @@ def hybrid_port(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Opt
     library, module and kernels are named after, default the routine's name -- two main
     programs of one application both called MAIN need two). Raises TranslationRefused
     (code ``no-parallel-nest``) when no loop nest can run as a kernel."""
+    from ..fortran.reader import SourceOptions, source_options
+
+    # the text is cut where the file's flags end a fixed-form statement, as it was read
+    with source_options(SourceOptions(None, getattr(source, "fixed_length", 72) if source is not None else 72)):
+        return _hybrid_port(kernel, source, options, text=text, why=why, program=program, name=name)
+
+
+def _hybrid_port(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Optional[TranslateOptions], *,
+                 text: str, why: Optional[list[str]], program, name: Optional[str]) -> Port:
     base = (name or kernel.name).lower()
     options = options or TranslateOptions()
     form = source.form if source is not None else ("fixed" if Path(kernel.file).suffix.lower() in (".f", ".for", ".f77")
