@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import threading
 import time
@@ -65,6 +66,38 @@ class HybridHarness(Harness):
         self.hybrid_source = self.port_dir / self.info["source"]
         if not self.hybrid_source.is_file():
             raise UserError(f"{self.hybrid_source}: the hybrid source of {kernel.name} is missing; write the port again")
+
+    def verify(self, backend: str, seeds=None):
+        v = super().verify(backend, seeds)
+        unseen = self.unseen_state()
+        if unseen:
+            v.notes.append("not compared: " + "; ".join(
+                f"{n}, written by statements kept in Fortran (line {', '.join(map(str, lines))})"
+                for n, lines in unseen.items()) + ": state the proof has no record of (a derived type, or a "
+                "variable the front end cannot read); both programs run those statements as the original does")
+        return v
+
+    def unseen_state(self) -> dict[str, list[int]]:
+        """Variables outside the routine (module, COMMON, host or SAVE state) that its kept
+        Fortran statements may write and that are no record of the proof, with the lines
+        that write them."""
+        from ..fortran import ir
+
+        recorded = {a.name for a in self.kernel.args}
+        out: dict[str, list[int]] = {}
+        for s in ir.walk(self.kernel.body):
+            if not isinstance(s, ir.Unsupported):
+                continue
+            for n in s.writes or ():
+                if not re.search(rf"(?<![\w%]){re.escape(n)}\b", s.text or "", re.IGNORECASE):
+                    continue  # what a function it calls might write: no variable of the statement
+                v = self.kernel.locals.get(n)
+                local = v is not None and not v.save and v.common is None and getattr(v, "module", None) is None
+                if n not in recorded and not local:
+                    out.setdefault(n, [])
+                    if s.line not in out[n]:
+                        out[n].append(s.line)
+        return out
 
     def _fortran_objects(self, timing: bool = False) -> list[Path]:
         """What the modern driver links besides the kernels (rebuilt when a source, an
