@@ -208,6 +208,21 @@ def test_scan_file_preprocesses_with_gfortran_and_keeps_original_lines(tmp_path)
     assert [r.name for r in res.routines] == ["extra", "kept"]
 
 
+def test_scan_counts_routines_of_included_headers_at_the_include_line(tmp_path):
+    # CCS-QCD keeps every routine of its module in .h90 files it #includes: they are the
+    # including file's routines (its object defines them), at the #include's line
+    if subprocess.run(["gfortran", "--version"], capture_output=True).returncode != 0:
+        pytest.skip("gfortran not installed")
+    (tmp_path / "a.h90").write_text("subroutine a(x)\n  real :: x\n  x = 1\nend subroutine a\n"
+                                    "#include \"b.h90\"\n")
+    (tmp_path / "b.h90").write_text("subroutine b(n, x)\n  integer :: n, i\n  real :: x(n)\n"
+                                    "  do i = 1, n\n    x(i) = 0\n  end do\nend subroutine b\n")
+    f = tmp_path / "m.F90"
+    f.write_text("module m\ncontains\n#include \"a.h90\"\n  subroutine own()\n  end subroutine own\nend module m\n")
+    res = fscan.scan_file(f, name="m.F90", include_dirs=[str(tmp_path)])
+    assert [(r.name, r.line, r.has_loops) for r in res.routines] == [("a", 3, False), ("b", 3, True), ("own", 4, False)]
+
+
 # ----------------------------------------------------------------------------- get.py
 
 

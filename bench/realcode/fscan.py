@@ -308,7 +308,9 @@ def needs_cpp(path: str | Path, cpp: Optional[bool] = None) -> bool:
 def preprocess(path: Path, include_dirs=(), defines=None, form: str = "free",
                gfortran: str = "gfortran") -> list[tuple[int, str]]:
     """``gfortran -E -cpp`` of ``path``: (original line, text) of the lines that come from
-    ``path`` itself. Raises RuntimeError with gfortran's message when it fails."""
+    ``path`` itself and from the files it ``#include``s (those at the line of the
+    ``#include``: routines a header holds are the including file's, as its object says).
+    Raises RuntimeError with gfortran's message when it fails."""
     cmd = [gfortran, "-E", "-cpp", "-ffixed-form" if form == "fixed" else "-ffree-form"]
     cmd += [f"-I{d}" for d in include_dirs]
     for k, v in (defines or {}).items():
@@ -319,16 +321,26 @@ def preprocess(path: Path, include_dirs=(), defines=None, form: str = "free",
         raise RuntimeError(f"gfortran -E failed: {p.stderr.strip()[:500]}")
     me = Path(path).resolve()
     out: list[tuple[int, str]] = []
-    in_me, ln = True, 1
+    in_me, included, ln = True, False, 1
+    pending: list[int] = []  # indexes in ``out`` of included lines, placed when the file resumes
     marker = re.compile(r'^#\s*(\d+)\s+"([^"]*)"')
     for text in p.stdout.split("\n"):
         m = marker.match(text)
         if m:
-            ln = int(m.group(1))
             f = m.group(2)
+            was_me = in_me
             in_me = not f.startswith("<") and Path(f).resolve() == me
+            included = not in_me and not f.startswith("<") and (included or was_me)
+            ln = int(m.group(1))
+            if in_me and not was_me:  # back after an #include: it was the line before this one
+                for i in pending:
+                    out[i] = (ln - 1, out[i][1])
+                pending = []
             continue
         if in_me:
+            out.append((ln, text))
+        elif included:
+            pending.append(len(out))
             out.append((ln, text))
         ln += 1
     return out

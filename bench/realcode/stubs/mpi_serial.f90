@@ -19,11 +19,11 @@ contains
     integer, intent(in) :: datatype
     include 'mpif.h'
     select case (datatype)
-    case (MPI_INTEGER, MPI_REAL, MPI_LOGICAL)
+    case (MPI_INTEGER, MPI_REAL, MPI_REAL4, MPI_LOGICAL)
       type_bytes = 4
-    case (MPI_INTEGER8, MPI_REAL8, MPI_DOUBLE_PRECISION, MPI_COMPLEX, MPI_2INTEGER)
+    case (MPI_INTEGER8, MPI_REAL8, MPI_DOUBLE_PRECISION, MPI_COMPLEX, MPI_COMPLEX8, MPI_2INTEGER)
       type_bytes = 8
-    case (MPI_DOUBLE_COMPLEX, MPI_2DOUBLE_PRECISION)
+    case (MPI_DOUBLE_COMPLEX, MPI_COMPLEX16, MPI_2DOUBLE_PRECISION)
       type_bytes = 16
     case default
       type_bytes = 1
