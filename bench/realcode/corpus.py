@@ -391,6 +391,37 @@ def unit_fflags(code: Code, unit: Unit) -> list[str]:
     return list(code.fflags) + [f for f in unit.fflags if f not in code.fflags]
 
 
+def unit_program(code: Code, unit: Unit, src_root: Path):
+    """The unit read as one program by the tool on PYTHONPATH (its files, then its context;
+    the code's include dirs, defines and flags), as a run over it reads it. Raises what the
+    front end raises."""
+    from port_fortran.fortran.program_build import build_program
+
+    files = unit_files(code, unit, src_root) + unit_context(code, unit, src_root)
+    return build_program([], include_dirs=[str(p) for p in include_dirs(code, src_root)],
+                         defines=unit_defines(code, unit), fflags=unit_fflags(code, unit),
+                         files=[Path(f) for f in files])
+
+
+def read_units(src_root: Path, names=None):
+    """(code, unit, the unit's own files resolved, its program or the exception the front end
+    raised) for every unit of the codes named (default all) that are materialised; a code
+    not in ``src_root`` is said on stderr and skipped. For the censuses (no build)."""
+    import sys
+
+    for code in select(load(), names):
+        if not code_root(src_root, code).exists():
+            print(f"{code.name}: not in {src_root} (bench/realcode/get.py)", file=sys.stderr)
+            continue
+        for unit in code.units:
+            own = {str(Path(f).resolve()) for f in unit_files(code, unit, src_root)}
+            try:
+                prog = unit_program(code, unit, src_root)
+            except Exception as exc:  # one unit the front end cannot take must not stop a census
+                prog = exc
+            yield code, unit, own, prog
+
+
 def check_partition(code: Code, src_root: Path) -> list[str]:
     """Problems with the units of a materialised code: a file of the code in no unit or in
     two, a unit file outside the code's files. Empty when the units partition the files."""

@@ -25,7 +25,6 @@ sys.path.insert(0, str(HERE))
 import corpus as C  # noqa: E402
 
 from port_fortran.fortran import ir  # noqa: E402
-from port_fortran.fortran.program_build import build_program  # noqa: E402
 
 
 def census(src: Path, names=None) -> dict:
@@ -33,27 +32,16 @@ def census(src: Path, names=None) -> dict:
     reasons: collections.Counter = collections.Counter()
     blocked: collections.Counter = collections.Counter()
     parallel_calls: list[str] = []
-    for code in C.select(C.load(), names):
-        if not C.code_root(src, code).exists():
-            print(f"{code.name}: not in {src} (bench/realcode/get.py)", file=sys.stderr)
+    for code, unit, mine, prog in C.read_units(src, names):
+        if isinstance(prog, Exception):
+            print(f"{code.name}/{unit.name}: {type(prog).__name__}: {prog}", file=sys.stderr)
+            counts["units failed"] += 1
             continue
-        for unit in code.units:
-            own = C.unit_files(code, unit, src)
-            files = own + C.unit_context(code, unit, src)
-            try:
-                prog = build_program([], include_dirs=[str(p) for p in C.include_dirs(code, src)],
-                                     defines=C.unit_defines(code, unit), fflags=C.unit_fflags(code, unit),
-                                     files=[Path(f) for f in files])
-            except Exception as exc:  # one unit the front end cannot take must not stop the census
-                print(f"{code.name}/{unit.name}: {type(exc).__name__}: {exc}", file=sys.stderr)
-                counts["units failed"] += 1
+        for r in prog.all_routines():
+            k = prog.kernel_of(r)
+            if r.file not in mine or not isinstance(k, ir.Kernel):
                 continue
-            mine = {str(Path(f).resolve()) for f in own}
-            for r in prog.all_routines():
-                k = prog.kernel_of(r)
-                if r.file not in mine or not isinstance(k, ir.Kernel):
-                    continue
-                _visit(k, k.body, True, counts, reasons, blocked, parallel_calls, code.name)
+            _visit(k, k.body, True, counts, reasons, blocked, parallel_calls, code.name)
     return {"counts": dict(sorted(counts.items())), "first_reason": dict(reasons.most_common()),
             "calls_blocked_by": dict(blocked.most_common()), "parallel_with_calls": parallel_calls}
 

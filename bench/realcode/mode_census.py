@@ -28,37 +28,26 @@ import corpus as C  # noqa: E402
 
 def census(src: Path, names=None) -> dict[str, list]:
     from port_fortran.fortran import ir
-    from port_fortran.fortran.program_build import build_program
     from port_fortran.records import TranslationRefused
     from port_fortran.translate.hybrid import translate_mode
 
     out: dict[str, list] = {}
-    for code in C.select(C.load(), names):
-        if not C.code_root(src, code).exists():
-            print(f"{code.name}: not in {src} (bench/realcode/get.py)", file=sys.stderr)
+    for code, unit, mine, prog in C.read_units(src, names):
+        if isinstance(prog, Exception):
+            out[f"{code.name}/{unit.name}"] = ["unit-failed", f"{type(prog).__name__}: {prog}"[:200]]
             continue
-        for unit in code.units:
-            own = C.unit_files(code, unit, src)
-            try:
-                prog = build_program([], include_dirs=[str(p) for p in C.include_dirs(code, src)],
-                                     defines=C.unit_defines(code, unit), fflags=C.unit_fflags(code, unit),
-                                     files=[Path(f) for f in own + C.unit_context(code, unit, src)])
-            except Exception as exc:  # one unit the front end cannot take must not stop the census
-                out[f"{code.name}/{unit.name}"] = ["unit-failed", f"{type(exc).__name__}: {exc}"[:200]]
+        for r in prog.all_routines():
+            k = prog.kernel_of(r)
+            if r.file not in mine or not isinstance(k, ir.Kernel) or getattr(k, "host", None):
                 continue
-            mine = {str(Path(f).resolve()) for f in own}
-            for r in prog.all_routines():
-                k = prog.kernel_of(r)
-                if r.file not in mine or not isinstance(k, ir.Kernel) or getattr(k, "host", None):
-                    continue
-                key = f"{code.name}/{unit.name}:{Path(r.file).name}:{k.name}"
-                try:
-                    p = translate_mode(k, prog.file(r.file), None, "auto", program=prog)
-                    out[key] = [p.mode, len(p.hybrid["outlined"]) if p.hybrid else 0]
-                except TranslationRefused as exc:
-                    out[key] = ["refused", exc.diagnostics[0].code]
-                except Exception as exc:  # a tool bug: named, the census goes on
-                    out[key] = ["exception", f"{type(exc).__name__}: {exc}"[:200]]
+            key = f"{code.name}/{unit.name}:{Path(r.file).name}:{k.name}"
+            try:
+                p = translate_mode(k, prog.file(r.file), None, "auto", program=prog)
+                out[key] = [p.mode, len(p.hybrid["outlined"]) if p.hybrid else 0]
+            except TranslationRefused as exc:
+                out[key] = ["refused", exc.diagnostics[0].code]
+            except Exception as exc:  # a tool bug: named, the census goes on
+                out[key] = ["exception", f"{type(exc).__name__}: {exc}"[:200]]
     return out
 
 
