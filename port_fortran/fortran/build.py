@@ -4,13 +4,15 @@ main programs, internal procedures) built by the visitors of ``scope``, ``exprs`
 construct code, a reason and the line; nothing is dropped."""
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 from typing import Any, Optional
 
 from fparser.two import Fortran2003
 
 from . import ftypes, ir
-from .reader import SourceText
+from .reader import LineOrigin, SourceText
 from .decls import DeclBuilder
 from .exprs import eval_const
 from .ftree import children, find_nodes, list_items, lname, raw_line, stmt_children, stmt_line
@@ -269,7 +271,40 @@ class FileBuilder:
                host_kind: str = "routine", program: Optional[str] = None) -> ir.Kernel:
         """The IR of a subroutine or function (appended to ``kernels``), or with ``program``
         of a main program of that name (appended to ``program_units``); internal procedures
-        become kernels with this unit as their host."""
+        become kernels with this unit as their host. A routine whose whole text comes from a
+        file the unit includes (a header ``#include``d into a module) gets that header's
+        lines and ``text_file`` (a hybrid port edits the header)."""
+        header = self._header_of(u)
+        if header is None:
+            return self._kernel(u, scope, module, host, host_kind, program)
+        saved = self.src, self.lines
+        try:
+            self.lines = Path(header).read_text(errors="replace").split("\n")
+        except OSError:
+            return self._kernel(u, scope, module, host, host_kind, program)
+        self.src = _HeaderLines(self.src, header)
+        try:
+            k = self._kernel(u, scope, module, host, host_kind, program)
+        finally:
+            self.src, self.lines = saved
+        k.text_file = header
+        return k
+
+    def _header_of(self, u) -> Optional[str]:
+        """The included file the unit's first and last statements both come from (None: the
+        file itself, or text from several files)."""
+        kids = stmt_children(u)
+        first = getattr(kids[0], "item", None) if kids else None
+        last = getattr(kids[-1], "item", None) if kids else None
+        if first is None or last is None or not getattr(first, "span", None) or not getattr(last, "span", None):
+            return None
+        a, b = self.src.origin(first.span[0]), self.src.origin(last.span[1])
+        if a.file != b.file or os.path.abspath(a.file) == os.path.abspath(self.src.path) or not a.main_line:
+            return None
+        return a.file
+
+    def _kernel(self, u, scope: Scope, module: Optional[str], host: Optional[str], host_kind: str,
+                program: Optional[str]) -> ir.Kernel:
         kids = stmt_children(u)
         head = kids[0]
         kind = "function" if type(head).__name__ == "Function_Stmt" else "subroutine"
@@ -473,3 +508,20 @@ def _column_major(bounds: list[tuple[int, int]]) -> list[tuple]:
     import itertools
     ranges = [range(lo, hi + 1) for lo, hi in bounds]
     return [tuple(reversed(ix)) for ix in itertools.product(*reversed(ranges))]
+
+
+class _HeaderLines:
+    """The unit's text with the lines an included ``header`` brings numbered as in the
+    header (``LineOrigin.main_line`` = the header's line): what a routine defined there is
+    built with, so its statements carry the lines a hybrid port edits."""
+
+    def __init__(self, src, header: str):
+        self._src = src
+        self._header = header
+
+    def origin(self, line: int):
+        o = self._src.origin(line)
+        return LineOrigin(o.file, o.line, o.line) if o.file == self._header else o
+
+    def __getattr__(self, name):
+        return getattr(self._src, name)

@@ -417,8 +417,7 @@ class Kernel:
     locals: dict[str, Variable] = field(default_factory=dict)
     commons: list[CommonBlock] = field(default_factory=list)
     module_vars: dict[str, Variable] = field(default_factory=dict)  # used module variables
-    # access_bounds of the allocatable module arrays it uses (argfacts.module_array_bounds)
-    module_bounds: dict[str, list] = field(default_factory=dict)
+    module_bounds: dict[str, list] = field(default_factory=dict)  # argfacts.module_array_bounds
     module: Optional[str] = None  # containing module, for module procedures
     host: Optional[str] = None  # the program or routine an internal procedure is CONTAINed in
     private: bool = False  # a module procedure PRIVATE to its module: nothing outside can call it
@@ -430,6 +429,7 @@ class Kernel:
     has_openmp: bool = False
     implicit_none: bool = False
     source_text: str = ""  # the routine's original text (for the LLM and reports)
+    text_file: Optional[str] = None  # the #included header its text and lines come from, if any
     diagnostics: list[Diagnostic] = field(default_factory=list)  # warnings from analysis
     # EQUIVALENCE: the names of each storage-association class (sets sharing a name merged)
     equivalences: list[list[str]] = field(default_factory=list)

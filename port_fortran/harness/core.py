@@ -24,7 +24,7 @@ from .crossing import CrossCase, cross_case
 from .inputs import Case, InputsTooLarge, cases as make_cases
 from .infer import load_or_infer
 from .spec import Spec
-from .cases import CaseRunner
+from .cases import CLOCKED, CaseRunner
 from . import redraw
 from .checked import ORIGINAL_OUT_OF_BOUNDS, ORIGINAL_UNINITIALISED, CheckedOriginal
 from .timing import TIMING_LIMITS, proof_text, timing_case
@@ -414,9 +414,9 @@ class Harness(CaseRunner, CheckedOriginal):
         return env
 
     def _run(self, exe: str, args: list[str], cwd: Path, backend: str, threads=None, timing=False,
-             limits: Optional[Limits] = None):
+             limits: Optional[Limits] = None, env: Optional[dict] = None):
         lim = (limits or self.limits).for_backend(backend)
-        return run_limited([exe, *args], cwd, lim, env_extra=self.run_env(backend, threads, timing))
+        return run_limited([exe, *args], cwd, lim, env_extra={**self.run_env(backend, threads, timing), **(env or {})})
 
     def verify(self, backend: str, seeds: Union[None, int, Sequence[int]] = None) -> Verdict:
         """Differential test on fresh inputs: every size set x flag value of the spec, for
@@ -454,6 +454,10 @@ class Harness(CaseRunner, CheckedOriginal):
             if not cr.passed and verdict.passed:
                 verdict.passed = False
                 verdict.reason = f"{case.label()}: " + (cr.error or _first_failure(cr))
+        clocked = sorted({o.name for c in verdict.cases for o in c.outputs if o.message.startswith(CLOCKED)})
+        if clocked:
+            verdict.notes.append(f"not compared: {', '.join(clocked)}, which the original reads from a clock (they "
+                                 "change when its clocks run faster, harness.dilate)")
         failing = [c for c in verdict.cases if not c.passed]
         passing = [c for c in verdict.cases if c.passed]
         if failing and all(c.code for c in failing) and passing:  # the proof stands on inputs the original takes

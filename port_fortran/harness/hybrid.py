@@ -110,7 +110,10 @@ class HybridHarness(Harness):
             raise ToolMissing("gfortran not found: install it (e.g. apt-get install gfortran)")
         bdir = self.port_dir / "build" / ("hybrid-fortran-timing" if timing else "hybrid-fortran")
         flags = self._fflags(timing, False)
-        first = [f"-I{d}" for d in self.info.get("include_dirs_first", [])]
+        # an edited header (the routine's text is #included) is found beside the copy, also
+        # by a copy compiled elsewhere (publish.py)
+        header = self.port_dir / self.info["header"] if self.info.get("header") else None
+        first = ([f"-I{self.port_dir}"] if header else []) + [f"-I{d}" for d in self.info.get("include_dirs_first", [])]
         driver = drivers.fortran_driver(self.kernel)
         support = (SUPPORT_DIR / "pf_harness_io.f90").read_text()
         k = self.kernel.name
@@ -119,6 +122,7 @@ class HybridHarness(Harness):
         links.check(self._reached_files())
         others = [Path(o) for o in links.objects[1:]]  # the kernel's own object comes first
         texts = [self.hybrid_source.read_text(errors="replace"), module.read_text(), driver, support,
+                 header.read_text(errors="replace") if header else "",
                  " ".join(flags + first), str(self.hybrid_source), *links.libs,
                  *(f"{o}@{o.stat().st_mtime_ns}" for o in others)]
         key = hashlib.sha256("\0".join(texts).encode()).hexdigest()

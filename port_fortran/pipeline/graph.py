@@ -20,6 +20,7 @@ of :mod:`.nodes`.
 """
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -134,24 +135,31 @@ def port_kernel(job: KernelJob, *, stages: Optional[Stages] = None,
             conn.close()
         if isinstance(final, KernelOutcome):
             final.resumed = resumed
-            return _in_source(db, job, final)
+            return _in_source(db, job, final, ctx.kernel)
         return _in_source(db, job, KernelOutcome(
             job.kernel_id, final.get("status", "error"), final.get("reason", ""), final.get("reason_code", ""),
             final.get("model", ""), job.port_dir, stages=list(final.get("history", [])),
             seconds=time.monotonic() - t_start, cost_usd=sum(c["cost_usd"] for c in ctx.ledger.calls),
-            resumed=resumed))
+            resumed=resumed), ctx.kernel)
     except Exception as exc:  # a bug must not stop the batch: recorded as this kernel's error
         return _record_error(db, job, f"internal error: {type(exc).__name__}: {exc}", "internal-error", t_start)
     finally:
         db.close()
 
 
-def _in_source(db, job: KernelJob, outcome: KernelOutcome) -> KernelOutcome:
+def _in_source(db, job: KernelJob, outcome: KernelOutcome, kernel=None) -> KernelOutcome:
     """A kernel read from a copy the tool made of the user's file (``job.source``: an
     internal procedure made callable, fortran/lift.py) has its reason name the user's file,
-    whose line numbers the copy keeps."""
-    if job.source and job.file in (outcome.reason or ""):
-        outcome.reason = outcome.reason.replace(job.file, job.source)
+    whose line numbers the copy keeps; one whose text an ``#include`` brings has its lines
+    named in that header (``Kernel.text_file``), which they are numbered in."""
+    reason = outcome.reason or ""
+    header = getattr(kernel, "text_file", None)
+    if job.source and job.file in reason:
+        reason = reason.replace(job.file, job.source)
+    if header:
+        reason = re.sub(re.escape(job.source or job.file) + r":(\d+)", lambda m: f"{header}:{m.group(1)}", reason)
+    if reason != (outcome.reason or ""):
+        outcome.reason = reason
         db.set_kernel(job.run_id, job.kernel_id, reason=outcome.reason[:1000])
     return outcome
 
