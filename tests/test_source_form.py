@@ -13,6 +13,7 @@ import pytest
 from port_fortran.fortran import ir, parse_file
 from port_fortran.fortran.program_build import build_program
 from port_fortran.fortran.reader import SourceOptions, form_of, options_of_fflags, source_options
+from port_fortran.records import TranslationRefused
 
 DATA = Path(__file__).parent / "data" / "forms"
 
@@ -182,6 +183,10 @@ def test_routine_of_an_included_header_is_a_hybrid_port_of_the_header(tmp_path):
     assert k.text_file and k.text_file.endswith("lattice_axpy.h90")
     assert (k.line_start, k.line_end) == (1, 12)
     assert [s.line for s in k.body if isinstance(s, ir.Do)] == [7]
+    with pytest.raises(TranslationRefused) as full:  # the counter is module state: where the header uses it
+        translate_mode(k, sf, None, "full")
+    d0 = full.value.diagnostics[0]
+    assert (d0.code, d0.line) == ("module-variable", 11), full.value.diagnostics
     port = translate_mode(k, sf, None, "auto")
     assert port.mode == "hybrid" and port.hybrid["header"] == "lattice_axpy.h90"
     assert [o["line"] for o in port.hybrid["outlined"]] == [7]

@@ -4,6 +4,7 @@ local state kept between calls. Asked for the kernel and for every device functi
 from __future__ import annotations
 
 from ..fortran import ir
+from ..fortran.stmts import first_use_line
 
 
 def kernel_checks(kernel: ir.Kernel) -> list[ir.Diagnostic]:
@@ -13,7 +14,8 @@ def kernel_checks(kernel: ir.Kernel) -> list[ir.Diagnostic]:
         out.append(ir.Diagnostic(u.construct, u.reason, u.line))
     if kernel.module_vars:
         names = ", ".join(sorted(kernel.module_vars))
-        line = min((v.line for v in kernel.module_vars.values()), default=kernel.line_start)
+        # where the routine first uses one (their declarations are in the module's file)
+        line = first_use_line(kernel.body, set(kernel.module_vars)) or kernel.line_start
         out.append(ir.Diagnostic("module-variable", f"module variables {names} are shared state the port cannot reach", line))
     for a in kernel.args:
         if a.optional:
