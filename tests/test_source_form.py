@@ -115,6 +115,18 @@ def test_component_statements_say_what_they_read():
     assert peek.reads is None
 
 
+def test_module_array_bounds_from_module_constants_are_numbers():
+    """EDGES(NB - 1), NB a PARAMETER of the module: the routine's IR holds its bounds as
+    numbers, so the harness can set the array (CCS-QCD's ipsite(NDIM - 1))."""
+    from port_fortran.harness.members import module_state_problems
+
+    sf = parse_file(str(DATA / "counters.f90"), use_cache=False)
+    k = next(x for x in sf.kernels if x.name == "scale_edges")
+    d = k.module_vars["edges"].dims[0]
+    assert isinstance(d.upper, ir.Literal) and d.upper.value == 1000
+    assert module_state_problems(k) == []
+
+
 @pytest.mark.integration
 def test_sweeps_in_a_region_with_glued_end_directives_are_outlined_and_proven(tmp_path):
     """miniGhost's shapes: sweeps in a region closed by glued END directives (SMOOTH), a sum
@@ -124,7 +136,7 @@ def test_sweeps_in_a_region_with_glued_end_directives_are_outlined_and_proven(tm
     from port_fortran.translate.hybrid import translate_mode
 
     sf = parse_file(str(DATA / "counters.f90"), use_cache=False)
-    for name, lines, pattern in (("smooth", [26, 33], "mdrange"), ("accum", [49], "reduce")):
+    for name, lines, pattern in (("smooth", [29, 36], "mdrange"), ("accum", [52], "reduce")):
         k = next(x for x in sf.kernels if x.name == name)
         port = translate_mode(k, sf, None, "auto")
         assert port.mode == "hybrid"

@@ -4,6 +4,7 @@ main programs, internal procedures) built by the visitors of ``scope``, ``exprs`
 construct code, a reason and the line; nothing is dropped."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from pathlib import Path
@@ -290,6 +291,25 @@ class FileBuilder:
         k.text_file = header
         return k
 
+    def _module_dims(self, dims: list, module: str) -> list:
+        """``dims`` of a variable of ``module`` with the bounds its module's constants fix
+        folded to numbers (the constants are the module's, not the routine's)."""
+        ms = self.modules.get(module)
+        env = ms.params() if ms is not None else {}
+        if not env or not dims:
+            return dims
+
+        def fold(e):
+            if e is None or isinstance(e, ir.Literal):
+                return e
+            try:
+                val = ir.evaluate(e, env)
+            except (KeyError, ValueError, TypeError, ZeroDivisionError):
+                return e
+            return ir.Literal(val, str(val), ftype=ir.INTEGER) if isinstance(val, int) and not isinstance(val, bool) else e
+
+        return [dataclasses.replace(d, lower=fold(d.lower), upper=fold(d.upper)) for d in dims]
+
     def _header_of(self, u) -> Optional[str]:
         """The included file the unit's first and last statements both come from (None: the
         file itself, or text from several files)."""
@@ -430,7 +450,8 @@ class FileBuilder:
             elif s.module is not None:
                 if s.is_parameter:
                     k.locals[nm] = v
-                else:
+                else:  # its bounds name its module's constants (ipsite(ndim - 1)): their values
+                    v.dims = self._module_dims(v.dims, s.module)
                     k.module_vars[nm] = v
             elif s.is_parameter:  # a host's constant: a constant here too
                 k.locals[nm] = v

@@ -11,6 +11,9 @@ module counters_mod
   type(perf_t) :: perf
   integer :: nx, ny
   double precision, allocatable :: flux(:)
+  integer :: nb
+  parameter (nb = 1001)
+  double precision :: edges(nb - 1)  ! bounds from a constant of the module
 contains
   double precision function clock()
     clock = 1.0d0
@@ -54,6 +57,14 @@ contains
     end do
     perf%adds = perf%adds + nx * ny
   end subroutine accum
+
+  subroutine scale_edges(f)
+    double precision :: f
+    integer :: i
+    do i = 1, nb - 1
+      edges(i) = edges(i) * f
+    end do
+  end subroutine scale_edges
 
   subroutine report(grid, total)
     ! an I/O statement calling a module function after the loop: the function sees no local
