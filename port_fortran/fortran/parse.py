@@ -330,9 +330,7 @@ def parse_file(path, include_dirs=(), defines=None, *, modules=None, module_sear
     ``module_search`` (default: the file's directory and ``include_dirs``), whose files are
     parsed with the same options. A module found nowhere leaves its names unknown: the
     kernels that need them are refused with the reason (``SourceFile.missing_modules``)."""
-    from . import ftypes
-
-    from . import reader
+    from . import ftypes, reader
 
     kinds = ftypes.kinds_of_fflags(fflags) if fflags is not None else ftypes.current_kinds()
     opts = reader.options_of_fflags(fflags) if fflags is not None else reader.current_options()

@@ -12,7 +12,7 @@ from . import ftypes, ir
 from .interproc import refine
 from .parse import discover, parse_file
 from .reader import options_of_fflags, source_options
-from .program import FileSettings, Program, _scan_file, norm
+from .program import FileSettings, FileUnits, Program, _scan_file, norm
 
 ParseFn = Callable[..., ir.SourceFile]
 
@@ -49,7 +49,8 @@ def build_program(sources: Iterable, include_dirs=(), defines: Optional[dict] = 
     paths = [Path(p) for p in (files if files is not None else discover([str(s) for s in sources]))]
     default = FileSettings.of(include_dirs, defines, fflags)
     per_file = {norm(k): v for k, v in (settings or {}).items()}
-    def scan(p) -> FileUnits:
+
+    def scan(p) -> FileUnits:  # with the form and line length the file's flags give
         with source_options(options_of_fflags(per_file.get(norm(p), default).fflags)):
             return _scan_file(str(p))
 

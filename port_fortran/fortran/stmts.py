@@ -142,14 +142,9 @@ class StmtBuilder:
         for x in fwalk(n):
             t = type(x).__name__
             if t in ("Part_Ref", "Function_Reference", "Structure_Constructor"):
-                fname = lname(x.items[0])
-                s = self.scope.lookup(fname)
-                if not (s is not None and s.dims):  # a function reference or a substring
-                    if fname in self.eb.stmt_funcs or self.has_internal:
-                        unknown = True
-                    elif not (s is not None and s.ftype is not None and s.ftype.base == "character"
-                              and not s.external):
-                        calls = True
+                kind = self._reference(x)
+                unknown = unknown or kind == "unknown"
+                calls = calls or kind == "call"  # a substring reads only its variable, mentioned
             elif t == "Name" and id(x) not in bound:
                 names.append(lname(x))
             elif t == "Io_Implied_Do_Control":
@@ -184,30 +179,40 @@ class StmtBuilder:
         routine sees -- unless the function is a statement function or an internal
         procedure of the routine, which see its locals: then it may read anything."""
         from fparser.two.utils import walk as fwalk
-        lhs = n.items[0]
         names: list[str] = []
-        calls = False
+        unknown = calls = False
         for x in fwalk(n):
             t = type(x).__name__
-            if t in ("Part_Ref", "Function_Reference", "Structure_Constructor", "Intrinsic_Function_Reference"):
-                name = lname(x.items[0])
-                s = self.scope.lookup(name)
-                if s is not None and s.dims:
-                    continue
-                if t == "Intrinsic_Function_Reference":
-                    continue
-                if name in self.eb.stmt_funcs or self.has_internal:
-                    return None, [lname(y) for y in fwalk(lhs) if type(y).__name__ == "Name"][:1]
-                calls = True
+            if t in ("Part_Ref", "Function_Reference", "Structure_Constructor"):
+                kind = self._reference(x)
+                unknown = unknown or kind == "unknown"
+                calls = calls or kind in ("call", "substring")
             elif t == "Name":
                 names.append(lname(x))
-        target = next((lname(y) for y in fwalk(lhs) if type(y).__name__ == "Name"), None)
+        target = next((lname(y) for y in fwalk(n.items[0]) if type(y).__name__ == "Name"), None)
         writes = [target] if target else []
+        if unknown:
+            return None, writes
         if calls:
             shared = self.shared_names()
             names += shared
             writes += shared
         return list(dict.fromkeys(names)), list(dict.fromkeys(writes))
+
+    def _reference(self, x) -> str:
+        """What the reference ``x`` (``f(...)``) is to the names a statement may read: ''
+        (an element of an array), 'substring' (of a CHARACTER variable), 'unknown' (a
+        statement function or a procedure the routine CONTAINS: they see its locals) or
+        'call' (any other function: it sees only what the routine shares)."""
+        name = lname(x.items[0])
+        s = self.scope.lookup(name)
+        if s is not None and s.dims:
+            return ""
+        if name in self.eb.stmt_funcs or self.has_internal:
+            return "unknown"
+        if s is not None and s.ftype is not None and s.ftype.base == "character" and not s.external:
+            return "substring"
+        return "call"
 
     def shared_names(self) -> list[str]:
         """Variables the routine shares with the routines it calls other than through

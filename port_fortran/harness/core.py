@@ -282,8 +282,7 @@ class Harness(CaseRunner, CheckedOriginal):
             common = [gfortran, *flags, f"-J{bdir}", f"-I{bdir}", f"-I{links.mod_dir}"]
             gen = [gfortran, *generated_source_flags(flags), f"-J{bdir}", f"-I{bdir}", f"-I{links.mod_dir}"]
             objects = list(map(str, links.objects))
-            cmds = [[gfortran, *generated_source_flags(flags), f"-J{bdir}", "-c", "pf_harness_io.f90", "-o",
-                     "pf_harness_io.o"]]
+            cmds = [gen + ["-c", "pf_harness_io.f90", "-o", "pf_harness_io.o"]]
             public = self._public_copy(bdir)
             if public is not None:  # a PRIVATE module procedure: its file with it PUBLIC (publish.py)
                 cmds.append(common + [f"-I{self.source_path.resolve().parent}", "-c", str(public), "-o",

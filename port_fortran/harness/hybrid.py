@@ -137,8 +137,7 @@ class HybridHarness(Harness):
             common = [gfortran, *flags, f"-J{bdir}", f"-I{bdir}", f"-I{links.mod_dir}"]
             gen = [gfortran, *generated_source_flags(flags), f"-J{bdir}", f"-I{bdir}", f"-I{links.mod_dir}"]
             steps = [
-                ([gfortran, *generated_source_flags(flags), f"-J{bdir}", "-c", "pf_harness_io.f90", "-o",
-                  "pf_harness_io.o"], "harness I/O"),
+                (gen + ["-c", "pf_harness_io.f90", "-o", "pf_harness_io.o"], "harness I/O"),
                 (gen + ["-c", str(module), "-o", "kokkos_mod.o"], "the interface module of the kernels"),
                 (common[:1] + first + common[1:] + ["-c", str(self._public_copy(
                     bdir, self.hybrid_source.read_text(errors="replace")) or self.hybrid_source), "-o", "hybrid.o"],
