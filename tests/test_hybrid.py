@@ -724,3 +724,34 @@ def test_a_sum_into_one_element_under_a_serial_loop_is_an_outlined_reduction():
     port = hybrid_port(k, sf, text=path.read_text())
     cpp = next(text for name, text in port.files.items() if name.endswith(".cpp"))
     assert "parallel_reduce" in cpp and "pf_r1 = x(i - 1);" in cpp
+
+
+def test_a_serial_loop_around_a_serial_nest_names_the_inner_reason_too(tmp_path):
+    # SNAP's inner_src: the loop over groups leaves early (EXIT), and the nest inside it
+    # calls a routine that writes; the refusal names both, not only the EXIT
+    p = _write(tmp_path, "groups.f90", """\
+subroutine groups(ng, act, nx, q)
+  integer, intent(in) :: ng, nx, act(ng)
+  real(8), intent(inout) :: q(nx, ng)
+  integer :: n, g, i
+  do n = 1, ng
+    g = act(n)
+    if (g == 0) exit
+    do i = 1, nx
+      call note(q(i, g))
+    end do
+  end do
+end subroutine groups
+
+subroutine note(x)
+  real(8), intent(inout) :: x
+  write (*, *) x
+  x = x + 1.0d0
+end subroutine note
+""")
+    k, sf = _kernel(p, "groups")
+    with pytest.raises(TranslationRefused) as e:
+        translate_mode(k, sf, None, "hybrid")
+    text = " ".join(d.message for d in e.value.diagnostics)
+    assert "EXIT leaves the loop over n" in text
+    assert "nor the loop inside it, DO i (line 8)" in text and "note" in text.split("nor the loop inside it")[1]

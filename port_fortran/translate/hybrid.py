@@ -43,7 +43,7 @@ from . import fortran_text
 from . import render
 from .access import arrays_written, names_changed, names_in, scalars_written
 from .engine import KernelParts, translate_parts
-from .hybrid_kept import SMALL_NEST, Kept, elements_passed_out, kept_statements, nest_trips as _nest_trips, serialised_regions
+from .hybrid_kept import SMALL_NEST, Kept, elements_passed_out, find_nests, kept_statements, nest_trips as _nest_trips, serialised_regions
 from .plan import Planner
 from .symbols import Symbol, build_symbols
 
@@ -113,53 +113,6 @@ def _planner(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Transl
     planner = Planner(kernel, tab, options, out_args, pure)
     planner.element_reductions = True
     return planner
-
-
-def find_nests(body: list[ir.Stmt], planner: Planner) -> tuple[list[ir.Do], list[Kept], int]:
-    """(parallel nests to outline, loops kept in Fortran with their reasons, number of nests).
-    A loop that is not parallel but holds parallel loops is searched inside (a time loop, a
-    convergence loop); one that holds none is a serial nest and stays as it is."""
-    found: list[ir.Do] = []
-    kept: list[Kept] = []
-    count = 0
-
-    def visit(stmts):
-        nonlocal count
-        for s in stmts:
-            if isinstance(s, ir.Do):
-                kind, why = planner.parallel_kind(s)
-                if kind is not None:
-                    found.append(s)
-                    count += 1
-                    continue
-                code = s.info.reasons[0].code if s.info.reasons else "not-parallel"
-                if s.line in planner.options.serial_loops:
-                    code = "kept-serial"
-                if planner.would_launch(s.body):
-                    kept.append(Kept(code, s.line, f"DO {s.var} stays a Fortran loop ({why}); the parallel "
-                                                   "loops inside it run as Kokkos kernels"))
-                    visit(s.body)
-                else:
-                    count += 1
-                    kept.append(Kept(code, s.line, f"DO {s.var} (lines {s.line}-{s.end_line or '?'}) is not "
-                                                   f"parallel: {why}"))
-            elif isinstance(s, ir.DoWhile):
-                if planner.would_launch(s.body):
-                    kept.append(Kept("do-while", s.line, "DO WHILE stays a Fortran loop; the parallel loops inside "
-                                                         "it run as Kokkos kernels"))
-                    visit(s.body)
-                elif any(isinstance(t, ir.Do) for t in ir.walk(s.body)) or _touches_arrays(s, planner):
-                    count += 1
-                    kept.append(Kept("do-while", s.line, "DO WHILE loop (its trip count is not known in advance)"))
-            else:
-                visit(ir.children(s))
-
-    visit(body)
-    return found, kept, count
-
-
-def _touches_arrays(s: ir.Stmt, planner: Planner) -> bool:
-    return planner.stmt_touches_arrays(s)
 
 
 # ------------------------------------------------------------------ outlining one nest

@@ -1,4 +1,5 @@
-"""What a hybrid routine keeps in Fortran (translate.hybrid): the statements outside its
+"""What a hybrid routine keeps in Fortran (translate.hybrid): the loops that stay Fortran
+(:func:`find_nests`, with the reason of each), the statements outside its
 outlined nests, nests too small to be worth a kernel launch, OpenMP parallel regions
 around outlined nests run as serial code; and what an outlined nest writes through calls."""
 from __future__ import annotations
@@ -16,6 +17,58 @@ class Kept:
     code: str
     line: int
     message: str
+
+
+def find_nests(body: list[ir.Stmt], planner) -> tuple[list[ir.Do], list[Kept], int]:
+    """(parallel nests to outline, loops kept in Fortran with their reasons, number of nests).
+    A loop that is not parallel but holds parallel loops is searched inside (a time loop, a
+    convergence loop); one that holds none is a serial nest and stays as it is."""
+    found: list[ir.Do] = []
+    kept: list[Kept] = []
+    count = 0
+
+    def visit(stmts):
+        nonlocal count
+        for s in stmts:
+            if isinstance(s, ir.Do):
+                kind, why = planner.parallel_kind(s)
+                if kind is not None:
+                    found.append(s)
+                    count += 1
+                    continue
+                code = s.info.reasons[0].code if s.info.reasons else "not-parallel"
+                if s.line in planner.options.serial_loops:
+                    code = "kept-serial"
+                if planner.would_launch(s.body):
+                    kept.append(Kept(code, s.line, f"DO {s.var} stays a Fortran loop ({why}); the parallel "
+                                                   "loops inside it run as Kokkos kernels"))
+                    visit(s.body)
+                else:
+                    count += 1
+                    kept.append(Kept(code, s.line, f"DO {s.var} (lines {s.line}-{s.end_line or '?'}) is not "
+                                                   f"parallel: {why}{_inner_why(s, planner)}"))
+            elif isinstance(s, ir.DoWhile):
+                if planner.would_launch(s.body):
+                    kept.append(Kept("do-while", s.line, "DO WHILE stays a Fortran loop; the parallel loops inside "
+                                                         "it run as Kokkos kernels"))
+                    visit(s.body)
+                elif any(isinstance(t, ir.Do) for t in ir.walk(s.body)) or planner.stmt_touches_arrays(s):
+                    count += 1
+                    kept.append(Kept("do-while", s.line, "DO WHILE loop (its trip count is not known in advance)"))
+            else:
+                visit(ir.children(s))
+
+    visit(body)
+    return found, kept, count
+
+
+def _inner_why(do: ir.Do, planner) -> str:
+    """Why the first loop nested in ``do`` cannot run as a kernel either (the outer loop's
+    reason alone hides what keeps the nest inside it serial)."""
+    for t in ir.walk(do.body):
+        if isinstance(t, ir.Do):
+            return f"; nor the loop inside it, DO {t.var} (line {t.line}): {planner.parallel_kind(t)[1]}"
+    return ""
 
 
 def kept_statements(kernel: ir.Kernel, outlined: list[ir.Do]) -> list[Kept]:
