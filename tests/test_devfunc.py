@@ -322,3 +322,51 @@ def test_a_hybrid_nest_calling_a_common_reader_is_proven(tmp_path):
     k = {x["name"]: x for x in json.loads((out / "report.json").read_text())["kernels"]}["initio"]
     assert k["status"] == "verified", k["reason"]
     assert k["mode"] == "hybrid" and "mdrange" in k["patterns"]
+
+
+def test_access_bounds_over_a_loop_run_either_way_with_common_counts(tmp_path):
+    # Nekbone's h1mg_tnsr1_3d: elements walked forwards or backwards (the step is set on
+    # two paths), an element's block found as 1 + (e-1)*nu**3, the count of elements in
+    # COMMON, and the block passed to a helper that declares it as a matrix
+    src = tmp_path / "tnsr.f"
+    src.write_text("""\
+      subroutine tnsr(v, nv, nu, a)
+      integer nv, nu
+      real v(1), a(1)
+      common /dimn/ nelt
+      integer e, e0, ee, es
+      e0 = 1
+      es = 1
+      ee = nelt
+      if (nv .gt. nu) then
+         e0 = nelt
+         es = -1
+         ee = 1
+      endif
+      nu3 = nu**3
+      do e = e0, ee, es
+         iu = 1 + (e-1)*nu3
+         call mxm(a, nv, v(iu), nu, nu*nu)
+      enddo
+      return
+      end
+      subroutine mxm(a, n1, b, n2, n3)
+      real a(n1, n2), b(n2, n3)
+      do j = 1, n3
+         do i = 1, n2
+            b(i, j) = 2.0*b(i, j) + a(1, i)
+         enddo
+      enddo
+      return
+      end
+""")
+    prog = build_program([src])
+    k = next(prog.kernel_of(r) for r in prog.all_routines() if r.name == "tnsr")
+    lo, hi = k.arg("v").access_bounds[0]
+    env = {"nelt": 7, "nu": 3, "nv": 2}
+    assert ir.evaluate(lo, env) == 1 and ir.evaluate(hi, env) == 7 * 27  # the last element's block ends there
+    # a count the routine changes is no bound: the same routine assigning nelt has none
+    src.write_text(src.read_text().replace("      nu3 = nu**3\n", "      nu3 = nu**3\n      nelt = nelt + 1\n"))
+    prog = build_program([src])
+    k = next(prog.kernel_of(r) for r in prog.all_routines() if r.name == "tnsr")
+    assert k.arg("v").access_bounds[0] is None

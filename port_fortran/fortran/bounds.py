@@ -66,6 +66,35 @@ def initial_values(kbody: list[ir.Stmt], loop: ir.Do, name: str) -> Optional[lis
     return [d.value for d in defs]
 
 
+def _fixed_shared_scalars(k: ir.Kernel, calls) -> set[str]:
+    """Integer COMMON scalars the routine reads and nothing in it changes (no assignment,
+    DO variable, READ or actual argument names them, and every routine it calls is
+    analysed and runs as a device function, so writes no shared state): their values are
+    set before the call like the arguments', so a bound may name them (Nekbone's
+    ``ee = nelt``). Without ``calls`` (one file's analysis) none."""
+    if calls is None or not k.commons:
+        return set()
+    cands = {n for c in k.commons for n in c.variables
+             if (v := k.locals.get(n)) is not None and v.ftype.base == "integer" and not v.dims}
+    for s in ir.walk(k.body):
+        if isinstance(s, ir.Assign):
+            cands.discard(s.target.name)
+        elif isinstance(s, ir.Do):
+            cands.discard(s.var)
+        elif isinstance(s, ir.Unsupported):
+            if s.writes is None:
+                return set()
+            cands -= set(s.writes)
+        names = [(s.name, s.args)] if isinstance(s, ir.CallStmt) else []
+        for e in ir.stmt_exprs(s):
+            names += [(x.name, x.args) for x in ir.walk_expr(e) if isinstance(x, ir.FuncCall) and not x.intrinsic]
+        for n, args in names:
+            cands -= {a.name for a in args if isinstance(a, ir.Name)}
+            if not calls.effects(k, n).translatable:
+                return set()
+    return cands
+
+
 def _coef_sign(c: affine.Poly) -> Optional[bool]:
     if c and affine.is_const(c):
         return affine.constant(c) > 0
@@ -84,7 +113,7 @@ class BoundsFinder:
         self.k = k
         self.env = env
         self.calls = calls  # effects.Calls: what the kernel's calls touch of the arrays passed
-        self.args = {a.name for a in k.args}
+        self.args = {a.name for a in k.args} | _fixed_shared_scalars(k, calls)
         self.atoms: dict[str, ir.Expr] = {}
         self._atom_keys: dict[str, str] = {}
         self._values: dict[int, IterationValues] = {}
@@ -116,6 +145,15 @@ class BoundsFinder:
             if a is None or b is None:
                 return None
             return affine.add(a, b) if e.op == "+" else affine.add(a, b, -1) if e.op == "-" else affine.mul(a, b)
+        if isinstance(e, ir.BinOp) and e.op == "**" and isinstance(e.right, ir.Literal) \
+                and isinstance(e.right.value, int) and 0 <= e.right.value <= 4:
+            base = self.poly(e.left)  # nu**3: a polynomial (Nekbone's points per element)
+            if base is None:
+                return None
+            q = affine.const(1)
+            for _ in range(e.right.value):
+                q = affine.mul(q, base)
+            return q
         integer = e.ftype is None or e.ftype.base == "integer"
         if integer and ((isinstance(e, ir.FuncCall) and e.intrinsic and e.name in _ATOM_FUNCS)
                         or (isinstance(e, ir.BinOp) and e.op == "/")):
@@ -174,26 +212,29 @@ class BoundsFinder:
         if los is None or his is None or step is None or step == {}:
             return None
         steps = self.resolve([step], lp, keep)
-        if steps is None or len(steps) != 1:
+        if not steps:
             return None
-        step = steps[0]
+        # a step set on several paths (``es = 1``, or ``es = -1`` to run backwards): each
+        # combination of the values first, last and step may hold (a union: sound, wider)
+        combos = [(st, lo, hi) for st in steps for lo in los for hi in his]
+        if len(combos) > 64 or any(st == {} for st, _, _ in combos):
+            return None
         out = []
-        for lo in los:
-            for hi in his:
-                if affine.is_const(step) and affine.constant(step) in (1, -1):
-                    last = hi
+        for step, lo, hi in combos:
+            if affine.is_const(step) and affine.constant(step) in (1, -1):
+                last = hi
+            else:
+                # the last index actually reached: lo + ((hi - lo)/step)*step
+                num = affine.add(hi, lo, -1)
+                if affine.is_const(num) and affine.is_const(step):
+                    k = affine.const(int(affine.constant(num) / affine.constant(step)))
                 else:
-                    # the last index actually reached: lo + ((hi - lo)/step)*step
-                    num = affine.add(hi, lo, -1)
-                    if affine.is_const(num) and affine.is_const(step):
-                        k = affine.const(int(affine.constant(num) / affine.constant(step)))
-                    else:
-                        k = self.atom(ir.BinOp("/", self.expr(num), self.expr(step), ftype=ir.INTEGER))
-                        if k is None:
-                            return None
-                    last = affine.add(lo, affine.mul(k, step))
-                asc = (affine.constant(step) > 0) if affine.is_const(step) else None
-                out.append((lo, last, asc))
+                    k = self.atom(ir.BinOp("/", self.expr(num), self.expr(step), ftype=ir.INTEGER))
+                    if k is None:
+                        return None
+                last = affine.add(lo, affine.mul(k, step))
+            asc = (affine.constant(step) > 0) if affine.is_const(step) else None
+            out.append((lo, last, asc))
         return out
 
     def endpoints(self, p: affine.Poly, loops: list[ir.Do], want_max: bool) -> Optional[list[affine.Poly]]:
