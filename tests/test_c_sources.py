@@ -35,7 +35,7 @@ def test_discover_keeps_c_sources_apart(tmp_path):
     from port_fortran.fortran.parse import discover, discover_c
 
     assert sorted(p.name for p in discover([str(DATA)])) == ["cprog.f90", "scaled.f90"]
-    assert sorted(p.name for p in discover_c([str(DATA)])) == ["ctwice.c", "wclock.c"]
+    assert sorted(p.name for p in discover_c([str(DATA)])) == ["cfactor.c", "ctwice.c", "wclock.c"]
     # a C file named on the command line is linked, never parsed as Fortran
     assert discover([str(DATA / "ctwice.c")]) == []
     assert [p.name for p in discover_c([str(DATA / "ctwice.c"), str(DATA / "scaled.f90")])] == ["ctwice.c"]
@@ -48,11 +48,11 @@ def test_c_helpers_and_timers_are_linked_into_routine_and_program_proofs(tmp_pat
     assert k["status"] == "verified", k["reason"]
     assert k["mode"] == "hybrid"  # the call to the C helper stays Fortran, the loop is the port
     p = ks["cprog"]
-    assert p["status"] == "verified", p["reason"]
+    assert p["status"] == "verified", p["reason"]  # linked with cfactor.c, which only ctwice.c calls
     # the report names where an external of the routines is defined
     ext = {e["name"]: e for e in doc["program"]["externals"]}
     assert ext["ctwice"]["c_file"].endswith("ctwice.c")
-    assert sorted(Path(f).name for f in doc["program"]["c_sources"]) == ["ctwice.c", "wclock.c"]
+    assert sorted(Path(f).name for f in doc["program"]["c_sources"]) == ["cfactor.c", "ctwice.c", "wclock.c"]
 
 
 def test_without_the_c_file_the_original_cannot_run(tmp_path):

@@ -242,6 +242,7 @@ class Program:
         # symbols each defines (harness.linking.c_symbols, filled when a run is planned)
         self.c_sources: list[str] = []
         self.c_defined: dict[str, str] = {}
+        self.c_needs: dict[str, list[str]] = {}  # C file -> the symbols its object leaves undefined
         self._kernels: dict[tuple[str, str], ir.Kernel] = {}
         self._routine: dict[tuple[str, str], Routine] = {}
         self._callees: dict[tuple[str, str], list[Callee]] = {}
@@ -554,6 +555,21 @@ class Program:
                 if r.module is None:
                     return r.file
         return (getattr(self, "c_defined", None) or {}).get(symbol)  # a C source of the tree
+
+    def c_closure(self, c_files: list[str]) -> list[str]:
+        """``c_files`` and, transitively, the C sources of the tree defining what their
+        objects leave undefined (gslib's gs.c needs gs_local.c), in the order found."""
+        out = list(dict.fromkeys(c_files))
+        defined = getattr(self, "c_defined", None) or {}
+        needs = getattr(self, "c_needs", None) or {}
+        i = 0
+        while i < len(out):
+            for sym in needs.get(out[i], []):
+                g = defined.get(sym)
+                if g is not None and g not in out:
+                    out.append(g)
+            i += 1
+        return out
 
     def c_file_of(self, name: str) -> Optional[str]:
         """The C source of the tree defining the routine ``name`` as gfortran calls it

@@ -109,22 +109,26 @@ def symbols(obj: Path) -> tuple[set[str], set[str]]:
     return defined, undefined
 
 
-def c_symbols(c_files: Sequence, root: Path, flags: Sequence[str]) -> tuple[dict[str, str], list[str]]:
-    """({symbol: C file defining it}, [why a file was left out]) for the tree's C sources,
-    each compiled once into ``root``. The first file defining a symbol wins."""
+def c_symbols(c_files: Sequence, root: Path, flags: Sequence[str]
+              ) -> tuple[dict[str, str], list[str], dict[str, list[str]]]:
+    """({symbol: C file defining it}, [why a file was left out], {C file: the symbols it
+    leaves undefined}) for the tree's C sources, each compiled once into ``root``. The
+    first file defining a symbol wins."""
     defined: dict[str, str] = {}
     problems: list[str] = []
+    needs: dict[str, list[str]] = {}
     root = Path(root)
     for i, f in enumerate(c_files):
         try:
             obj = compile_c(f, root / f"{i:03d}_{Path(f).stem}.o", flags, root)
-            d, _u = symbols(obj)
+            d, u = symbols(obj)
         except UserError as exc:
             problems.append(f"{exc}; the routines it defines are stubbed")
             continue
         for s in sorted(d):
             defined.setdefault(s, os.path.abspath(str(f)))
-    return defined, problems
+        needs[os.path.abspath(str(f))] = sorted(u)
+    return defined, problems, needs
 
 
 def hide_main(obj: Path, tag: str) -> bool:

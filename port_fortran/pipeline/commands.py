@@ -79,7 +79,7 @@ def plan_jobs(sources: list[str], config: Config, run_id: str, out_dir: Path, db
 
         program.c_sources = [str(p.resolve()) for p in c_files]
         cflags = ["-O2", *define_flags(config.defines), *[f"-I{d}" for d in config.include_dirs], *config.fflags]
-        program.c_defined, problems = c_symbols(c_files, out_dir / "program" / "c-objects", cflags)
+        program.c_defined, problems, program.c_needs = c_symbols(c_files, out_dir / "program" / "c-objects", cflags)
         errors.extend(problems)
     program_path = str(program.save(out_dir / "program" / "program.pickle").resolve())
     if hasattr(stages, "use_program"):

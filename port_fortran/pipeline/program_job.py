@@ -91,7 +91,8 @@ def program_sources(program, k) -> list[str]:
     """The files the original program is built from besides its own, modules first: files
     defining the modules it uses and the routines it calls, transitively; files holding
     another main program are left out (their routines then come up undefined at link); C
-    sources of the tree defining routines that no Fortran file does come last."""
+    sources of the tree defining routines that no Fortran file does come last, with the C
+    sources defining what those leave undefined."""
     own = os.path.abspath(k.file)
     files: list[str] = []
     # the program is no routine of the program model: its own calls are resolved here, the
@@ -108,7 +109,7 @@ def program_sources(program, k) -> list[str]:
             elif x.routine.file not in files:
                 files.append(x.routine.file)
     # what no Fortran file defines, a C source of the tree may (a timer)
-    c_files = [f for f in dict.fromkeys(program.c_file_of(n) for n in externals) if f]
+    c_files = program.c_closure([f for f in dict.fromkeys(program.c_file_of(n) for n in externals) if f])
     order = program.compile_order([own] + files)
     out = []
     for f in order:
