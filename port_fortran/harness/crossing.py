@@ -33,7 +33,7 @@ from typing import Optional
 from ..fortran import ir
 from ..translate.blocks import GPU_BLOCK, blocks_at, fast_order, team_blocks
 from . import ir_facts
-from .spec import Spec, eval_expr
+from .spec import Spec, follow, following_sizes
 
 CROSS_BYTES = 32 * 2**20  # array data of the case at most
 CROSS_FLOPS = 1e8  # estimated floating-point work of one call at most (an O(n^3) nest: ~0.1 s)
@@ -256,16 +256,17 @@ class _Model:
     def __init__(self, kernel: ir.Kernel, spec: Spec, body: list[ir.Stmt]):
         self.kernel, self.spec, self.body = kernel, spec, body
         self.names = spec.sizes()
-        # a pointer's count held in a size argument follows its rows (as inference sets it)
-        self.nnz = {s.nnz: s.rows for s in spec.args.values() if s.role == "pointer" and s.nnz not in (None, "auto")}
+        # a pointer's count held in a size argument follows its rows, the room of segments
+        # their items (as inference sets them)
+        self.nnz = following_sizes(spec.args)
         self._env: dict[tuple, Optional[dict]] = {}
         self._cost: dict[tuple, Optional[Cost]] = {}
 
     def complete(self, sizes: dict[str, int]) -> dict[str, int]:
         out = dict(sizes)
-        for n, rows in self.nnz.items():
+        for n, rule in self.nnz.items():
             try:
-                out[n] = max(out.get(n, 0), 3 * max(1, eval_expr(rows, out)))
+                out[n] = max(out.get(n, 0), follow(rule, out))
             except ValueError:
                 pass
         return out

@@ -16,7 +16,7 @@ from . import ir_facts
 from .constraints import element_name
 from .inputs import layout
 from .spec import (CORRECTNESS_SIZES, TIMING_BYTES, TIMING_FLOPS, TIMING_MAX_EXTENT, ArgSpec, Spec, _canon_hash,
-                   dump, eval_expr, infer_tolerances, parse)
+                   dump, follow, following_sizes, infer_tolerances, parse)
 from .versions import choose
 
 
@@ -26,6 +26,8 @@ def infer(kernel: ir.Kernel, hints: Optional[dict] = None) -> Spec:
     notes: list[str] = []
     ptrs = ir_facts.pointer_arrays(kernel)
     idx = ir_facts.index_arrays(kernel)
+    segs = ir_facts.segment_arrays(kernel)
+    seg_counts = {i.count: n for n, i in segs.items()}
     lds = ir_facts.leading_dims(kernel)
     strides = ir_facts.stride_args(kernel) - set(lds)
     sizes = ir_facts.size_candidates(kernel) - strides - set(lds)
@@ -55,7 +57,15 @@ def infer(kernel: ir.Kernel, hints: Optional[dict] = None) -> Spec:
                 args[a.name] = ArgSpec("scalar", intent, range=[0.5, 1.5] if a.name in positive else [-1.0, 1.0])
             continue
         dims = _dims_of(a, notes)
-        if a.name in ptrs and t == "integer":
+        if a.name in segs:
+            g = segs[a.name]
+            args[a.name] = ArgSpec("segments", intent, dims=dims, count=g.count, items=g.items, per_item=[0, 6],
+                                   total=g.total)
+            notes.append(f"{a.name}: segment starts of {', '.join(sorted({t for t, _ in g.targets}))} "
+                         f"(their lengths in {g.count}): disjoint, within {g.total}")
+        elif a.name in seg_counts:
+            args[a.name] = ArgSpec("counts", intent, dims=dims)
+        elif a.name in ptrs and t == "integer":
             nnz = "auto"
             for s in sizes:
                 if s.startswith("nnz") or s.startswith("nz"):
@@ -77,19 +87,20 @@ def infer(kernel: ir.Kernel, hints: Optional[dict] = None) -> Spec:
     _loop_bound_values(kernel, args, notes)
     _branch_values(kernel, args, notes)
     _apply_hints(kernel, args, hints or {}, notes)
-    # a pointer whose count lives in a size argument: that size follows the rows
+    # a pointer whose count lives in a size argument: that size follows the rows (and the
+    # room of segments their items)
     size_names = [n for n, s in args.items() if s.role == "size"]
-    nnz_sizes = {s.nnz: s.rows for s in args.values() if s.role == "pointer" and s.nnz != "auto"}
+    nnz_sizes = following_sizes(args)
     correctness = []
     for k, base in enumerate(CORRECTNESS_SIZES):
         env: dict[str, int] = {}
         for j, n in enumerate(n for n in size_names if n not in nnz_sizes):
             env[n] = 1 if base == 1 else base + (-2 * j if j % 2 else 2 * j)
-        for n, rows in nnz_sizes.items():
+        for n, rule in nnz_sizes.items():
             try:
-                env[n] = 3 * max(1, eval_expr(rows, env))
+                env[n] = follow(rule, env)
             except ValueError:
-                env[n] = 3 * base
+                env[n] = rule[1] * base
         correctness.append({n: env[n] for n in size_names})
     order = _ordering(kernel, size_names, hints)
     correctness = [order.satisfy(c) for c in correctness]  # x_min <= x_max, depth <= halo, ...
@@ -352,17 +363,17 @@ def timing_sizes(kernel: ir.Kernel, spec: Spec) -> dict[str, int]:
     if not names:
         return {}
     starts = lower_bound_names(kernel) & set(names)
-    nnz_sizes = {s.nnz: s.rows for s in spec.args.values() if s.role == "pointer" and s.nnz != "auto"}
+    nnz_sizes = following_sizes(spec.args, nnz_factor=5)
 
     order = _ordering(kernel, names)
 
     def sizes_for(s: int) -> dict[str, int]:
         env = {n: (1 if n in starts else s) for n in names if n not in nnz_sizes}
-        for n, rows in nnz_sizes.items():
+        for n, rule in nnz_sizes.items():
             try:
-                env[n] = 5 * max(1, eval_expr(rows, env))
+                env[n] = follow(rule, env)
             except ValueError:
-                env[n] = 5 * s
+                env[n] = rule[1] * s
         return order.satisfy({n: env[n] for n in names})
 
     def total(s: int) -> int:

@@ -93,6 +93,8 @@ class Layout:
     arrays: dict[str, ArrayLayout]
     pointer_values: dict[str, np.ndarray] = field(default_factory=dict)
     index_ranges: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # segments: the start array's and the count array's values, by name (draw_segments)
+    segment_values: dict[str, np.ndarray] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
@@ -203,6 +205,11 @@ def layout(kernel: ir.Kernel, spec: Spec, sizes: dict[str, int], choices: Option
             array_values[n] = (1, int(ptr[-1]))
             ints[f"nnz_{n}"] = int(ptr[-1]) - 1
     for n, a in spec.args.items():
+        if a.role == "segments":
+            starts, counts = draw_segments(n, a, ints, rng)
+            lay.segment_values[n], lay.segment_values[a.count] = starts, counts
+            array_values[n] = (int(starts.min(initial=1)), int(starts.max(initial=1)))
+            array_values[a.count] = (int(counts.min(initial=0)), int(counts.max(initial=0)))
         if a.role == "index":
             lo = eval_expr(a.range[0], ints, f"args.{n}.range")
             hi = eval_expr(a.range[1], ints, f"args.{n}.range")
@@ -236,6 +243,33 @@ def layout(kernel: ir.Kernel, spec: Spec, sizes: dict[str, int], choices: Option
             ubs.append(max(lo - 1, hi))
         lay.arrays[a.name] = ArrayLayout(tuple(lbs), tuple(ubs), dtype_of(a.ftype).itemsize)
     return lay
+
+
+def draw_segments(name: str, a, ints: dict[str, int], rng: Optional[np.random.Generator]) -> tuple:
+    """(starts, counts) of a 'segments' argument: ``items`` lengths drawn in ``per_item``
+    (``rng`` None: the most), at least one non-zero; scaled down when they overflow
+    ``total``; the disjoint segments laid out from 1 in a random order (the order of the items
+    in a drawn permutation)."""
+    items = max(0, eval_expr(a.items, ints, f"args.{name}.items"))
+    total = eval_expr(a.total, ints, f"args.{name}.total")
+    lo, hi = a.per_item
+    if rng is None:
+        counts = np.full(items, hi, dtype=np.int64)
+    else:
+        counts = rng.integers(lo, hi + 1, size=items).astype(np.int64)
+        if items and hi > 0 and not counts.any():
+            counts[rng.integers(0, items)] = max(lo, 1)
+    if counts.sum() > total:
+        if items * lo > total:
+            raise ValueError(f"args.{name}: {items} segments of at least {lo} entries (per_item) do not fit "
+                             f"total = {a.total} = {total}")
+        counts = np.maximum(lo, counts * total // counts.sum())
+        while counts.sum() > total:  # what raising lengths to per_item[0] added
+            counts[np.argmax(counts)] -= 1
+    order = rng.permutation(items) if rng is not None else np.arange(items)
+    starts = np.empty(items, dtype=np.int64)
+    starts[order] = 1 + np.cumsum(counts[order]) - counts[order]
+    return starts, counts
 
 
 def scalar_env(kernel: ir.Kernel, spec: Spec, sizes: dict[str, int], choices: Optional[dict] = None,
@@ -407,6 +441,11 @@ def make_inputs(kernel: ir.Kernel, spec: Spec, case: Case) -> tuple[list[Record]
             data = np.full(shape, ptr[-1], dtype=dt)
             m = min(len(ptr), data.size)
             data.reshape(-1, order="F")[:m] = ptr[:m]
+        elif s.role in ("segments", "counts"):  # beyond the items: empty segments at 1
+            vals = lay.segment_values[a.name]
+            data = np.full(shape, 1 if s.role == "segments" else 0, dtype=dt)
+            m = min(len(vals), data.size)
+            data.reshape(-1, order="F")[:m] = vals[:m]
         elif s.role == "index":
             lo, hi = lay.index_ranges[a.name]
             data = rng.integers(lo, hi + 1, size=shape).astype(dt)

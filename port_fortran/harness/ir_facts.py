@@ -272,6 +272,216 @@ def pointer_arrays(kernel: ir.Kernel) -> dict[str, PointerInfo]:
     return out
 
 
+@dataclass
+class SegmentInfo:
+    """A START array whose item ``s`` owns the segment ``start(s) .. start(s)+count(s)-1`` of
+    other arrays (unstructured meshes: a material's corners, BookLeaf's ``imxfcp``/``imxncp``)."""
+    count: str  # the integer array holding each item's segment length
+    items: str  # expression for the number of items
+    targets: set[tuple[str, int]] = field(default_factory=set)  # (array, dimension) the segments index
+    total: str = ""  # the extent of that dimension: the room the segments share
+
+
+def segment_arrays(kernel: ir.Kernel) -> dict[str, SegmentInfo]:
+    """START/COUNT pairs of integer arrays (name of the start array -> info): a loop whose
+    trip count is ``count(s)`` (``do v = 1, count(s)``, ``do v = start(s), start(s)+count(s)-1``)
+    in which a subscript is the position ``start(s) + v - (loop start)``: directly, through a
+    local set to it in the loop, or through a local set to ``start(s)`` just before the loop
+    and stepped by 1 as the loop's last statement (``icp = icp + 1``). Only when every such
+    subscript indexes a dimension of an argument declared ``1:extent`` (the extent, e.g.
+    ``ncp``, is the room the segments share); neither array is written."""
+    ints1 = {a.name for a in arrays_of(kernel) if a.ftype.base == "integer" and a.rank == 1
+             and a.intent != "out"}
+    ints1 -= {s.target.name for s in ir.walk(kernel.body) if isinstance(s, ir.Assign)
+              and isinstance(s.target, ir.ArrayRef)}
+    parents = _loop_parents(kernel)
+    out: dict[str, SegmentInfo] = {}
+    dropped: set[str] = set()
+    for block in _blocks(kernel.body):
+        for j, d in enumerate(block):
+            if not isinstance(d, ir.Do) or d.step is not None:
+                continue
+            found = _segment_loop(kernel, block[:j], d, ints1)
+            if found is None:
+                continue
+            start, count, sub, targets = found
+            info = SegmentInfo(count=count, items=_items(kernel, parents.get(id(d), []), sub, count),
+                               targets=targets)
+            totals = set()
+            for arr, k in targets:
+                dim = kernel.arg(arr).dims[k]
+                if dim.upper is None or (dim.lower is not None and _lin(dim.lower) != {(): 1}):
+                    totals = None
+                    break
+                try:
+                    totals.add(to_py(dim.upper))
+                except ValueError:
+                    totals = None
+                    break
+            if not totals:
+                dropped.add(start)
+                continue
+            info.total = totals.pop() if len(totals) == 1 else f"min({', '.join(sorted(totals))})"
+            old = out.get(start)
+            if old is not None and (old.count != info.count or old.total != info.total):
+                dropped.add(start)
+            elif old is not None:
+                old.targets |= info.targets
+            else:
+                out[start] = info
+    counts = [i.count for i in out.values()]
+    return {s: i for s, i in out.items() if s not in dropped and counts.count(i.count) == 1
+            and i.count not in out}
+
+
+def _blocks(body: list[ir.Stmt]):
+    """Every statement list: the body, and each nested body, branch and case on its own."""
+    yield body
+    for s in body:
+        if isinstance(s, (ir.Do, ir.DoWhile)):
+            yield from _blocks(s.body)
+        elif isinstance(s, ir.If):
+            for _, b in s.branches:
+                yield from _blocks(b)
+            yield from _blocks(s.else_body)
+        elif isinstance(s, ir.SelectCase):
+            for c in s.cases:
+                yield from _blocks(c.body)
+        elif isinstance(s, ir.Where):
+            yield from _blocks(s.body)
+            yield from _blocks(s.elsewhere)
+
+
+def _segment_loop(kernel: ir.Kernel, before: list[ir.Stmt], d: ir.Do, ints1: set[str]):
+    """(start array, count array, their subscript's text, {(array, dim)}) of one loop over a
+    segment; None when the loop is not one."""
+    lo, hi = _lin(d.start), _lin(d.end)
+    if lo is None or hi is None:
+        return None
+    trip = _lin_add(hi, lo, -1)
+    trip[()] = trip.get((), 0) + 1
+    trip = {k: c for k, c in trip.items() if c}
+    if len(trip) != 1:
+        return None
+    (key, coef), = trip.items()
+    if coef != 1 or len(key) != 2 or key[0] not in ints1:
+        return None
+    count, sub = key
+    # position of iteration v: start(s) + v - lo; a subscript p is one when p - v + lo == start(s)
+    def start_of(p) -> Optional[str]:
+        rest = {k: c for k, c in _lin_add(_lin_add(p, {(d.var,): 1}, -1), lo, 1).items() if c}
+        if len(rest) == 1:
+            (k, c), = rest.items()
+            if c == 1 and len(k) == 2 and k[1] == sub and k[0] in ints1 and k[0] != count:
+                return k[0]
+        return None
+
+    names: dict[str, tuple[str, int, int]] = {}  # local -> (start array, first, last statement index)
+    last = d.body[-1] if d.body else None
+    seen: set[str] = set()
+    for st in reversed(before):  # icp = start(s) just before the loop, icp = icp + 1 last in it
+        if isinstance(st, ir.Assign) and isinstance(st.target, ir.Name) and st.target.name not in seen:
+            t, value = st.target.name, _lin(st.value)
+            if t in kernel.locals and value is not None and len(value) == 1 \
+                    and isinstance(last, ir.Assign) and isinstance(last.target, ir.Name) and last.target.name == t \
+                    and _lin(last.value) == {(t,): 1, (): 1} \
+                    and sum(1 for x in ir.walk(d.body) if _assigns(x, t)) == 1:
+                (k, c), = value.items()
+                if c == 1 and len(k) == 2 and k[1] == sub and k[0] in ints1 and k[0] != count:
+                    names[t] = (k[0], 0, len(d.body) - 1)
+        assigned = {x.target.name if isinstance(x, ir.Assign) else x.var for x in ir.walk([st])
+                    if isinstance(x, ir.Do) or (isinstance(x, ir.Assign) and isinstance(x.target, ir.Name))}
+        seen |= assigned
+        if names_in_text(sub) & assigned:
+            break
+    for k, st in enumerate(d.body):  # t = start(s) + v - 1 inside the loop
+        if isinstance(st, ir.Assign) and isinstance(st.target, ir.Name) and st.target.name in kernel.locals:
+            p = _lin(st.value)
+            s0 = start_of(p) if p is not None else None
+            if s0 is not None and sum(1 for x in ir.walk(d.body) if _assigns(x, st.target.name)) == 1:
+                names[st.target.name] = (s0, k + 1, len(d.body))
+    found: dict[str, set[tuple[str, int]]] = {}
+    for k, st in enumerate(d.body):
+        for x in (e for s in ir.walk([st]) for root in all_exprs_of_stmt(s) for e in ir.walk_expr(root)):
+            if not isinstance(x, ir.ArrayRef):
+                continue
+            for dim, p in enumerate(x.subscripts):
+                lp = _lin(p) if not isinstance(p, ir.Slice) else None
+                if lp is None:
+                    continue
+                s0 = start_of(lp)
+                if s0 is None and len(lp) == 1 and next(iter(lp.values())) == 1:
+                    (key1,) = lp
+                    if len(key1) == 1 and key1[0] in names and names[key1[0]][1] <= k < names[key1[0]][2]:
+                        s0 = names[key1[0]][0]
+                if s0 is not None:
+                    found.setdefault(s0, set()).add((x.name, dim))
+    if len(found) != 1:
+        return None
+    start, targets = found.popitem()
+    args = {a.name for a in kernel.args if a.rank}
+    if not targets or any(arr not in args or arr in (start, count) for arr, _ in targets):
+        return None
+    return start, count, sub, targets
+
+
+def _assigns(st: ir.Stmt, name: str) -> bool:
+    return (isinstance(st, ir.Assign) and isinstance(st.target, ir.Name) and st.target.name == name) or (
+        isinstance(st, ir.Do) and st.var == name)
+
+
+def _items(kernel: ir.Kernel, outer: list[ir.Do], sub: str, count: str) -> str:
+    """The number of items: the end of the enclosing loop over the subscript, else the count
+    array's declared extent."""
+    for o in reversed(outer):
+        if o.var == sub and _lin(o.start) == {(): 1}:
+            try:
+                return to_py(o.end)
+            except ValueError:
+                break
+    dim = kernel.arg(count).dims[0]
+    try:
+        return to_py(dim.upper) if dim.upper is not None and _lin(dim.lower or ir.Literal(1)) == {(): 1} else "1"
+    except ValueError:
+        return "1"
+
+
+def _lin(e: ir.Expr) -> Optional[dict[tuple, int]]:
+    """An integer expression as a sum of terms (term -> coefficient): ``()`` the constant,
+    ``(name,)`` a scalar, ``(array, subscript text)`` an element of a rank-1 array; None for
+    anything else."""
+    if isinstance(e, ir.Literal):
+        return {(): e.value} if isinstance(e.value, int) and not isinstance(e.value, bool) else None
+    if isinstance(e, ir.Name):
+        return {(e.name,): 1}
+    if isinstance(e, ir.ArrayRef) and len(e.subscripts) == 1:
+        try:
+            return {(e.name, to_py(e.subscripts[0])): 1}
+        except ValueError:
+            return None
+    if isinstance(e, ir.UnaryOp) and e.op in "+-":
+        v = _lin(e.operand)
+        return None if v is None else _lin_add({}, v, 1 if e.op == "+" else -1)
+    if isinstance(e, ir.BinOp) and e.op in ("+", "-"):
+        a, b = _lin(e.left), _lin(e.right)
+        return None if a is None or b is None else _lin_add(a, b, 1 if e.op == "+" else -1)
+    if isinstance(e, ir.BinOp) and e.op == "*":
+        a, b = _lin(e.left), _lin(e.right)
+        if a is None or b is None:
+            return None
+        for x, y in ((a, b), (b, a)):
+            if set(x) <= {()}:
+                return _lin_add({}, y, x.get((), 0))
+    return None
+
+
+def _lin_add(a: dict, b: dict, f: int) -> dict:
+    out = dict(a)
+    for k, c in b.items():
+        out[k] = out.get(k, 0) + f * c
+    return {k: c for k, c in out.items() if c or k == ()}
+
+
 def _loop_parents(kernel: ir.Kernel) -> dict[int, list[ir.Do]]:
     out: dict[int, list[ir.Do]] = {}
 

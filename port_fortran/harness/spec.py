@@ -21,7 +21,7 @@ from ..fortran import ir
 from . import ir_facts
 
 SPEC_VERSION = 1
-ROLES = ("size", "scalar", "stride", "flag", "leading-dim", "array", "pointer", "index")
+ROLES = ("size", "scalar", "stride", "flag", "leading-dim", "array", "pointer", "index", "segments", "counts")
 CORRECTNESS_SIZES = (1, 7, 33)
 TIMING_BYTES = 64 * 2**20  # array data for timing: well past the last-level cache
 TIMING_MAX_EXTENT = 1 << 28
@@ -44,6 +44,12 @@ class ArgSpec:
     pad: int = 0  # leading-dim: extra rows
     nnz: Optional[str] = None  # pointer: 'auto' or the size argument holding the count
     per_row: Optional[list[int]] = None  # pointer: entries per row [lo, hi]
+    # segments (a START array; its COUNT array has role 'counts'): the count array's name,
+    # the number of items, entries per item [lo, hi], the room the segments share
+    count: Optional[str] = None
+    items: Optional[str] = None
+    per_item: Optional[list[int]] = None
+    total: Optional[str] = None
     # integer array: values of single elements, cycled over the cases like a scalar's
     # (subscripts 'i,j' -> ints): the elements that bound loops ('grid_points(1)')
     elements: Optional[dict[str, list[int]]] = None
@@ -77,7 +83,8 @@ class Spec:
         args = {}
         for name, a in self.args.items():
             d: dict[str, Any] = {"role": a.role, "intent": a.intent}
-            for k in ("values", "range", "dims", "rows", "nnz", "per_row", "elements"):
+            for k in ("values", "range", "dims", "rows", "nnz", "per_row", "count", "items", "per_item", "total",
+                      "elements"):
                 v = getattr(a, k)
                 if v is not None:
                     d[k] = v
@@ -189,6 +196,12 @@ HEADER = """\
 #   pointer      monotone segment pointers (CSR row pointers): p(1)=1, `rows` segments of
 #                `per_row` entries each; `nnz` = 'auto' or the size argument holding p(rows+1)-1
 #   index        integers in `range` ([lower, upper] expressions): subscripts of other arrays
+#   segments     segment starts (unstructured meshes: `do ii = 1, cnt(i)` over `x(first(i) + ii - 1)`):
+#                `items` segments, each of `per_item` [lo, hi] entries (zeros included), its
+#                length in the `count` array; the segments are disjoint, laid out in a random
+#                order within `total` (an expression: the extent of the arrays they index; a
+#                size argument named there is set to items x per_item[1])
+#   counts       the segment lengths of the `segments` array that names it (drawn with it)
 # args.<name>.intent: out = poisoned (NaN / -123456789) before the call
 # tolerance.<output>: rel (x max(|ref|, mean|ref|)), abs; reduction: true also scales by the
 #   sum of input magnitudes (sums may be reordered by a parallel port)
@@ -320,12 +333,28 @@ def parse(data: dict, kernel: ir.Kernel, fname: str) -> Spec:
             if not (isinstance(pr, list) and len(pr) == 2 and all(isinstance(x, int) for x in pr) and 0 <= pr[0] <= pr[1]):
                 raise bad(f"{f}.per_row", "expected [low, high] non-negative integers")
             s.per_row = pr
+        elif role == "segments":
+            s.count = str(d.get("count", ""))
+            if s.count not in names:
+                raise bad(f"{f}.count", f"expected the name of the argument holding each segment's length "
+                                        f"(arguments: {', '.join(names)})")
+            s.items, s.total = str(d.get("items", "")), str(d.get("total", ""))
+            if not s.items:
+                raise bad(f"{f}.items", "expected an expression (the number of segments)")
+            if not s.total:
+                raise bad(f"{f}.total", "expected an expression (the extent of the arrays the segments index)")
+            pi = d.get("per_item", [0, 6])
+            if not (isinstance(pi, list) and len(pi) == 2 and all(isinstance(x, int) and not isinstance(x, bool)
+                                                                   for x in pi) and 0 <= pi[0] <= pi[1]):
+                raise bad(f"{f}.per_item", "expected [low, high] non-negative integers")
+            s.per_item = pi
         if a.rank:
             dims = d.get("dims")
             if not (isinstance(dims, list) and len(dims) == a.rank and all(isinstance(x, (str, int)) for x in dims)):
                 raise bad(f"{f}.dims", f"expected a list of {a.rank} 'lower:upper' expressions")
             s.dims = [str(x) for x in dims]
         args[a.name] = s
+    _check_segments(kernel, args, bad)
     sizes_d = data.get("sizes")
     if not isinstance(sizes_d, dict):
         raise bad("sizes", "expected a mapping with 'correctness' and 'timing'")
@@ -357,6 +386,41 @@ def parse(data: dict, kernel: ir.Kernel, fname: str) -> Spec:
         tol[n] = Tolerance(float(rel), float(ab), bool(t.get("reduction", default[n].reduction)))
     return Spec(kernel=kernel.name, args=args, correctness=[dict(c) for c in corr], timing=dict(timing),
                 tolerance=tol, cross_tiles=cross)
+
+
+def _check_segments(kernel: ir.Kernel, args: dict[str, ArgSpec], bad) -> None:
+    """Each 'segments' array names a rank-1 integer 'counts' array that no other names, and
+    each 'counts' array is named by one."""
+    named: dict[str, str] = {}
+    for n, s in args.items():
+        if s.role in ("segments", "counts") and (kernel.arg(n).rank != 1 or kernel.arg(n).ftype.base != "integer"):
+            raise bad(f"args.{n}.role", f"{s.role!r} needs a rank-1 integer array")
+        if s.role != "segments":
+            continue
+        if args[s.count].role != "counts":
+            raise bad(f"args.{n}.count", f"{s.count!r} has role {args[s.count].role!r}; give it role 'counts'")
+        if s.count in named:
+            raise bad(f"args.{n}.count", f"{s.count!r} already holds the lengths of {named[s.count]!r}")
+        named[s.count] = n
+    for n, s in args.items():
+        if s.role == "counts" and n not in named:
+            raise bad(f"args.{n}.role", "'counts' needs a 'segments' array naming it (count: " + n + ")")
+
+
+def following_sizes(args: dict[str, ArgSpec], nnz_factor: int = 3) -> dict[str, tuple[str, int]]:
+    """Size arguments whose value follows others (name -> (expression, factor): the value is
+    factor x max(1, expression)): a pointer's nnz (``nnz_factor`` x rows) and the room of
+    segments (the most entries per item x items, so that every draw fits)."""
+    out = {s.nnz: (s.rows, nnz_factor) for s in args.values() if s.role == "pointer" and s.nnz not in (None, "auto")}
+    for s in args.values():
+        if s.role == "segments" and s.total in args and args[s.total].role == "size":
+            out[s.total] = (s.items, max(1, s.per_item[1]))
+    return out
+
+
+def follow(rule: tuple[str, int], env: dict[str, int]) -> int:
+    """The value of a following size (:func:`following_sizes`) given the others."""
+    return rule[1] * max(1, eval_expr(rule[0], env))
 
 
 def _check_choice_values(v: list, data: dict, f: str, bad) -> None:
