@@ -251,11 +251,11 @@ def outline(kernel: ir.Kernel, do: ir.Do, flow: FlowGraph, name: str,
             return None
         return copy.deepcopy(ab[1])
 
-    def note_dim_names(exprs):
+    def note_dim_names(exprs):  # in the order the bounds name them (the kernel's arguments are reproducible)
         for e in exprs:
-            for x in (names_in(e) if e is not None else ()):
-                if x not in dim_scalars:
-                    dim_scalars.append(x)
+            for x in (ir.walk_expr(e) if e is not None else ()):
+                if isinstance(x, (ir.Name, ir.ArrayRef)) and x.name not in dim_scalars:
+                    dim_scalars.append(x.name)
 
     dim_scalars: list[str] = []
     for nm in names:
