@@ -192,3 +192,34 @@ def test_nests_calling_a_module_reader_are_proven_on_serial_and_openmp(tmp_path)
     k, sf, prog = _load(MODREAD, "mr_src")
     v = make_harness(k, sf, tmp_path / "mr_src", program=prog).verify("serial", seeds=1)
     assert not v.passed and "q" in v.reason
+
+
+def test_a_character_module_variable_is_refused_with_its_name(tmp_path):
+    p = tmp_path / "ch.f90"
+    p.write_text("""module chm
+  implicit none
+  character(len=8) :: label = 'abc'
+  integer :: nx = 4
+contains
+  subroutine put(i, y)
+    integer, intent(in) :: i
+    double precision, intent(inout) :: y(nx)
+    if (label == 'a') y(i) = 2.0d0 * y(i)
+  end subroutine put
+end module chm
+
+subroutine drive(n, y)
+  use chm, only: nx, put
+  implicit none
+  integer, intent(in) :: n
+  double precision, intent(inout) :: y(nx, n)
+  integer :: j
+  do j = 1, n
+    call put(1, y(1, j))
+  end do
+end subroutine drive
+""")
+    with pytest.raises(TranslationRefused) as exc:
+        _port(p, "drive")
+    text = exc.value.diagnostics[0].message
+    assert "put reads module variable 'label' of chm (line 9), which is CHARACTER" in text

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from . import ir
+from .stmts import first_use_line
 
 #: (caller, called name) -> the callee's IR, or None when no routine of the program
 Resolve = Callable[[ir.Kernel, str], Optional[ir.Kernel]]
@@ -120,12 +121,12 @@ def own_reads(k: ir.Kernel, resolve: Optional[Resolve] = None) -> Reads:
             line, how = changed[n]
             out.problems.append(ir.Diagnostic("module-variable", f"{k.name} writes {where} (line {line}: {how}): a "
                                               "device function may read module state, not change it", line, k.file))
-        elif v.ftype.base == "character":
-            out.problems.append(ir.Diagnostic("module-variable", f"{where} is CHARACTER (a device function takes "
-                                              "numbers)", v.line, k.file))
-        elif any(d.assumed_shape for d in v.dims) and not v.allocatable:
-            out.problems.append(ir.Diagnostic("module-variable", f"{where} is a pointer array (its target is not "
-                                              "known where the nest starts)", v.line, k.file))
+        elif v.ftype.base == "character" or (any(d.assumed_shape for d in v.dims) and not v.allocatable):
+            what = "CHARACTER (a device function takes numbers)" if v.ftype.base == "character" else \
+                "a pointer array (its target is not known where the nest starts)"
+            line = first_use_line(k.body, {n}) or k.line_start
+            out.problems.append(ir.Diagnostic("module-variable", f"{k.name} reads {where} (line {line}), which is "
+                                              f"{what}", line, k.file))
         else:
             out.reads.append(ModuleRead(n, v, k.name, k))
     return out
