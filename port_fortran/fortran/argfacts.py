@@ -228,30 +228,73 @@ def argument_facts(k: ir.Kernel, calls=None) -> None:
         a.used_as_index = a.name in idx
         legacy_assumed_size(k, a, env, calls)
         a.access_bounds = access_bounds(k, a, env, calls)
-    k.module_bounds = module_array_bounds(k, env, calls)
+    reads = callee_module_reads(k, calls)
+    k.callee_module_reads = {n: r.var for n, r in reads.items()}
+    k.module_bounds = module_array_bounds(k, env, calls, reads)
 
 
-def module_array_bounds(k: ir.Kernel, env: dict, calls=None) -> dict[str, list]:
+def callee_module_reads(k: ir.Kernel, calls=None) -> dict:
+    """Module variables the routines ``k`` calls read (``module_reads.ModuleRead`` by name;
+    callees whose effects have no blockers: they change none) that ``k`` does not name
+    itself: a hybrid port's nests pass them to the device functions they call, and its
+    harness sets them (``harness.members``)."""
+    if calls is None:
+        return {}
+    own = {a.name for a in k.args} | set(k.locals) | set(k.module_vars) | set(k.host_vars)
+    out: dict = {}
+    for name in dict.fromkeys(k.calls):
+        eff = calls.effects(k, name)
+        if eff.translatable:
+            for r in eff.module_reads:
+                if r.name not in own:
+                    out.setdefault(r.name, r)
+    return out
+
+
+def module_array_bounds(k: ir.Kernel, env: dict, calls=None, reads: Optional[dict] = None) -> dict[str, list]:
     """access_bounds of each allocatable module array the kernel uses (a hybrid port's
     harness allocates them): the bounds may name the module scalars the kernel reads and
     never changes itself, which the harness sets before the call (SNAP's ``ib`` passed
-    whole to a helper declaring it ``cb(lc+1)`` with ``lc = nx``: ``nx + 1``)."""
+    whole to a helper declaring it ``cb(lc+1)`` with ``lc = nx``: ``nx + 1``). ``reads``
+    (:func:`callee_module_reads`): those its callees read, bounded by the subscripts of
+    the routine reading them where they name only such module scalars."""
+    reads = reads or {}
     arrays = [v for v in k.module_vars.values() if v.allocatable and v.dims]
-    if not arrays:
+    if not arrays and not any(r.var.allocatable and r.var.dims for r in reads.values()):
         return {}
-    fixed = {n for n, v in k.module_vars.items() if not v.dims and v.parameter is None and v.ftype.base == "integer"}
-    fixed -= _changed_module_scalars(k, calls)
+    scalars = {n: v for n, v in list(k.module_vars.items()) + [(n, r.var) for n, r in reads.items()]
+               if not v.dims and v.parameter is None and v.ftype.base == "integer"}
+    fixed = set(scalars) - changed_module_scalars(k, calls)
     finder = BoundsFinder(k, env, calls)
-    finder.args |= fixed
-    return {v.name: finder.bounds(v) for v in arrays}
+    finder.args |= fixed & set(k.module_vars)
+    out = {v.name: finder.bounds(v) for v in arrays}
+    for n, r in reads.items():
+        if r.var.allocatable and r.var.dims and r.routine is not None:
+            out[n] = _owner_bounds(r, fixed, scalars, calls)
+    return out
 
 
-def _changed_module_scalars(k: ir.Kernel, calls) -> set[str]:
+def _owner_bounds(r, fixed: set, scalars: dict, calls) -> list:
+    """The subscripts the routine reading module array ``r`` takes, where they name only
+    the same module scalars of ``fixed`` (else None for that dimension)."""
+    owner = r.routine
+    env = {n: v.parameter for n, v in owner.locals.items() if v.parameter is not None}
+    same = {n for n in fixed if n in owner.module_vars and owner.module_vars[n].module == scalars[n].module}
+    finder = BoundsFinder(owner, env, calls)
+    finder.args = set(same)
+    out = []
+    for b in finder.bounds(r.var):
+        names = set() if b is None else {x.name for e in b for x in ir.walk_expr(e) if isinstance(x, ir.Name)}
+        out.append(b if b is not None and names <= same else None)
+    return out
+
+
+def changed_module_scalars(k: ir.Kernel, calls) -> set[str]:
     """Names the kernel may change (``accesses.scalar_writes`` with its calls' effects, and
     what statements the IR does not model read into); every module variable when a callee
     may touch module state (a callee that is not a routine of the program free of side
     effects; any callee without ``calls``) or a statement may write anything."""
-    everything = set(k.module_vars)
+    everything = set(k.module_vars) | set(k.callee_module_reads)
     if calls is None:
         return everything
     read_into: set[str] = set()

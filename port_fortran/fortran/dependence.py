@@ -597,18 +597,19 @@ def _blocked_call(body: list[ir.Stmt], ctx: Context) -> Optional[tuple[str, int,
                 return name, s.line, eff.why_not()
             if nargs > len(eff.dummies):
                 return name, s.line, f"{name} ({eff.where}) has {len(eff.dummies)} arguments, it is called with {nargs}"
-            if eff.common_reads and nargs < len(eff.dummies):  # not yet passed (pass_common_reads)
-                why = _common_reads_blocked(eff, body, ctx)
+            if (eff.common_reads or eff.module_reads) and nargs < len(eff.dummies):  # not yet passed
+                why = _shared_reads_blocked(eff, body, ctx)
                 if why:
                     return name, s.line, why
     return None
 
 
-def _common_reads_blocked(eff, body: list[ir.Stmt], ctx: Context) -> str:
-    """Why a callee reading COMMON members cannot be a device function in this loop: the
-    caller must declare the blocks as the callee does (it passes its own members) and the
-    loop must not write them (the callee's read would depend on the iteration order). A
-    call that already passes them (an extended call, an outlined nest's) is an ordinary one."""
+def _shared_reads_blocked(eff, body: list[ir.Stmt], ctx: Context) -> str:
+    """Why a callee reading COMMON members or module variables cannot be a device function
+    in this loop: the caller must declare the blocks as the callee does (it passes its own
+    members: ``pass_common_reads``) and the loop must not write what the callee reads (the
+    read would depend on the iteration order). A call that already passes them (an
+    extended call, an outlined nest's) is an ordinary one."""
     from .effects import same_common
 
     caller = ctx.sites.kernel
@@ -616,12 +617,16 @@ def _common_reads_blocked(eff, body: list[ir.Stmt], ctx: Context) -> str:
         why = same_common(caller, eff.callee, b)
         if why:
             return f"{eff.name} ({eff.where}) reads COMMON /{b}/, and {why}"
-    members = {m for _b, m in eff.common_reads}
+    read = {m: f"COMMON member {m}" for _b, m in eff.common_reads}
+    for r in eff.module_reads:  # the caller's own name for the same module variable
+        v = caller.module_vars.get(r.name)
+        if v is not None and v.module == r.module:
+            read[r.name] = f"module variable {r.name}"
     written = set(scalar_writes(body, ctx.arrays, ctx.sites))
     written |= {a.name for a in array_accesses(body, ctx.arrays, ctx.sites) if a.write}
-    hit = sorted(members & written)
+    hit = sorted(set(read) & written)
     if hit:
-        return f"{eff.name} ({eff.where}) reads COMMON member {hit[0]}, which the loop writes"
+        return f"{eff.name} ({eff.where}) reads {read[hit[0]]}, which the loop writes"
     return ""
 
 

@@ -16,9 +16,11 @@ facts. For a callee, per dummy argument (:class:`DummyEffect`):
 
 and ``blockers``: why the callee cannot run as a device function called from a parallel
 loop -- I/O and other constructs the IR does not model, STOP, state kept between calls
-(SAVE), COMMON blocks and module variables, callees no file defines, intrinsic
-subroutines, recursion -- in it or in anything it calls, each naming the routine, the file
-and the line (``Program.impurities``).
+(SAVE), COMMON blocks it writes, module variables it writes, callees no file defines,
+intrinsic subroutines, recursion -- in it or in anything it calls, each naming the
+routine, the file and the line (``Program.impurities``). COMMON members and module
+variables it only reads are no blockers: they are extra read-only dummies after its own
+(``common_reads``, ``module_reads``), which an extended call passes.
 
 :meth:`Calls.actual_ref` then says what a call touches of the *caller's* array passed as
 an actual argument, by sequence association in column-major order: an element actual
@@ -81,6 +83,9 @@ class Effects:
     # COMMON members the callee only reads, (block, member): its device function takes them
     # as extra arguments, which the caller passes (:func:`pass_common_reads`)
     common_reads: list[tuple[str, str]] = field(default_factory=list)
+    # module variables the callee and its callees only read (``module_reads.ModuleRead``):
+    # not blockers; an outlined nest passes them after the COMMON members (``extend_call``)
+    module_reads: list = field(default_factory=list)
 
     @property
     def translatable(self) -> bool:
@@ -226,7 +231,8 @@ class Calls:
         key = (str(callee.file), callee.name)
         hit = self._memo.get(key)
         if hit is not None:
-            return hit if hit.name == name else Effects(name, hit.callee, hit.dummies, hit.blockers, hit.common_reads)
+            return hit if hit.name == name else Effects(name, hit.callee, hit.dummies, hit.blockers, hit.common_reads,
+                                                        hit.module_reads)
         if key in self._active:
             return Effects(name, callee, [], [ir.Diagnostic("recursion", f"calls itself (recursion through {name})",
                                                             callee.line_start, callee.file)])
@@ -244,7 +250,8 @@ class Calls:
 
     def _summarize(self, name: str, k: ir.Kernel) -> Effects:
         from .common_use import common_reads
-        blockers = list(self.program.impurities(k))
+        from .module_reads import module_reads
+        blockers = list(self.program.impurities(k, module_reads=True))
         reads = common_reads(k)
         if reads:  # only read: not a blocker, the caller passes them (pass_common_reads)
             blocks = {b for b, _m in reads}
@@ -261,6 +268,9 @@ class Calls:
                 first = inner.blockers[0]
                 blockers.append(ir.Diagnostic(first.code, f"calls {sub} ({inner.where}), which {first.message}",
                                               first.line, first.file or inner.callee.file))
+        mreads = module_reads(k, self.resolve)
+        if not blockers:  # (when something else blocks, that is the reason given)
+            blockers = mreads.problems
         blockers = _unique(blockers)
         dummies = []
         env = _params(k)
@@ -285,7 +295,16 @@ class Calls:
             d = DummyEffect(m, len(dummies), v.ftype, len(v.dims), True, False)
             d.span = (_lit(0), _lit(0)) if not v.dims else (_lit(0), _whole_span(v, env))
             dummies.append(d)
-        return Effects(name, k, dummies, blockers, common_reads=list(reads or []))
+        for r in (mreads.reads if not blockers else []):  # then the module variables (module_reads.extra_arguments)
+            v = r.var
+            d = DummyEffect(r.name, len(dummies), v.ftype, len(v.dims), True, False)
+            d.span = (_lit(0), _lit(0)) if not v.dims else (_lit(0), _whole_span(v, env))
+            dummies.append(d)
+            for lb, ub in r.bound_names():
+                for b in (lb, ub):
+                    dummies.append(DummyEffect(b, len(dummies), I4, 0, True, False, span=(_lit(0), _lit(0))))
+        return Effects(name, k, dummies, blockers, common_reads=list(reads or []),
+                       module_reads=list(mreads.reads) if not blockers else [])
 
     def _span(self, k: ir.Kernel, a: ir.Argument, env: dict) -> tuple[ir.Expr, Optional[ir.Expr]]:
         """(first, last) offsets from the dummy's first element, in ``k``'s arguments."""
@@ -342,10 +361,7 @@ class Calls:
         if d.ftype.bytes != v.ftype.bytes:
             return ir.Name(v.name, ftype=v.ftype)  # reinterpreted storage: the whole array
         lo, hi = d.span
-        table = {}
-        for q, x in enumerate(eff.callee.args):
-            if not x.dims and q < len(args):
-                table[x.name] = args[q]
+        table = _scalar_actuals(caller, eff, args)
         lo_c, hi_c = _in_caller(lo, table), (_in_caller(hi, table) if hi is not None else None)
         if lo_c is None:
             return ir.Name(v.name, ftype=v.ftype)
@@ -370,10 +386,7 @@ class Calls:
                 or d.ftype.bytes != v.ftype.bytes:
             return []
         cenv, kenv = _params(caller), _params(eff.callee)
-        table = {}
-        for q, x in enumerate(eff.callee.args):
-            if not x.dims and q < len(args):
-                table[x.name] = affine.poly_of(args[q], cenv)
+        table = {n: affine.poly_of(e, cenv) for n, e in _scalar_actuals(caller, eff, args).items()}
 
         def mapped(p):
             for n in affine.names(p):
@@ -410,6 +423,29 @@ class Calls:
             m[-1] = (affine.add(m[-1][0], shift), affine.add(m[-1][1], shift))
             out.append(m)
         return out
+
+
+def _scalar_actuals(caller: ir.Kernel, eff: Effects, args: list[ir.Expr]) -> dict[str, ir.Expr]:
+    """The callee's scalar dummies as a call passes them, and the module scalars it reads
+    as the call passes them (an extended call) or else as the caller names them: its own
+    use of the same variable, or the bare name when the caller has nothing of that name
+    (a value no statement of the caller changes)."""
+    table = {}
+    for q, x in enumerate(eff.callee.args):
+        if not x.dims and q < len(args):
+            table[x.name] = args[q]
+    at = {d.name: d.position for d in eff.dummies[len(eff.callee.args):]}
+    for r in eff.module_reads:
+        q = at.get(r.name)
+        if r.var.dims or r.name in table:
+            continue
+        if q is not None and q < len(args):
+            table[r.name] = args[q]
+            continue
+        v = variable(caller, r.name) or caller.host_vars.get(r.name)
+        if v is None or (v.module == r.module and not isinstance(v, ir.Argument) and r.name in caller.module_vars):
+            table[r.name] = ir.Name(r.name, ftype=r.var.ftype)
+    return table
 
 
 def _all_exprs(s: ir.Stmt) -> list[ir.Expr]:

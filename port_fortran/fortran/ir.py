@@ -418,6 +418,7 @@ class Kernel:
     commons: list[CommonBlock] = field(default_factory=list)
     module_vars: dict[str, Variable] = field(default_factory=dict)  # used module variables
     module_bounds: dict[str, list] = field(default_factory=dict)  # argfacts.module_array_bounds
+    callee_module_reads: dict[str, Variable] = field(default_factory=dict)  # argfacts.callee_module_reads
     module: Optional[str] = None  # containing module, for module procedures
     host: Optional[str] = None  # the program or routine an internal procedure is CONTAINed in
     private: bool = False  # a module procedure PRIVATE to its module: nothing outside can call it
@@ -431,8 +432,7 @@ class Kernel:
     source_text: str = ""  # the routine's original text (for the LLM and reports)
     text_file: Optional[str] = None  # the #included header its text and lines come from, if any
     diagnostics: list[Diagnostic] = field(default_factory=list)  # warnings from analysis
-    # EQUIVALENCE: the names of each storage-association class (sets sharing a name merged)
-    equivalences: list[list[str]] = field(default_factory=list)
+    equivalences: list[list[str]] = field(default_factory=list)  # EQUIVALENCE classes (sharing a name: merged)
 
     def arg(self, name: str) -> Argument:
         for a in self.args:

@@ -449,11 +449,13 @@ class Program:
                     todo.append(c.routine)
         return list(seen.values())
 
-    def impurities(self, k, _seen: Optional[set] = None) -> list[ir.Diagnostic]:
+    def impurities(self, k, _seen: Optional[set] = None, *, module_reads: bool = False) -> list[ir.Diagnostic]:
         """Why the routine is not a function of its arguments alone (empty: it is): I/O and
         other constructs the IR cannot model, STOP, state kept between calls (SAVE), COMMON
         blocks and module variables, and the same in every routine it calls, transitively;
-        a callee no file defines counts too. What a device function of a callee needs."""
+        a callee no file defines counts too. What a device function of a callee needs.
+        ``module_reads``: module variables it only reads are no impurity (an outlined nest
+        passes them: ``module_reads.py``); writing one still is."""
         seen = _seen if _seen is not None else set()
         key = (norm(k.file), k.name)
         if key in seen:
@@ -472,17 +474,28 @@ class Program:
         named = names_used(kern)
         out += [ir.Diagnostic("common-block", f"COMMON /{c.name}/ is shared state", c.line, kern.file)
                 for c in kern.commons if set(c.variables) & named]
-        out += [ir.Diagnostic("module-variable", f"module variable '{n}' of {v.module} is shared state", v.line,
-                              kern.file) for n, v in kern.module_vars.items()]
+        if module_reads:
+            from .module_reads import own_reads
+            out += own_reads(kern, self.resolver()).problems
+        else:
+            out += [ir.Diagnostic("module-variable", f"module variable '{n}' of {v.module} is shared state", v.line,
+                                  kern.file) for n, v in kern.module_vars.items()]
         for c in self.callees(kern):
             if c.routine is not None:
-                inner = self.impurities(c.routine, seen)
+                inner = self.impurities(c.routine, seen, module_reads=module_reads)
                 if inner:
                     out.append(ir.Diagnostic("impure-call", f"calls {c.name} ({c.routine.where}): {inner[0].message}",
                                              kern.line_start, kern.file))
             elif c.where not in ("intrinsic",):
                 out.append(ir.Diagnostic("call-to-unknown", unknown_where(c), kern.line_start, kern.file))
         return out
+
+    def resolver(self):
+        """(caller, name) -> the IR of the routine of the tree the call resolves to, or None."""
+        def resolve(caller, name: str):
+            c = self.callee(caller, name)
+            return self.kernel_of(c.routine) if c is not None and c.routine is not None else None
+        return resolve
 
     def call_sites(self, k) -> list[tuple[ir.Kernel, list[ir.Expr], int]]:
         """(caller, actual arguments, line) of every call of the routine in the tree."""

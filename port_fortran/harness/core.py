@@ -99,7 +99,7 @@ class Harness(CaseRunner, CheckedOriginal):
                  fflags: Sequence[str] = (), module_search: Sequence[str] = ()):
         from .members import driven_kernel
         # COMMON members the kernel uses are driven as extra arguments after the real ones
-        self.kernel = driven_kernel(kernel)
+        self.kernel = driven_kernel(kernel, self._callee_module_reads(port_dir))
         if isinstance(source_file, ir.SourceFile):
             self.source_path = Path(source_file.path).resolve()
             self.source_ir: Optional[ir.SourceFile] = source_file
@@ -128,6 +128,11 @@ class Harness(CaseRunner, CheckedOriginal):
             raise UserError(f"{self.source_path}:{kernel.line_start}: {kernel.name}: {reason}")
         self.port_dir.mkdir(parents=True, exist_ok=True)
         self._write_port_json()
+
+    def _callee_module_reads(self, port_dir) -> list[str]:
+        """Module variables the routine's callees read that the harness sets too (a hybrid
+        port's nests pass them on: ``members.driven_kernel``); none for a full port."""
+        return []
 
     # ------------------------------------------------------------------ bookkeeping
 

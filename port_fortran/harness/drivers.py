@@ -41,9 +41,13 @@ def public_source(path, kernel: ir.Kernel, text: Optional[str] = None) -> Option
 
 def private_names(kernel: ir.Kernel) -> list[str]:
     """The PRIVATE entities of the kernel's own module the driver must reach: the procedure
-    itself and the module variables it uses (set as inputs, compared as outputs)."""
+    itself and the module variables it uses (set as inputs, compared as outputs), or that
+    its callees read and the driven kernel sets (``members.driven_kernel``)."""
     names = [kernel.name] if getattr(kernel, "private", False) else []
-    names += [n for n, v in kernel.module_vars.items() if getattr(v, "private", False) and v.module == kernel.module]
+    driven = {a.name for a in kernel.args if getattr(a, "module", None)}
+    theirs = {n: v for n, v in getattr(kernel, "callee_module_reads", {}).items() if n in driven}
+    names += [n for n, v in {**theirs, **kernel.module_vars}.items()
+              if getattr(v, "private", False) and v.module == kernel.module]
     return names
 
 

@@ -60,6 +60,9 @@ class HybridHarness(Harness):
     source and the outlined kernels (``verify``, ``bench`` and the verdicts are the base
     class's)."""
 
+    def _callee_module_reads(self, port_dir) -> list[str]:
+        return list(load_info(Path(port_dir).resolve()).get("module_reads", []))
+
     def __init__(self, kernel, source_file, port_dir, **kw):
         super().__init__(kernel, source_file, port_dir, **kw)
         self.info = load_info(self.port_dir)

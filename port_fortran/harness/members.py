@@ -17,6 +17,7 @@ reads the records into them before the call.
 from __future__ import annotations
 
 import copy
+from typing import Iterable
 
 from ..errors import UserError
 from ..fortran import ir
@@ -33,17 +34,20 @@ def _blocks(kernel: ir.Kernel) -> list[Block]:
         raise UserError(f"{kernel.file}:{d.line}: {kernel.name}: {d.message} (the harness cannot drive it)") from None
 
 
-def driven_kernel(kernel: ir.Kernel) -> ir.Kernel:
+def driven_kernel(kernel: ir.Kernel, callee_reads: Iterable[str] = ()) -> ir.Kernel:
     """``kernel`` with the COMMON members it uses appended to ``args``, then the module
     variables it uses (``module`` set; only a routine that stays Fortran, a hybrid port, is
-    driven with them: a full port refuses module variables); the kernel itself when it uses
-    neither. Never mutates ``kernel``. Raises UserError for module state the harness cannot
-    set (:func:`module_state_problems`)."""
+    driven with them: a full port refuses module variables) and those of ``callee_reads``
+    its callees only read (``Kernel.callee_module_reads``: a hybrid port's nests pass them to
+    their device functions, ``hybrid.json``'s ``module_reads``); the kernel itself when it
+    uses none. Never
+    mutates ``kernel``. Raises UserError for module state the harness cannot set
+    (:func:`module_state_problems`)."""
     members = []
     if kernel.commons:
         _blocks(kernel)
         members = used_members(kernel)
-    mods = module_members(kernel)
+    mods = module_members(kernel, callee_reads)
     if not members and not mods:
         return kernel
     k = copy.copy(kernel)
@@ -72,13 +76,23 @@ def is_member(a: ir.Variable) -> bool:
     return a.common is not None or a.module is not None
 
 
-def module_state_problems(kernel: ir.Kernel) -> list[str]:
+def _module_variables(kernel: ir.Kernel, callee_reads: Iterable[str]) -> dict[str, ir.Variable]:
+    out = dict(kernel.module_vars)
+    theirs = getattr(kernel, "callee_module_reads", {})
+    for n in callee_reads:
+        if n in theirs:
+            out.setdefault(n, theirs[n])
+    return out
+
+
+def module_state_problems(kernel: ir.Kernel, callee_reads: Iterable[str] = ()) -> list[str]:
     """Why the harness cannot set the module variables the kernel uses ([] when it can):
     it sets scalars and arrays of constant shape of intrinsic types through the module,
-    and allocates allocatable arrays with the bounds the kernel's subscripts take."""
+    and allocates allocatable arrays with the bounds the kernel's subscripts take.
+    ``callee_reads``: those of its callees' reads it sets too (:func:`driven_kernel`)."""
     out = []
     env = {n: v.parameter for n, v in kernel.locals.items() if v.parameter is not None}
-    for name, v in kernel.module_vars.items():
+    for name, v in _module_variables(kernel, callee_reads).items():
         where = f"module variable {name} ({v.module or 'a module'})"
         if getattr(v, "private", False) and v.module != kernel.module:
             out.append(f"{where} is PRIVATE in its module: no code outside the module, the harness included, can set it")
@@ -107,12 +121,14 @@ def _bounds(v: ir.Variable, env: dict):
     return out
 
 
-def module_members(kernel: ir.Kernel) -> list[tuple]:
-    """(name, variable, constant bounds, written) of every module variable the kernel uses,
-    in the order the front end lists them. Raises UserError naming what cannot be set."""
-    if not kernel.module_vars:
+def module_members(kernel: ir.Kernel, callee_reads: Iterable[str] = ()) -> list[tuple]:
+    """(name, variable, constant bounds, written) of every module variable the kernel uses
+    (and of ``callee_reads`` its callees read), in the order the front end lists them.
+    Raises UserError naming what cannot be set."""
+    variables = _module_variables(kernel, callee_reads)
+    if not variables:
         return []
-    problems = module_state_problems(kernel)
+    problems = module_state_problems(kernel, callee_reads)
     if problems:
         raise UserError(f"{kernel.file}:{kernel.line_start}: {kernel.name}: {problems[0]} (the harness cannot "
                         "drive it)")
@@ -120,7 +136,7 @@ def module_members(kernel: ir.Kernel) -> list[tuple]:
     _, written = touched(kernel)
     env = {n: v.parameter for n, v in kernel.locals.items() if v.parameter is not None}
     return [(name, v, None if v.allocatable else _bounds(v, env), name in written)
-            for name, v in kernel.module_vars.items()]
+            for name, v in variables.items()]
 
 
 def declared_blocks(kernel: ir.Kernel) -> list[tuple[str, list[tuple[str, ir.FType, list[tuple[int, int]]]]]]:

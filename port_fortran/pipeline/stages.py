@@ -129,9 +129,9 @@ class RealStages(Stages):
         if port.mode == "hybrid":
             from ..harness.members import module_state_problems
 
-            problems = module_state_problems(kernel)
+            problems = module_state_problems(kernel, (port.hybrid or {}).get("module_reads", []))
             if problems:
-                line = min(v.line for v in kernel.module_vars.values()) or kernel.line_start
+                line = min((v.line for v in kernel.module_vars.values()), default=0) or kernel.line_start
                 raise TranslationRefused(kernel.name, [ir.Diagnostic(
                     "module-state", f"{problems[0]}; the harness sets module scalars and arrays (allocating "
                     "allocatable ones) before the call, not this, so a hybrid port could not be proven "

@@ -13,6 +13,7 @@ from typing import Optional
 
 from ..fortran import ir
 from ..fortran.common_use import promoted
+from ..fortran.module_reads import with_module_reads
 from ..records import Port, TranslateOptions, TranslationRefused
 from . import common_blocks
 from . import render
@@ -27,18 +28,29 @@ from .structure import restructure
 from .symbols import Refusal, SymbolTable, build_symbols
 
 
-def _callees(kernel: ir.Kernel, tab: SymbolTable, program=None) -> list[ir.Kernel]:
+def _callees(kernel: ir.Kernel, tab: SymbolTable, program=None, module_reads: bool = False) -> list[ir.Kernel]:
     """Routines the kernel calls, transitively, callees first (found by the program in any
-    file of the tree, or without one in the kernel's file); refuses unknown ones and recursion."""
+    file of the tree, or without one in the kernel's file); refuses unknown ones and recursion.
+    ``module_reads``: the calls pass the module variables their callees read (an outlined
+    nest's: ``hybrid.outline``), so each callee takes them as trailing arguments."""
     order: list[ir.Kernel] = []
     seen: set[str] = set()
 
-    def resolve(k: ir.Kernel, name: str) -> Optional[ir.Kernel]:
+    def found(k: ir.Kernel, name: str) -> Optional[ir.Kernel]:
         if program is None:
             return tab.functions.get(name)
         c = program.callee(k, name)
         # a routine only reading COMMON takes the members as arguments (the calls pass them)
         return promoted(program.kernel_of(c.routine)) if c is not None and c.routine is not None else None
+
+    def resolve(k: ir.Kernel, name: str) -> Optional[ir.Kernel]:
+        callee = found(k, name)
+        if callee is None or not module_reads:
+            return callee
+        out, why = with_module_reads(callee, found)
+        if why is not None:
+            raise _refusal(callee, kernel, why.code, why.message, why.line)
+        return out
 
     def visit(k: ir.Kernel, stack: tuple):
         for name in k.calls:
@@ -147,19 +159,21 @@ class KernelParts:
 
 
 def translate_parts(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None,
-                    options: Optional[TranslateOptions] = None, program=None) -> KernelParts:
-    """The pieces of a kernel's port (raises TranslationRefused like translate_kernel)."""
-    return _refusing(kernel, _parts, source, options or TranslateOptions(), program)
+                    options: Optional[TranslateOptions] = None, program=None, *,
+                    module_reads: bool = False) -> KernelParts:
+    """The pieces of a kernel's port (raises TranslationRefused like translate_kernel);
+    ``module_reads``: its calls pass the module variables their callees read (``_callees``)."""
+    return _refusing(kernel, _parts, source, options or TranslateOptions(), program, module_reads)
 
 
 def _parts(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: TranslateOptions,
-           program=None) -> KernelParts:
+           program=None, module_reads: bool = False) -> KernelParts:
     tab = build_symbols(kernel, source, program)
     blocks = common_blocks.blocks(kernel)  # refuses layouts it cannot be sure of
     render.result_ctype(kernel)
     for a in kernel.args:
         tab[a.name].ctype  # refuses types without a C++ equivalent
-    callees = _callees(kernel, tab, program)
+    callees = _callees(kernel, tab, program, module_reads)
     helpers = []
     for fn in callees:
         try:

@@ -43,6 +43,7 @@ from . import fortran_text
 from . import render
 from .access import arrays_written, names_changed, names_in, scalars_written
 from .engine import KernelParts, translate_parts
+from .hybrid_modvars import nest_reads, use_lines
 from .hybrid_kept import SMALL_NEST, Kept, elements_passed_out, find_nests, kept_statements, nest_trips as _nest_trips, serialised_regions
 from .plan import Planner
 from .symbols import Symbol, build_symbols
@@ -79,6 +80,9 @@ class HybridInfo:
     edits: list[dict] = field(default_factory=list)  # the text edits, for tools that merge several routines
     include_dirs_first: list[str] = field(default_factory=list)  # -I the copy needs (the original's directory)
     header: str = ""  # the routine's text is an #included header: its edited copy's name, beside the copy
+    # module variables the nests pass to the routines they call (hybrid_modvars): the
+    # harness sets those the routine does not use itself too (Kernel.callee_module_reads)
+    module_reads: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -158,13 +162,34 @@ def _storage_classes(kernel: ir.Kernel) -> list[tuple[set[str], int]]:
 class _Outline:
     kernel: ir.Kernel
     actuals: list[str]
+    uses: list[tuple[str, str, str]] = field(default_factory=list)  # module variables the copy must USE
+    module_reads: list[str] = field(default_factory=list)  # module variables it passes its callees
 
 
 def outline(kernel: ir.Kernel, do: ir.Do, flow: FlowGraph, name: str,
             callees: dict[str, ir.Kernel], program=None) -> _Outline:
     """The synthetic kernel of one nest and the actual arguments the Fortran passes it.
     Raises Keep when the nest must stay Fortran."""
-    names = _nest_names([do])
+    nest = copy.deepcopy(do)  # its calls pass the module variables their callees read (hybrid_modvars)
+    taken = {n.lower() for n in _nest_names(kernel.body)} | {a.name for a in kernel.args} | set(kernel.locals) \
+        | set(kernel.module_vars) | set(kernel.calls) | {kernel.name}
+
+    def fresh(base: str) -> str:
+        n, k = base, 1
+        while n in taken:
+            n, k = f"{base}_{k}", k + 1
+        taken.add(n)
+        return n
+
+    resolve = program.resolver() if program is not None else (lambda _c, n: callees.get(n))
+    passed = nest_reads(kernel, nest, resolve, fresh)
+    if passed.why:
+        raise Keep("module-variable", passed.why, do.line)
+
+    def var(nm: str) -> Optional[ir.Variable]:
+        return passed.variables.get(nm) or _variable(kernel, nm)
+
+    names = _nest_names([nest])
     for cls, line in _storage_classes(kernel):
         both = [n for n in names if n in cls]
         if len(both) > 1:
@@ -176,8 +201,6 @@ def outline(kernel: ir.Kernel, do: ir.Do, flow: FlowGraph, name: str,
     arrays_out = arrays_written([do]) | elements_passed_out([do], out_args)
     exposed = exposed_reads([do], outs=flow.outs)  # a callee's output arguments are not reads
     changed = names_changed(kernel.body)
-    taken = {n.lower() for n in _nest_names(kernel.body)} | {a.name for a in kernel.args} | set(kernel.locals) \
-        | set(kernel.module_vars) | set(kernel.calls) | {kernel.name}
     args: list[ir.Argument] = []
     actuals: list[str] = []
     locals_: dict[str, ir.Variable] = {}
@@ -189,21 +212,22 @@ def outline(kernel: ir.Kernel, do: ir.Do, flow: FlowGraph, name: str,
         arg_names.add(nm)
         actuals.append(actual)
 
-    def fresh(base: str) -> str:
-        n, k = base, 1
-        while n in taken:
-            n, k = f"{base}_{k}", k + 1
-        taken.add(n)
-        return n
+    steady: set[str] = set()  # integer module scalars nothing the routine runs changes
+    if program is not None and kernel.module_vars:
+        from ..fortran.argfacts import changed_module_scalars
+        from ..fortran.effects import Calls
+        steady = {n for n, v in kernel.module_vars.items() if not v.dims and v.parameter is None
+                  and v.ftype.base == "integer"} - changed_module_scalars(kernel, Calls(program))
 
     def fixed(e: Optional[ir.Expr]) -> bool:
-        """Does ``e`` name only PARAMETERs and integer dummies the routine never changes
-        (so that it has the same value at the nest as on entry)?"""
+        """Does ``e`` name only PARAMETERs, integer dummies the routine never changes and
+        integer module scalars nothing it runs changes (so that it has the same value at
+        the nest as on entry)?"""
         for nm in (names_in(e) if e is not None else ()):
-            w = _variable(kernel, nm)
+            w = var(nm)
             if w is None:
                 return False
-            if w.parameter is not None and not isinstance(w, ir.Argument):
+            if (w.parameter is not None and not isinstance(w, ir.Argument)) or nm in steady:
                 continue
             if not isinstance(w, ir.Argument) or w.dims or w.ftype.base != "integer" or nm in changed or w.optional:
                 return False
@@ -227,15 +251,15 @@ def outline(kernel: ir.Kernel, do: ir.Do, flow: FlowGraph, name: str,
             return None
         return copy.deepcopy(ab[1])
 
-    def note_dim_names(exprs):
+    def note_dim_names(exprs):  # in the order the bounds name them (the kernel's arguments are reproducible)
         for e in exprs:
-            for x in (names_in(e) if e is not None else ()):
-                if x not in dim_scalars:
-                    dim_scalars.append(x)
+            for x in (ir.walk_expr(e) if e is not None else ()):
+                if isinstance(x, (ir.Name, ir.ArrayRef)) and x.name not in dim_scalars:
+                    dim_scalars.append(x.name)
 
     dim_scalars: list[str] = []
     for nm in names:
-        v = _variable(kernel, nm)
+        v = var(nm)
         if v is None:
             raise Keep("unknown-name", f"'{nm}' in the loop nest has no declaration the tool can see", do.line)
         if isinstance(v, ir.Argument) and v.optional:
@@ -279,14 +303,15 @@ def outline(kernel: ir.Kernel, do: ir.Do, flow: FlowGraph, name: str,
         else:
             locals_[nm] = ir.Variable(nm, v.ftype, line=v.line)
     for nm in dim_scalars:
-        v = _variable(kernel, nm)
+        v = var(nm)
         if nm in arg_names or nm in locals_ or v is None:
             continue
         if v.parameter is not None and not isinstance(v, ir.Argument):
             locals_[nm] = copy.deepcopy(v)
         else:
             add_arg(nm, v, "in", [], nm)
-    body = [copy.deepcopy(do)]
+    passed.finish(lambda nm: next(a.dims for a in args if a.name == nm))
+    body = [nest]
     calls = []
     for s in ir.walk(body):
         if isinstance(s, ir.CallStmt) and s.name not in calls:
@@ -303,7 +328,7 @@ def outline(kernel: ir.Kernel, do: ir.Do, flow: FlowGraph, name: str,
         from ..fortran.effects import Calls
         effects = Calls(_nest_program(program, kernel, k))
     analyse_kernel(k, callees, effects)
-    return _Outline(k, actuals)
+    return _Outline(k, actuals, passed.uses, passed.passed())
 
 
 class _NestProgram:
@@ -427,7 +452,7 @@ def _hybrid_port(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Op
     # see the program's variables, so their nests are outlined in place the same way)
     routines = [kernel] + ([r for r in source.kernels if r.host == kernel.name]
                            if kernel.kind == "program" and source is not None else [])
-    outlined: list[tuple[ir.Do, KernelParts, list[str], tuple[int, int], bool, ir.Kernel]] = []
+    outlined: list[tuple[ir.Do, KernelParts, _Outline, tuple[int, int], bool, ir.Kernel]] = []
     kept: list[Kept] = []
     count = 0
     for r in routines:
@@ -447,7 +472,8 @@ def _hybrid_port(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Op
     k = base
     upper = fortran_text.upper_style(lines, kernel.line_start, form)
     edits, infos = [], []
-    for do, parts, actuals, (first, last), end_continue, _r in outlined:
+    for do, parts, o, (first, last), end_continue, _r in outlined:
+        actuals = o.actuals
         entry = f"{parts.kernel.name}_kokkos"
         call = f"{'CALL' if upper else 'call'} {entry.upper() if upper else entry}({', '.join(_case(a, upper) for a in actuals)})"
         indent = fortran_text.indentation(lines, do.line, form)
@@ -490,7 +516,9 @@ def _hybrid_port(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Op
         use_indent = fortran_text.indentation(lines, kernel.line_start, form) if form == "free" else "      "
     else:
         head_last = fortran_text.head_end(lines, kernel.line_start, form)
-    edits.append(fortran_text.Edit(head_last + 1, head_last, fortran_text.statement(use, form, use_indent), "the interface of the kernels"))
+    uses = [fortran_text.statement(u, form, use_indent) for u in use_lines([x for o in outlined for x in o[2].uses], upper)]
+    edits.append(fortran_text.Edit(head_last + 1, head_last, fortran_text.statement(use, form, use_indent)
+                                   + [ln for u in uses for ln in u], "the interface of the kernels"))
     name = Path(kernel.file).name
     header = Path(kernel.text_file).name if kernel.text_file else ""
     banner = [fortran_text.comment(f"Generated by port-fortran from {header or name}: {k} is a hybrid port.", form),
@@ -499,7 +527,8 @@ def _hybrid_port(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Op
     new_lines = banner + fortran_text.apply_edits(lines, edits)
     info = HybridInfo(source=name, original=str(kernel.text_file or kernel.file), routine=k, form=form, nests=count,
                       outlined=infos, kept=kept, why=list(why or []), edits=[e.to_dict() for e in edits],
-                      include_dirs_first=[str(Path(kernel.file).resolve().parent)], header=header)
+                      include_dirs_first=[str(Path(kernel.file).resolve().parent)], header=header,
+                      module_reads=list(dict.fromkeys(n for o in outlined for n in o[2].module_reads)))
     files = _files(kernel, [o[1] for o in outlined], info, k)
     files[header or name] = "\n".join(new_lines)
     if header:  # the file as it is: it finds the edited header beside it before the original's
@@ -547,7 +576,8 @@ def _outline_routine(kernel: ir.Kernel, source, options, program, lines: list[st
             end_continue = end_label_kept(kernel, do)
             o = outline(kernel, do, flow, name, callees, program)
             try:
-                parts = translate_parts(o.kernel, source, options, _nest_program(program, kernel, o.kernel))
+                parts = translate_parts(o.kernel, source, options, _nest_program(program, kernel, o.kernel),
+                                        module_reads=True)
             except TranslationRefused as exc:
                 d = exc.diagnostics[0]
                 raise Keep(d.code, f"the rules cannot translate the nest: {d.message} (line {d.line})", do.line)
@@ -560,7 +590,7 @@ def _outline_routine(kernel: ir.Kernel, source, options, program, lines: list[st
         except Keep as k:
             kept.append(k.kept)
             continue
-        outlined.append((do, parts, o.actuals, span, end_continue, kernel))
+        outlined.append((do, parts, o, span, end_continue, kernel))
     return outlined, kept, count
 
 
