@@ -69,3 +69,57 @@ def test_parsl_local_provider_runs_calls_and_cleans_up(tmp_path, monkeypatch):
     assert any(run_dir.iterdir())  # Parsl's logs are under the run dir given
     with pytest.raises(parsl.errors.NoDataFlowKernelError):
         parsl.dfk()  # unloaded: a second executor can start later in the same process
+
+
+def test_local_workers_end_with_the_run_that_started_them(tmp_path):
+    # a run killed by a batch system's time limit must not leave workers porting on
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pidfile = tmp_path / "worker.pid"
+    script = tmp_path / "parent.py"
+    script.write_text(f"""
+import os, time
+from port_fortran.pipeline.executors import LocalExecutor
+
+def work(path):
+    open(path, "w").write(str(os.getpid()))
+    time.sleep(120)
+
+if __name__ == "__main__":
+    ex = LocalExecutor(1)
+    ex.submit(work, {str(pidfile)!r})
+    time.sleep(120)
+""")
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    parent = subprocess.Popen([sys.executable, str(script)], cwd=root, env=env)
+
+    def alive(pid: int) -> bool:  # a zombie no one has reaped yet is not running
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return False
+        return state != "Z"
+
+    try:
+        for _ in range(300):
+            if pidfile.exists() and pidfile.read_text():
+                break
+            time.sleep(0.1)
+        worker = int(pidfile.read_text())
+        assert alive(worker)
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+        for _ in range(100):
+            if not alive(worker):
+                break
+            time.sleep(0.1)
+        else:
+            os.kill(worker, signal.SIGKILL)
+            raise AssertionError("the worker outlived its run by 10 s")
+    finally:
+        if parent.poll() is None:
+            parent.kill()

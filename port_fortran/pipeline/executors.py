@@ -93,6 +93,20 @@ def check_site(site: dict, prefix: str = "site", file: str = "") -> dict:
 
 # --------------------------------------------------------------------------- local
 
+def die_with_parent(parent: int) -> None:
+    """A worker's initializer: end the worker when the run that started it ends (killed by
+    a batch system's time limit, or by hand) instead of porting on as an orphan: a thread
+    looks for the parent process every two seconds. (Not prctl's parent-death signal: it
+    follows the thread that spawned the worker, and a pool spawns from whichever thread
+    submits.)"""
+    def watch() -> None:
+        while os.getppid() == parent:
+            threading.Event().wait(2.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="pf-parent-watch").start()
+
+
 class LocalExecutor:
     """A spawn-based process pool. A pool broken by a dying worker is replaced on the next
     submit (:func:`run_all` resubmits the calls it lost once)."""
@@ -105,8 +119,9 @@ class LocalExecutor:
         self._lock = threading.Lock()
         self._pool = self._new_pool()
 
-    def _new_pool(self) -> cf.ProcessPoolExecutor:
-        return cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=self._ctx)
+    def _new_pool(self, workers: Optional[int] = None) -> cf.ProcessPoolExecutor:
+        return cf.ProcessPoolExecutor(max_workers=workers or self.workers, mp_context=self._ctx,
+                                      initializer=die_with_parent, initargs=(os.getpid(),))
 
     def submit(self, fn: Callable, *args: Any) -> cf.Future:
         with self._lock:
@@ -119,7 +134,7 @@ class LocalExecutor:
 
     def submit_isolated(self, fn: Callable, *args: Any) -> cf.Future:
         """Run one call in a process of its own (for a retry after a worker crash)."""
-        pool = cf.ProcessPoolExecutor(max_workers=1, mp_context=self._ctx)
+        pool = self._new_pool(1)
         fut = pool.submit(fn, *args)
         fut.add_done_callback(lambda _f: pool.shutdown(wait=False))
         return fut
