@@ -8,12 +8,13 @@ it in Fortran and moves only the loop nests that matter. :func:`hybrid_port` doe
    (``Planner.parallel_kind``; loops that are not parallel are searched for such nests);
 2. each becomes a *synthetic kernel* (:func:`outline`): an ``ir.Kernel`` whose body is a
    copy of the nest and whose arguments are the variables it touches -- arrays (dummies
-   keep their declared bounds when those depend only on PARAMETERs and dummies the routine
-   never changes; any other array gets its bounds as extra integer arguments the caller
-   evaluates with LBOUND/UBOUND), scalars it reads (intent in), scalars it writes that are
-   read later or before it assigns them (inout; liveness from ``fortran/dataflow.py``); its
-   private scalars and loop variables stay local to it. The rules translator
-   (``engine.translate_parts``) ports it like any kernel;
+   keep their declared bounds when those depend only on PARAMETERs, dummies the routine
+   never changes and integer module scalars nothing it runs changes; any other array gets
+   its bounds as extra integer arguments the caller evaluates with LBOUND/UBOUND), scalars
+   it reads (intent in), scalars it writes that are read later or before it assigns them
+   (inout; liveness from ``fortran/dataflow.py``), and the module variables the routines it
+   calls read (``hybrid_modvars``); its private scalars and loop variables stay local to
+   it. The rules translator (``engine.translate_parts``) ports it like any kernel;
 3. the routine's source is copied with each outlined nest's lines replaced by a CALL of the
    kernel's ``extern "C"`` entry through a generated interface module (``fortran_text``).
 
