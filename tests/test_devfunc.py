@@ -370,3 +370,9 @@ def test_access_bounds_over_a_loop_run_either_way_with_common_counts(tmp_path):
     prog = build_program([src])
     k = next(prog.kernel_of(r) for r in prog.all_routines() if r.name == "tnsr")
     assert k.arg("v").access_bounds[0] is None
+    # nor one an EQUIVALENCE gives another name the routine may assign
+    src.write_text(src.read_text().replace("      nelt = nelt + 1\n", "")
+                   .replace("      integer e, e0, ee, es\n", "      integer e, e0, ee, es, mm\n      equivalence (nelt, mm)\n"))
+    prog = build_program([src])
+    k = next(prog.kernel_of(r) for r in prog.all_routines() if r.name == "tnsr")
+    assert k.arg("v").access_bounds[0] is None

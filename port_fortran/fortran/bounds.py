@@ -71,11 +71,13 @@ def _fixed_shared_scalars(k: ir.Kernel, calls) -> set[str]:
     DO variable, READ or actual argument names them, and every routine it calls is
     analysed and runs as a device function, so writes no shared state): their values are
     set before the call like the arguments', so a bound may name them (Nekbone's
-    ``ee = nelt``). Without ``calls`` (one file's analysis) none."""
+    ``ee = nelt``). None that an EQUIVALENCE names (written under another name), and
+    without ``calls`` (one file's analysis) none."""
     if calls is None or not k.commons:
         return set()
+    aliased = {n for cls in getattr(k, "equivalences", []) or [] for n in cls}  # written under another name
     cands = {n for c in k.commons for n in c.variables
-             if (v := k.locals.get(n)) is not None and v.ftype.base == "integer" and not v.dims}
+             if (v := k.locals.get(n)) is not None and v.ftype.base == "integer" and not v.dims} - aliased
     for s in ir.walk(k.body):
         if isinstance(s, ir.Assign):
             cands.discard(s.target.name)
