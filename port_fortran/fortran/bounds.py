@@ -10,6 +10,7 @@ from typing import Optional
 
 from . import affine, ir
 from .accesses import direct_actuals
+from .common_use import names_written
 from .dataflow import FlowGraph, IterationValues
 from .ir import stmt_exprs
 from .rewrite import replace_names
@@ -75,26 +76,19 @@ def _fixed_shared_scalars(k: ir.Kernel, calls) -> set[str]:
     without ``calls`` (one file's analysis) none."""
     if calls is None or not k.commons:
         return set()
+    written = names_written(k)
+    if written is None:
+        return set()
     aliased = {n for cls in getattr(k, "equivalences", []) or [] for n in cls}  # written under another name
-    cands = {n for c in k.commons for n in c.variables
-             if (v := k.locals.get(n)) is not None and v.ftype.base == "integer" and not v.dims} - aliased
-    for s in ir.walk(k.body):
-        if isinstance(s, ir.Assign):
-            cands.discard(s.target.name)
-        elif isinstance(s, ir.Do):
-            cands.discard(s.var)
-        elif isinstance(s, ir.Unsupported):
-            if s.writes is None:
-                return set()
-            cands -= set(s.writes)
-        names = [(s.name, s.args)] if isinstance(s, ir.CallStmt) else []
+    for s in ir.walk(k.body):  # every routine it calls analysed, none writing shared state
+        names = [s.name] if isinstance(s, ir.CallStmt) else []
         for e in ir.stmt_exprs(s):
-            names += [(x.name, x.args) for x in ir.walk_expr(e) if isinstance(x, ir.FuncCall) and not x.intrinsic]
-        for n, args in names:
-            cands -= {a.name for a in args if isinstance(a, ir.Name)}
-            if not calls.effects(k, n).translatable:
-                return set()
-    return cands
+            names += [x.name for x in ir.walk_expr(e) if isinstance(x, ir.FuncCall) and not x.intrinsic]
+        if any(not calls.effects(k, n).translatable for n in names):
+            return set()
+    cands = {n for c in k.commons for n in c.variables
+             if (v := k.locals.get(n)) is not None and v.ftype.base == "integer" and not v.dims}
+    return cands - written - aliased
 
 
 def _coef_sign(c: affine.Poly) -> Optional[bool]:

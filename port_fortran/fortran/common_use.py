@@ -23,6 +23,28 @@ def names_used(k: ir.Kernel) -> set[str]:
     return out
 
 
+def names_written(k: ir.Kernel) -> Optional[set[str]]:
+    """Names the routine's statements may change: assigned, looped over, read into, or
+    passed to a call or a function (which may write its argument); None when a statement
+    the IR does not model may write anything."""
+    out: set[str] = set()
+    for s in ir.walk(k.body):
+        if isinstance(s, ir.Assign):
+            out.add(s.target.name)
+        elif isinstance(s, ir.Do):
+            out.add(s.var)
+        elif isinstance(s, ir.Unsupported):
+            if s.writes is None:
+                return None
+            out |= set(s.writes)
+        calls = [s.args] if isinstance(s, ir.CallStmt) else []
+        for e in ir.stmt_exprs(s):
+            calls += [x.args for x in ir.walk_expr(e) if isinstance(x, ir.FuncCall) and not x.intrinsic]
+        for args in calls:
+            out |= {a.name for a in args if isinstance(a, (ir.Name, ir.ArrayRef))}
+    return out
+
+
 def common_reads(k: ir.Kernel) -> Optional[list[tuple[str, str]]]:
     """The COMMON members the routine references, as (block, member) in the order the
     blocks and their members are declared, when it only reads them; None when it may
@@ -33,20 +55,9 @@ def common_reads(k: ir.Kernel) -> Optional[list[tuple[str, str]]]:
     members = [(c.name, v) for c in k.commons for v in c.variables if v in named]
     if not members:
         return []
-    names = {m for _b, m in members}
-    for s in ir.walk(k.body):
-        if isinstance(s, ir.Assign) and s.target.name in names:
-            return None
-        if isinstance(s, ir.Do) and s.var in names:
-            return None
-        if isinstance(s, ir.Unsupported) and (s.writes is None or set(s.writes) & names):
-            return None
-        calls = [s.args] if isinstance(s, ir.CallStmt) else []
-        for e in ir.stmt_exprs(s):
-            calls += [x.args for x in ir.walk_expr(e) if isinstance(x, ir.FuncCall) and not x.intrinsic]
-        for args in calls:
-            if any(isinstance(a, (ir.Name, ir.ArrayRef)) and a.name in names for a in args):
-                return None
+    written = names_written(k)
+    if written is None or {m for _b, m in members} & written:
+        return None
     return list(dict.fromkeys(members))
 
 
