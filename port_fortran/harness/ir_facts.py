@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..fortran import ir
+from ..fortran import affine, ir
 
 SQRT_LIKE = {"sqrt", "log", "log10", "dsqrt", "dlog", "alog", "alog10", "dlog10", "acos", "asin"}
 INTRINSIC_NONNEG = {"abs", "iabs", "dabs"}
@@ -358,7 +358,7 @@ def _segment_loop(kernel: ir.Kernel, before: list[ir.Stmt], d: ir.Do, ints1: set
     lo, hi = _lin(d.start), _lin(d.end)
     if lo is None or hi is None:
         return None
-    trip = _lin_add(hi, lo, -1)
+    trip = affine.add(hi, lo, -1)
     trip[()] = trip.get((), 0) + 1
     trip = {k: c for k, c in trip.items() if c}
     if len(trip) != 1:
@@ -369,7 +369,7 @@ def _segment_loop(kernel: ir.Kernel, before: list[ir.Stmt], d: ir.Do, ints1: set
     count, sub = key
     # position of iteration v: start(s) + v - lo; a subscript p is one when p - v + lo == start(s)
     def start_of(p) -> Optional[str]:
-        rest = {k: c for k, c in _lin_add(_lin_add(p, {(d.var,): 1}, -1), lo, 1).items() if c}
+        rest = {k: c for k, c in affine.add(affine.add(p, {(d.var,): 1}, -1), lo, 1).items() if c}
         if len(rest) == 1:
             (k, c), = rest.items()
             if c == 1 and len(k) == 2 and k[1] == sub and k[0] in ints1 and k[0] != count:
@@ -461,25 +461,18 @@ def _lin(e: ir.Expr) -> Optional[dict[tuple, int]]:
             return None
     if isinstance(e, ir.UnaryOp) and e.op in "+-":
         v = _lin(e.operand)
-        return None if v is None else _lin_add({}, v, 1 if e.op == "+" else -1)
+        return None if v is None else affine.add({}, v, 1 if e.op == "+" else -1)
     if isinstance(e, ir.BinOp) and e.op in ("+", "-"):
         a, b = _lin(e.left), _lin(e.right)
-        return None if a is None or b is None else _lin_add(a, b, 1 if e.op == "+" else -1)
+        return None if a is None or b is None else affine.add(a, b, 1 if e.op == "+" else -1)
     if isinstance(e, ir.BinOp) and e.op == "*":
         a, b = _lin(e.left), _lin(e.right)
         if a is None or b is None:
             return None
         for x, y in ((a, b), (b, a)):
             if set(x) <= {()}:
-                return _lin_add({}, y, x.get((), 0))
+                return affine.add({}, y, x.get((), 0))
     return None
-
-
-def _lin_add(a: dict, b: dict, f: int) -> dict:
-    out = dict(a)
-    for k, c in b.items():
-        out[k] = out.get(k, 0) + f * c
-    return {k: c for k, c in out.items() if c or k == ()}
 
 
 def _loop_parents(kernel: ir.Kernel) -> dict[int, list[ir.Do]]:
