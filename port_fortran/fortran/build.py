@@ -402,6 +402,8 @@ class FileBuilder:
             arg = ir.Argument(name=an, ftype=t, dims=list(s.dims or []), allocatable=s.allocatable, save=s.save,
                               line=s.line or start, position=pos, intent=s.intent or "inout",
                               intent_declared=s.intent is not None, value=s.value, optional=s.optional)
+            if s.len_runtime:  # read by the translator (translate/checks.py), which refuses it
+                arg.len_runtime = s.len_runtime
             if s.allocatable:
                 k.unsupported.append(ir.Unsupported("unsupported-construct", f"allocatable argument {an} is not modelled",
                                                     str(head), line=start))
@@ -445,6 +447,8 @@ class FileBuilder:
             t = s.ftype or scope.type_of(nm) or ftypes.default_real()
             v = ir.Variable(nm, t, list(s.dims or []), parameter=s.parameter if s.is_parameter else None,
                             allocatable=s.allocatable, save=s.save, common=s.common, module=s.module, line=s.line)
+            if s.len_runtime:
+                v.len_runtime = s.len_runtime
             if nm in scope.syms:
                 k.locals[nm] = v
             elif s.module is not None:

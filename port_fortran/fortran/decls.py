@@ -323,6 +323,8 @@ class DeclBuilder:
                     pass
             sym.ftype = t
             sym.typed = True
+            if t.base == "character" and t.char_len is None:
+                sym.len_runtime = _runtime_len(clen if clen is not None else ts)
             if ent.items[1] is not None:
                 sym.dims = self.dims(ent.items[1])
             elif dims_attr is not None:
@@ -586,3 +588,18 @@ class DeclBuilder:
 
 
 # --------------------------------------------------------------------------- statements
+
+
+def _runtime_len(sel) -> Optional[str]:
+    """The text of a CHARACTER length that is neither a constant nor ``*`` (``len=n``,
+    ``len=len_trim(s)``: known only at run time), else None."""
+    s = str(sel).replace(" ", "").lower()
+    if s.endswith("*)") or s in ("*", "(*)") or s.endswith("=*"):
+        return None
+    if "len=" in s:
+        s = s.split("len=", 1)[1]
+        s = s[:-1] if s.count(")") > s.count("(") else s
+    else:
+        s = s.lstrip("*")
+        s = s[1:-1] if s.startswith("(") and s.endswith(")") else s
+    return s or None

@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 from fparser.two.utils import BinaryOpBase, UnaryOpBase
 
-from . import ftypes, ir
+from . import strings, ftypes, ir
 from .ir import FType
 from .ftree import list_items, lname
 from .scope import Scope, Unsup, literal_kind, unknown_name_reason
@@ -239,8 +239,25 @@ class ExprBuilder:
             return ir.ArrayRef(name, subs, ftype=s.ftype or self.scope.type_of(name))
         t = self.scope.type_of(name)
         if t is not None and t.base == "character" and s is not None and s.typed:
-            raise Unsup("unsupported-construct", f"character substring {n} is not modelled")
+            return self.substring(ir.Name(name, ftype=t), sub_list, n)
         return None
+
+    def substring(self, base: ir.Expr, rng, n) -> ir.Expr:
+        """``base(lo:hi)`` (fparser: one Subscript_Triplet, or a Substring_Range)."""
+        items = list_items(rng) if type(rng).__name__ != "Substring_Range" else [rng]
+        if len(items) != 1 or type(items[0]).__name__ not in ("Subscript_Triplet", "Substring_Range") \
+                or (len(items[0].items) > 2 and items[0].items[2] is not None):
+            raise Unsup("unsupported-construct", f"character reference {n} is not a substring (lo:hi)")
+        lo, hi = items[0].items[0], items[0].items[1]
+        return strings.make_substring(base, self.expr(lo) if lo is not None else None,
+                                      self.expr(hi) if hi is not None else None)
+
+    def e_Array_Section(self, n):
+        """``a(i)(lo:hi)``: a substring of an element of a character array."""
+        base = self.expr(n.items[0])
+        if base.ftype is None or base.ftype.base != "character":
+            raise Unsup("unsupported-construct", f"section {n} of a non-character value is not modelled")
+        return self.substring(base, n.items[1], n)
 
     def e_Part_Ref(self, n):
         name = lname(n.items[0])

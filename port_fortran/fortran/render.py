@@ -1,7 +1,7 @@
 """Short Fortran-like text for IR expressions (messages, ``port-fortran list``)."""
 from __future__ import annotations
 
-from . import ir
+from . import ir, strings
 
 _PREC = {"eqv": 1, "neqv": 1, "or": 2, "and": 3, "==": 5, "/=": 5, "<": 5, "<=": 5, ">": 5, ">=": 5,
          "//": 6, "+": 7, "-": 7, "*": 8, "/": 8, "**": 10}
@@ -23,6 +23,9 @@ def expr_str(e, prec: int = 0) -> str:
     if isinstance(e, ir.ArrayRef):
         return f"{e.name}({', '.join(expr_str(x) for x in e.subscripts)})"
     if isinstance(e, ir.FuncCall):
+        sub = strings.render(e, expr_str)
+        if sub is not None:
+            return sub
         parts = [expr_str(x) for x in e.args] + [f"{k}={expr_str(v)}" for k, v in e.keywords.items()]
         return f"{e.name}({', '.join(parts)})"
     if isinstance(e, ir.ArrayConstructor):

@@ -33,6 +33,7 @@ class Sym:
     pointer: bool = False
     line: int = 0
     char_len: Optional[int] = None
+    len_runtime: Optional[str] = None  # a CHARACTER length computed at run time (``len=n``), its text
     bad: Optional[str] = None  # why its declaration could not be read (unknown kind, missing module)
     bad_code: str = "unknown-kind"  # the Unsupported construct its users get: unknown-kind | unknown-module
 

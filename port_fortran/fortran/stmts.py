@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from . import ir
+from . import ir, strings
 from .ir import FType
 from .reader import SourceText
 from .exprs import ExprBuilder
@@ -250,7 +250,7 @@ class StmtBuilder:
                 ranged = any(type(a).__name__ in ("Subscript_Triplet", "Substring_Range")
                              for a in list_items(lhs.items[1]))
                 if t is not None and t.base == "character" and s is not None and s.typed and (ranged or self.started):
-                    raise Unsup("unsupported-construct", f"assignment to character substring {lhs} is not modelled")
+                    return self._substring_store(self.e(lhs), rhs, n)
                 if self.started:
                     raise Unsup("statement-function", f"{name}(...) = ... after the first executable statement: "
                                 f"{name} is not an array (if {name} is an array of a module, give port-fortran the "
@@ -260,9 +260,19 @@ class StmtBuilder:
                     raise problem
                 return []
         target = self.e(lhs)
+        if isinstance(target, strings.Substring):
+            return self._substring_store(target, rhs, n)
         if not isinstance(target, (ir.Name, ir.ArrayRef)):
             raise Unsup("unsupported-construct", f"assignment target {lhs} is not modelled")
         return self._stamp(ir.Assign(target, self.e(rhs)), n)
+
+    def _substring_store(self, target: ir.Expr, rhs, n):
+        """``s(lo:hi) = v``: the string ``s`` assigned its value with those characters replaced
+        (fortran/strings.py says why this form)."""
+        if not isinstance(target, strings.Substring):
+            raise Unsup("unsupported-construct", f"assignment target {n.items[0]} is not modelled")
+        base = target.base
+        return self._stamp(ir.Assign(base, strings.make_store(base, target, self.e(rhs))), n)
 
     def s_Continue_Stmt(self, n):
         return self._stamp(ir.Continue(), n)

@@ -239,8 +239,15 @@ def cpp_prototype(kernel: ir.Kernel, entry: str | None = None) -> str:
         if members.is_member(a):
             continue
         params.append(c_type(a.ftype) if a.value and a.rank == 0 else f"{c_type(a.ftype)}*")
+    params += ["std::size_t" for _ in _string_args(kernel)]  # the hidden lengths, trailing
     ret = c_type(kernel.result.ftype) if kernel.result is not None else "void"
     return f'extern "C" {ret} {entry}({", ".join(params)});'
+
+
+def _string_args(kernel: ir.Kernel) -> list:
+    """The CHARACTER dummies passed with a trailing length (translate/render.string_args)."""
+    return [a for a in kernel.args if not members.is_member(a) and not a.rank and a.ftype.base == "character"
+            and a.ftype.char_len != 1]
 
 
 def cpp_driver(kernel: ir.Kernel, views_timer: bool = False) -> str:
@@ -254,6 +261,7 @@ def cpp_driver(kernel: ir.Kernel, views_timer: bool = False) -> str:
             continue
         ptr = f"static_cast<{c_type(a.ftype)}*>(R[{i}].p())"
         actual.append(f"*{ptr}" if a.value and a.rank == 0 else ptr)
+    actual += [f"static_cast<std::size_t>(R[{kernel.args.index(a)}].nbytes)" for a in _string_args(kernel)]
     call = f"{kernel.name}_kokkos({', '.join(actual)})"
     if kernel.result is not None:
         call = f"*static_cast<{c_type(kernel.result.ftype)}*>(R[{len(kernel.args)}].p()) = {call}"

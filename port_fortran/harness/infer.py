@@ -43,6 +43,11 @@ def infer(kernel: ir.Kernel, hints: Optional[dict] = None) -> Spec:
                 args[a.name] = ArgSpec("stride", intent, values=[1, 2])
             elif t == "integer" and a.name in sizes:
                 args[a.name] = ArgSpec("size", intent)
+            elif t == "character" and a.ftype.char_len != 1 and not a.value:
+                # a string: printable ASCII drawn per case (inputs.draw_string), its length in
+                # range when the dummy is len=* (a declared length is always the one drawn)
+                args[a.name] = ArgSpec("scalar", intent, range=[1, 24])
+                notes.append(f"{a.name}: a CHARACTER string of letters of both cases, digits, blanks and signs")
             elif t == "character":
                 vals = ir_facts.flag_values(kernel, a)
                 if not vals:

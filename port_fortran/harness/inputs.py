@@ -375,8 +375,25 @@ def _within(lo: int, hi: int, bounds: tuple) -> tuple[int, int]:
     return v, v
 
 
+#: the characters a string is drawn from: both cases, digits, blanks, signs (case conversion,
+#: integer parsing, blank trimming and substring matches all take both branches)
+STRING_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789    +-.az"
+
+
+def draw_string(char_len: Optional[int], rng, lengths) -> str:
+    """A CHARACTER string: ``char_len`` characters, or (``len=*``) a length in ``lengths``
+    ([lo, hi]; the largest without ``rng``, as for the timing case)."""
+    lo, hi = (int(lengths[0]), int(lengths[1])) if lengths else (1, 24)
+    n = char_len if char_len is not None else (hi if rng is None else int(rng.integers(max(lo, 1), max(hi, 1) + 1)))
+    if rng is None:
+        return "".join(STRING_ALPHABET[(7 * i) % len(STRING_ALPHABET)] for i in range(n))
+    return "".join(STRING_ALPHABET[int(k)] for k in rng.integers(0, len(STRING_ALPHABET), size=n))
+
+
 def _scalar_value(arg: ir.Argument, s, rng, bounds: Optional[tuple] = None):
     t = arg.ftype.base
+    if t == "character" and arg.ftype.char_len != 1 and s.values is None:
+        return draw_string(arg.ftype.char_len, rng, s.range)
     if s.values is not None:
         return s.values[0] if rng is None else s.values[int(rng.integers(0, len(s.values)))]
     if s.range is None:
@@ -426,6 +443,8 @@ def make_inputs(kernel: ir.Kernel, spec: Spec, case: Case) -> tuple[list[Record]
         poison = s.intent == "out"
         if not a.rank:
             v = lay.scalars[a.name]
+            if a.ftype.base == "character":  # its own length (len=*: the one drawn)
+                dt = np.dtype(f"S{max(1, a.ftype.char_len or len(str(v)))}")
             if poison:
                 data = _poison(a.ftype, dt, ())
             else:

@@ -21,7 +21,7 @@ _CXX = {
 
 def _cxx(t: ir.FType) -> Optional[str]:
     if t.base == "character":
-        return "char" if t.char_len in (1, None) else None
+        return "char" if t.char_len == 1 else None  # strings: timed through the entry only
     return _CXX.get((t.base, t.kind))
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..fortran import ir
+from . import cstrings
 from .symbols import Refusal, SymbolTable, cname, cxx_type
 
 PREC = {"or": 4, "and": 5, "eqv": 9, "neqv": 9, "==": 9, "/=": 9, "<": 10, "<=": 10, ">": 10,
@@ -147,6 +148,8 @@ class ExprPrinter:
             return self._unary(e)
         if isinstance(e, ir.BinOp):
             return self._binop(e)
+        if isinstance(e, cstrings.Substring):
+            return cstrings.substring(self, e)
         if isinstance(e, ir.FuncCall):
             return self._call(e)
         self.refuse("unsupported-expression", f"{type(e).__name__} expression in scalar context")
@@ -167,7 +170,7 @@ class ExprPrinter:
             return (f"{cxx_type(t)}({real_text(v.real, k)}, {real_text(v.imag, k)})", ATOM, t)
         if t.base == "character":
             if len(v) != 1:
-                self.refuse("unsupported-type", f"character literal '{v}' longer than one character")
+                return cstrings.literal(v)
             ch = v.replace("\\", "\\\\").replace("'", "\\'")
             return f"'{ch}'", ATOM, t
         self.refuse("unsupported-literal", f"literal {e.text}")
@@ -258,9 +261,7 @@ class ExprPrinter:
         if op in ("eqv", "neqv"):
             return (f"static_cast<bool>({lt}) {CXX_OP[op]} static_cast<bool>({rt})", my, ir.LOGICAL)
         if ltype.base == "character" or rtype.base == "character":
-            if op not in ("==", "/="):
-                self.refuse("unsupported-expression", "character ordering comparison")
-            return f"{self.wrap(lt, lp, my)} {CXX_OP[op]} {self.wrap(rt, rp, my + 1)}", my, ir.LOGICAL
+            return cstrings.compare(self, op, self.wrap(lt, lp, my), ltype, self.wrap(rt, rp, my + 1), rtype)
         if "logical" in (ltype.base, rtype.base):
             self.refuse("type-mismatch", f"logical operand of '{op}'")
         t = promote(ltype, rtype)
@@ -333,6 +334,16 @@ class ExprPrinter:
             return self.renames[e.name], ATOM, sym_t
         if not e.intrinsic and e.name != "lsame":
             return self._user_call(e)
+        if isinstance(e, cstrings.SubstringStore):
+            self.refuse("unsupported-expression", "a substring assignment inside an expression")
+        text = cstrings.intrinsic(self, e)
+        if text is not None:
+            return text
+        if name in ("char", "achar") and len(e.args) == 1:
+            t, p, ty = self._p(e.args[0])
+            if ty.base != "integer":
+                self.refuse("type-mismatch", f"{name.upper()} of {ty}")
+            return f"static_cast<char>({t})", ATOM, ir.FType("character", 1, 1)
         shown = e.args
         if name in ("int", "nint", "floor", "ceiling", "real", "huge", "tiny", "epsilon", "aint", "anint"):
             shown = e.args[:1]  # the kind argument is not printed

@@ -23,12 +23,47 @@ def kernel_checks(kernel: ir.Kernel) -> list[ir.Diagnostic]:
         if any(d.assumed_shape for d in a.dims) or a.allocatable:
             out.append(ir.Diagnostic("assumed-shape", f"assumed-shape or allocatable argument '{a.name}' "
                                      "(needs an array descriptor)", a.line))
-        if a.ftype.base == "character" and (a.dims or a.ftype.char_len != 1):
-            out.append(ir.Diagnostic("unsupported-type", f"CHARACTER argument '{a.name}' other than one character", a.line))
+        if a.ftype.base == "character" and a.dims and a.ftype.char_len != 1:
+            out.append(ir.Diagnostic("unsupported-type", f"CHARACTER array argument '{a.name}' of strings longer than "
+                                     "one character (only CHARACTER*1 arrays are translated)", a.line))
+        if a.ftype.base == "character" and a.value and a.ftype.char_len != 1:
+            out.append(ir.Diagnostic("unsupported-type", f"CHARACTER argument '{a.name}' with VALUE", a.line))
+    out += string_checks(kernel)
     for name, v in kernel.locals.items():
         if v.allocatable:
             out.append(ir.Diagnostic("allocatable", f"ALLOCATABLE local '{name}'", v.line))
         elif v.save and v.parameter is None:
             out.append(ir.Diagnostic("save-variable", f"local '{name}' keeps its value between calls (SAVE or "
                                      "initialised in its declaration)", v.line))
+    return out
+
+
+def string_checks(kernel: ir.Kernel) -> list[ir.Diagnostic]:
+    """CHARACTER strings the translator cannot hold (translate/cstrings.py): a length known
+    only at run time other than a dummy's ``len=*``, a string function result, strings in
+    COMMON or as arrays of locals."""
+    out = []
+    for v in list(kernel.args) + list(kernel.locals.values()):
+        what = "argument" if isinstance(v, ir.Argument) else "local"
+        expr = getattr(v, "len_runtime", None)
+        if v.ftype.base != "character" or v.ftype.char_len == 1:
+            continue
+        if expr:
+            out.append(ir.Diagnostic("unsupported-type", f"CHARACTER {what} '{v.name}' of length {expr}, computed at "
+                                     "run time (only len=* dummies and constant lengths are translated)", v.line))
+        elif getattr(v, "parameter", None) is not None:
+            out.append(ir.Diagnostic("unsupported-type", f"CHARACTER PARAMETER '{v.name}' longer than one character",
+                                     v.line))
+        elif v.ftype.char_len is None and what == "local":
+            out.append(ir.Diagnostic("unsupported-type", f"CHARACTER local '{v.name}' of assumed length", v.line))
+        elif v.common is not None:
+            out.append(ir.Diagnostic("unsupported-type", f"CHARACTER COMMON member '{v.name}' longer than one "
+                                     "character", v.line))
+        elif what == "local" and v.dims:
+            out.append(ir.Diagnostic("unsupported-type", f"CHARACTER array '{v.name}' of strings longer than one "
+                                     "character", v.line))
+    r = kernel.result
+    if r is not None and r.ftype.base == "character":
+        out.append(ir.Diagnostic("unsupported-type", f"CHARACTER function result '{r.name}' (gfortran returns it through "
+                                 "hidden arguments the bind(C) entry does not take)", kernel.line_start))
     return out

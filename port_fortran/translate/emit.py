@@ -13,7 +13,7 @@ from .blocks import fast_order
 from .cexpr import ExprPrinter, function_cname
 from ..fortran.fills import constant_bounds
 from .plan import PHost, PIf, PKernel, PLoop, PVersion, PWhile, atomic_increment, constant_extents
-from . import last_private, reducers
+from . import cstrings, last_private, reducers
 from .interchanged import host_form
 from .symbols import Refusal, SymbolTable, cname, const_int, cxx_type
 
@@ -23,6 +23,8 @@ IND = "  "
 def zero_init(t: ir.FType) -> str:
     if t.base == "complex":
         return f"{cxx_type(t)}(0, 0)"
+    if t.base == "character" and t.char_len != 1:
+        return f"{cxx_type(t)}()"  # blank filled
     if t.base == "character":
         return "' '"
     if t.base == "real":
@@ -168,6 +170,9 @@ class Emitter:
             raise Refusal("unknown-name", f"'{t.name}' is not declared", s.line)
         if isinstance(t, ir.Name) and sym.is_array:
             raise Refusal("array-expression", f"whole-array assignment to '{t.name}' left after lowering", s.line)
+        text = cstrings.assign(self, s)
+        if text is not None:
+            return text
         lhs = self.ex(t, line=s.line)
         if isinstance(t, ir.ArrayRef) and t.name in ctx.get("atomic", ()):
             inc = atomic_increment(s)
@@ -218,7 +223,7 @@ class Emitter:
         lo = self.ex(do.start, t, do.line)
         hi = self.ex(do.end, t, do.line)
         body_writes = scalars_written(do.body)
-        if (names_in(do.end) | names_in(do.start)) & body_writes:
+        if (cstrings.names_in_value(do.end) | cstrings.names_in_value(do.start)) & body_writes:
             raise Refusal("loop-bound-modified", f"a bound of the loop over {do.var} changes inside it", do.line)
         k = const_int(do.step, self.tab)
         if k is not None and k != 0:

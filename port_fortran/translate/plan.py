@@ -25,6 +25,7 @@ from ..fortran.dataflow import FlowGraph
 from ..fortran.fills import constant_bounds, element_count
 from ..fortran.reductions import SECTION_ELEMENTS, index_loc_idiom, per_thread
 from ..fortran.render import expr_str
+from . import cstrings
 from .access import names_in, scalars_written
 from .symbols import Refusal, SymbolTable
 
@@ -213,6 +214,9 @@ class Planner:
         info = do.info
         if do.line in self.options.serial_loops:
             return None, "kept serial by the translate options"
+        string = cstrings.string_in([do], self.tab)
+        if string is not None:
+            return None, f"works on the CHARACTER string {string} (strings stay on the host)"
         if info.early_exit:
             return None, _reason(info, "leaves the loop early")
         for s in ir.walk(do.body):
@@ -348,6 +352,7 @@ class Planner:
         for s in stmts:
             node = self.plan_stmt(s)
             if node == "device":
+                cstrings.refuse_in_kernel(s, self.tab)
                 pending.append(s)
                 continue
             flush()

@@ -8,6 +8,7 @@ from pathlib import Path
 import jinja2
 
 from ..fortran import ir
+from ..fortran.strings import is_string_type
 from .cexpr import ExprPrinter, lower_name
 from .symbols import Refusal, SymbolTable, cname, cxx_type, fortran_c_kind
 
@@ -43,6 +44,8 @@ def views_params(kernel: ir.Kernel, tab: SymbolTable, used: set[str]) -> list[st
         unused = "" if a.name in used else "[[maybe_unused]] "
         if sym.is_array:
             out.append(f"{unused}{view_type(sym, a.intent == 'in')} {sym.c}")
+        elif is_string_type(a.ftype):  # the caller's bytes (translate/cstrings.py)
+            out.append(f"{unused}pf::Str {sym.c}")
         elif a.intent == "in" or a.value:
             out.append(f"{unused}{sym.ctype} {sym.c}")
         else:
@@ -82,11 +85,21 @@ def entry_params(kernel: ir.Kernel, tab: SymbolTable, decl: bool) -> list[str]:
         const = "const " if a.intent == "in" else ""
         if sym.is_array:
             out.append(f"{const}{sym.ctype}* {sym.c}")
+        elif is_string_type(a.ftype):
+            out.append(f"{const}char* {sym.c if decl else sym.c + '_ptr'}")
         elif a.value:
             out.append(f"{sym.ctype} {sym.c if decl else sym.c + '_value'}")
         else:
             out.append(f"{const}{sym.ctype}* {sym.c if decl else sym.c + '_ptr'}")
+    # gfortran's hidden lengths of the CHARACTER string dummies, by value, in their order
+    out += [f"std::size_t {tab[a.name].c}_len" for a in string_args(kernel)]
     return out
+
+
+def string_args(kernel: ir.Kernel) -> list:
+    """The scalar CHARACTER dummies longer than one character: each takes a trailing length
+    argument (docs/CONTRACTS.md, the entry's contract)."""
+    return [a for a in kernel.args if not a.dims and is_string_type(a.ftype)]
 
 
 def entry_signature(kernel: ir.Kernel, tab: SymbolTable, decl: bool) -> str:
@@ -151,6 +164,12 @@ def entry_body(kernel: ir.Kernel, tab: SymbolTable) -> list[str]:
         sym = tab[a.name]
         if sym.is_array:
             continue
+        if is_string_type(a.ftype):  # written in place: no copy back
+            n = f"static_cast<long>({sym.c}_len)"
+            if a.ftype.char_len is not None:  # a declared length is the dummy's, as gfortran takes it
+                n = f"{a.ftype.char_len}L"
+            lines.append(pad + f"pf::Str {sym.c} = pf::str({sym.c}_ptr, {n});")
+            continue
         src = f"{sym.c}_value" if a.value else f"*{sym.c}_ptr"
         lines.append(pad + f"{sym.ctype} {sym.c} = {src};")
     arrays = [a for a in kernel.args if tab[a.name].is_array]
@@ -206,7 +225,7 @@ def entry_body(kernel: ir.Kernel, tab: SymbolTable) -> list[str]:
             lines.append(pad + f"pf::from_device(h_{a.name}, d_{a.name});  // intent({a.intent})")
     for a in kernel.args:
         sym = tab[a.name]
-        if not sym.is_array and not a.value and a.intent in ("out", "inout"):
+        if not sym.is_array and not a.value and a.intent in ("out", "inout") and not is_string_type(a.ftype):
             lines.append(pad + f"*{sym.c}_ptr = {sym.c};")
     for b, m in members:
         if m.written and m.rank:
@@ -277,7 +296,7 @@ def module_decls(kernel: ir.Kernel, tab: SymbolTable, assumed_last: bool = False
         attrs = [kind, f"intent({a.intent})"]
         if a.value:
             attrs.append("value")
-        shape = ""
+        shape = "(*)" if is_string_type(a.ftype) and not a.dims else ""
         if a.dims:
             try:
                 parts = []
@@ -292,6 +311,7 @@ def module_decls(kernel: ir.Kernel, tab: SymbolTable, assumed_last: bool = False
             except ValueError:
                 shape = "(*)"  # sequence association: any array of the right type can be passed
         out.append(f"{', '.join(attrs)} :: {a.name}{shape}")
+    out += [f"integer(c_size_t), value, intent(in) :: {a.name}_len" for a in string_args(kernel)]
     return out
 
 
@@ -301,7 +321,7 @@ def module_text(kernel: ir.Kernel, tab: SymbolTable) -> str:
     is_fn = kernel.kind == "function" and kernel.result is not None
     return wrap_free_source(render(
         "module.f90.j2", k=kernel.name, is_function=is_fn,
-        arglist=", ".join(a.name for a in kernel.args), decls=module_decls(kernel, tab),
+        arglist=", ".join([a.name for a in kernel.args] + [f"{a.name}_len" for a in string_args(kernel)]), decls=module_decls(kernel, tab),
         result_decl=fortran_c_kind(kernel.result.ftype) if is_fn else "",
     ))
 

@@ -58,6 +58,8 @@ def cxx_type(t: ir.FType, line: int = 0) -> str:
             return ctype
     if t.base == "character" and t.char_len == 1:
         return "char"
+    if t.base == "character":  # a string (translate/cstrings.py): a dummy's bytes, or a local's own
+        return "pf::Str" if t.char_len is None else f"pf::Chars<{t.char_len}>"
     raise Refusal("unsupported-type", f"type {t} has no C++ equivalent in the rules translator", line)
 
 
@@ -73,7 +75,7 @@ def fortran_c_kind(t: ir.FType, line: int = 0) -> str:
     if t.base == "logical" and (t.kind or 4) in (1, 2, 4, 8):
         # the caller's own kind (logical(c_bool) is logical(1)): the bytes it passes
         return f"logical({t.kind or 4})"
-    if t.base == "character" and t.char_len == 1:
+    if t.base == "character":  # a string is passed as its bytes (dummy s(*)) and its length
         return "character(kind=c_char)"
     raise Refusal("unsupported-type", f"type {t} cannot cross the bind(C) interface", line)
 
