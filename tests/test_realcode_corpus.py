@@ -361,6 +361,24 @@ def test_merge_keeps_a_code_only_an_override_ran():
     assert merged["seconds"] == 3.0
 
 
+def test_merge_of_some_routines_replaces_only_their_rows():
+    import merge_results
+    row = lambda name, status: {"code": "a", "unit": "u", "file": "a.f", "routine": name, "kind": "subroutine",
+                                "line": 1, "status": status, "reason_code": "-", "reason": "", "has_loops": True,
+                                "parallel": True, "patterns": ["parallel_for"]}
+    base_rows = [row("k1", "refused"), row("k2", "refused"), row("k3", "verified")]
+    base = {"rows": base_rows, "units": [{"code": "a", "unit": "u", "status": "done", "seconds": 9.0}],
+            "aggregate": rc.aggregate_by_code(base_rows, ["a"])}
+    # a run of k1 alone: the other routines of the unit are not in it (lost there)
+    over = {"rows": [row("k1", "verified"), row("k2", "lost"), row("k3", "lost")],
+            "units": [{"code": "a", "unit": "u", "status": "done", "seconds": 1.0}]}
+    merged = merge_results.merge(base, [over], frozenset({"k1"}))
+    assert [r["status"] for r in merged["rows"]] == ["verified", "refused", "verified"]
+    assert merged["seconds"] == 9.0 and merged["aggregate"]["total"]["verified"] == 2
+    with pytest.raises(SystemExit):  # a routine asked for that the override does not have
+        merge_results.merge(base, [{"rows": [], "units": over["units"]}], frozenset({"k1"}))
+
+
 # ----------------------------------------------------------------------------- failure classes
 
 import classify  # noqa: E402

@@ -5,6 +5,11 @@ keeps BASE's rows except for the units an OVERRIDE ran (its rows replace them), 
 the tables with ``run_corpus``'s own functions and writes ``<out>.md`` / ``<out>.json``. The
 header says which units came from which file and why (``--why``), so a table mixing a GPU
 host's run with a re-run of some units elsewhere says so.
+
+``--routines a,b,c``: the overrides ran only those routines of their units (``port-fortran
+run ... --kernel a --kernel b``, then ``run_corpus.py --report-only``): only their rows are
+replaced, every other row of those units stays BASE's (a unit too long to run again whole,
+Nekbone's main one, after a change that touches a few of its routines).
 """
 from __future__ import annotations
 
@@ -19,11 +24,20 @@ sys.path.insert(0, str(HERE))
 import run_corpus as rc  # noqa: E402
 
 
-def merge(base: dict, overrides: list[dict]) -> dict:
+def merge(base: dict, overrides: list[dict], routines: frozenset = frozenset()) -> dict:
     rows = list(base["rows"])
     units = list(base.get("units", []))
     for o in overrides:
         ran = {(u["code"], u["unit"]) for u in o.get("units", [])}
+        if routines:  # only these rows of the units it ran: the rest stay the base's
+            key = lambda r: (r["code"], r["unit"], r["file"], r["routine"])  # noqa: E731
+            new = {key(r): r for r in o["rows"] if (r["code"], r["unit"]) in ran and r["routine"] in routines}
+            missing = {(r["code"], r["unit"], r["routine"]) for r in rows
+                       if (r["code"], r["unit"]) in ran and r["routine"] in routines and key(r) not in new}
+            if missing:
+                raise SystemExit(f"the override has no row for {sorted(missing)}")
+            rows = [new.get(key(r), r) for r in rows]
+            continue
         rows = [r for r in rows if (r["code"], r["unit"]) not in ran] + list(o["rows"])
         units = [u for u in units if (u["code"], u["unit"]) not in ran] + list(o.get("units", []))
     # every code of every file, in order: an override may bring a code the base never ran
@@ -46,14 +60,17 @@ def main(argv=None) -> int:
     ap.add_argument("overrides", type=Path, nargs="+")
     ap.add_argument("--out", type=Path, required=True, help="output path without suffix")
     ap.add_argument("--why", default="", help="why the overriding units were run again")
+    ap.add_argument("--routines", default="", help="comma-separated: replace only these routines' rows")
     args = ap.parse_args(argv)
     base = json.loads(args.base.read_text())
     overrides = [json.loads(p.read_text()) for p in args.overrides]
-    merged = merge(base, overrides)
+    only = frozenset(x.strip().lower() for x in args.routines.split(",") if x.strip())
+    merged = merge(base, overrides, only)
     parts = [f"{args.base.name} ({base.get('machine', '?')})"]
     for p, o in zip(args.overrides, overrides):
         ran = ", ".join(f"{u['code']}/{u['unit']}" for u in o.get("units", []))
-        parts.append(f"{p.name} ({o.get('machine', '?')}): {ran}")
+        parts.append(f"{p.name} ({o.get('machine', '?')}): {ran}"
+                     + (f" (only the rows of {', '.join(sorted(only))})" if only else ""))
     merged["command"] = (f"merged: {'; '.join(parts)}" + (f". Why: {args.why}" if args.why else "")
                          + f". Runs: {base.get('command', '')} || " + " || ".join(o.get("command", "") for o in overrides))
     md = rc.render_markdown(merged)
