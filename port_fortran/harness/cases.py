@@ -17,6 +17,7 @@ from ..build_runner.sandbox import Limits
 from ..records import CaseResult
 from .compare import compare, magnitude_scale
 from .inputs import Case, InputsTooLarge, make_inputs, read_records, write_records
+from .printed import check_printed, computed_numbers, printed_rtol
 
 BIG_INPUT_BYTES = 16 * 2**20  # a case's input file larger than this is removed after the runs
 # what _run_original says when the original exited normally without writing its outputs
@@ -132,18 +133,21 @@ class CaseRunner:
                         f"or in the run configuration (routines.{self.kernel.name}.args.<name>.range)")
             return cr
         cr.changed = changed_elements(recs, ref_out, {a.name: self.spec.args[a.name].intent for a in self.kernel.args})
+        cr.changed += computed_numbers(rres.stdout, recs)  # a value it printed is an effect too
         pres = self._run(port_exe, ["run", str(fin), str(fport)], work, backend, limits=limits)
         big = fin.stat().st_size > BIG_INPUT_BYTES  # inputs at timing sizes are not kept (once compared)
         try:
-            return self._compare_case(cr, pres, fport, fin, names, recs, ref_out, ref_exe, work, limits)
+            return self._compare_case(cr, pres, fport, fin, names, recs, ref_out, ref_exe, work, limits,
+                                      rres.stdout)
         finally:
             if big and fin.exists():
                 fin.unlink()
 
     def _compare_case(self, cr: CaseResult, pres, fport: Path, fin: Path, names: list[str], recs: list,
-                      ref_out: list, ref_exe: str, work: Path, limits: Optional[Limits]) -> CaseResult:
-        """The port's outputs against the original's (the second opinion on a failure needs
-        the inputs ``fin`` still there)."""
+                      ref_out: list, ref_exe: str, work: Path, limits: Optional[Limits],
+                      ref_printed: str = "") -> CaseResult:
+        """The port's outputs against the original's, what it printed too (the second
+        opinion on a failure needs the inputs ``fin`` still there)."""
         try:
             if not pres.ok:
                 cr.error = self._describe_failure("the port", pres) + f" on inputs {cr.label}"
@@ -163,10 +167,31 @@ class CaseRunner:
             cr.outputs.append(compare(r, p, tol, scale, noise=noise.get(r.name)))
         if not all(o.passed for o in cr.outputs):
             self._clock_outputs(cr, ref_exe, fin, names, ref_out, work, limits)
+        printed = self._printed(ref_printed, pres.stdout, ref_exe, fin, names, work, limits)
+        if printed is not None:
+            cr.outputs.append(printed)
         cr.passed = all(o.passed for o in cr.outputs)
         # every case gets the second opinion: a pass that agrees on undefined behaviour
         # proves nothing either
         return self._second_opinion(cr, fin, work, limits, names, ref_out, scale)
+
+    def _printed(self, ref: str, new: str, ref_exe: str, fin: Path, names: list[str], work: Path,
+                 limits: Optional[Limits]):
+        """What the port printed against what the original printed (``harness.printed``);
+        on a difference the original runs once more with dilated clocks, and the numbers
+        that change there (times it printed) are left out."""
+        from .dilate import dilation_library
+
+        rtol = printed_rtol(self.spec.tolerance.values())
+        oc = check_printed(ref, new, rtol)
+        if oc is None or oc.passed:
+            return oc
+        lib = dilation_library(work / ".dilate")
+        if lib is not None:
+            res, _, _ = self._run_original(ref_exe, fin, names, work, limits, env={"LD_PRELOAD": str(lib)})
+            if res.ok:
+                oc = check_printed(ref, new, rtol, res.stdout)
+        return oc
 
     def _clock_outputs(self, cr: CaseResult, ref_exe: str, fin: Path, names: list[str], ref_out: list, work: Path,
                        limits: Optional[Limits]) -> None:
