@@ -10,7 +10,7 @@ from an offset, runs ``SCALE`` times faster and moves on 1.25 ms at every readin
 even an interval too short for the clock to see is not 0 (an ``LD_PRELOAD`` library built here) --
 every number derived from a clock changes, and nothing else does: the numbers that differ
 from the plain run on otherwise identical lines are the timings
-(``program_proof.timing_mask``).
+(``textcompare.timing_mask``).
 """
 from __future__ import annotations
 

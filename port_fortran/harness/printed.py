@@ -1,6 +1,6 @@
 """What a routine prints is one of its outputs: the standard output of the original's run
 of a case against the port's run of the same inputs, line by line and number by number,
-with the comparison the application proof uses (``program_proof.compare_output``: same
+with the comparison the program and application proofs use (``textcompare.compare_output``: same
 text, numbers within a relative tolerance plus one unit of the last digit printed). A
 hybrid port keeps the routine's WRITE and PRINT statements as they are, so a value it
 computed wrongly and only printed (a residual, a checksum, a validation line) is caught
@@ -22,7 +22,7 @@ from typing import Optional
 import numpy as np
 
 from ..records import OutputCheck
-from .program_proof import DEFAULT_RTOL, compare_output, timing_mask, tokens
+from .textcompare import DEFAULT_RTOL, compare_output, timing_mask, tokens
 
 PRINTED = "(printed)"  # the OutputCheck's name: no argument has it (not a Fortran name)
 NOISE = (r"^\s*\[?Kokkos", r"^\s*KOKKOS", r"^PF_TIME ")
