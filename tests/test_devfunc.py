@@ -226,6 +226,17 @@ subroutine colsum(n, m, a, s)
   end do
 end subroutine colsum
 
+subroutine rowsum(n, m, a, s)
+  integer, intent(in) :: n, m
+  double precision, intent(in) :: a(n, m)
+  double precision, intent(out) :: s(n)
+  integer :: i
+  double precision :: total
+  do i = 1, n
+    s(i) = total(m, a(i, 1:m))
+  end do
+end subroutine rowsum
+
 double precision function total(n, x)
   integer, intent(in) :: n
   double precision, intent(in) :: x(n)
@@ -248,13 +259,17 @@ end subroutine usef
     assert codes(d) == ["call-in-loop"] and "recursion" in d.info.reasons[0].message
     with pytest.raises(TranslationRefused):
         translate_kernel(ks["usef"], sf)
-    # a section actual is passed by copy-in/copy-out: the analysis keeps the whole array,
-    # read only here, so the loop is parallel; the rules do not make the copy and say so
+    # a contiguous section (a column) is passed in place, as gfortran does: its first element
     (d,) = ks["colsum"].loops()
     assert d.info.parallel
+    port = translate_kernel(ks["colsum"], sf)
+    assert "total_fn(n, &a(0, j - 1))" in port.files["colsum.kokkos.cpp"]
+    # a row is not contiguous: Fortran passes a copy, the rules do not make one and say so
+    (d,) = ks["rowsum"].loops()
+    assert d.info.parallel
     with pytest.raises(TranslationRefused) as exc:
-        translate_kernel(ks["colsum"], sf)
-    assert exc.value.diagnostics[0].code == "array-section"
+        translate_kernel(ks["rowsum"], sf)
+    assert exc.value.diagnostics[0].code == "array-section" and "not contiguous" in exc.value.diagnostics[0].message
 
 
 def test_a_callee_only_declaring_a_common_block_is_a_device_function():

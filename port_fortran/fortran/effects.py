@@ -41,6 +41,7 @@ from . import affine, ir
 from .bounds import BoundsFinder
 from .rewrite import replace_names
 from .facts import Facts
+from .sections import section_ref
 
 I4 = ir.INTEGER
 
@@ -65,6 +66,9 @@ class DummyEffect:
     # parts of an array dummy the callee surely assigns and never reads, as boxes of
     # (lower, upper) polynomials per dimension in the callee's names (privatize)
     fill_boxes: list = field(default_factory=list)
+    # per dimension of an array dummy, the (min, max) subscript the callee touches in its
+    # own names, or None (bounds.BoundsFinder; an array section actual maps them, sections)
+    dim_bounds: list = field(default_factory=list)
 
     @property
     def touched(self) -> bool:
@@ -284,7 +288,7 @@ class Calls:
             elif not a.dims:
                 d.span = (_lit(0), _lit(0))
             else:
-                d.span = self._span(k, a, env)
+                d.span, d.dim_bounds = self._span(k, a, env)
                 d.fills = filled_elements(k, a, env)
                 if not d.read:
                     from .fills import dummy_fill_boxes
@@ -306,11 +310,20 @@ class Calls:
         return Effects(name, k, dummies, blockers, common_reads=list(reads or []),
                        module_reads=list(mreads.reads) if not blockers else [])
 
-    def _span(self, k: ir.Kernel, a: ir.Argument, env: dict) -> tuple[ir.Expr, Optional[ir.Expr]]:
-        """(first, last) offsets from the dummy's first element, in ``k``'s arguments."""
+    def _span(self, k: ir.Kernel, a: ir.Argument, env: dict) -> tuple[tuple[ir.Expr, Optional[ir.Expr]], list]:
+        """(first, last) offsets from the dummy's first element, in ``k``'s arguments; and
+        the per-dimension bounds they come from (None where a bound names a scalar dummy
+        the callee writes: its value at the call is not the one the bound means)."""
 
         bounds = BoundsFinder(k, env, calls=self).bounds(a)
         written = {x.name for x in k.args if not x.dims and x.intent != "in"}
+        dims = [b if b is not None and not ({x.name for e in b for x in ir.walk_expr(e)
+                                             if isinstance(x, (ir.Name, ir.ArrayRef))} & written) else None
+                for b in bounds]
+        return self._offsets(a, env, bounds, written), dims
+
+    @staticmethod
+    def _offsets(a: ir.Argument, env: dict, bounds: list, written: set) -> tuple[ir.Expr, Optional[ir.Expr]]:
         lo: Optional[affine.Poly] = affine.const(0)
         hi: Optional[affine.Poly] = affine.const(0)
         stride: Optional[affine.Poly] = affine.const(1)
@@ -360,8 +373,14 @@ class Calls:
             return actual
         if d.ftype.bytes != v.ftype.bytes:
             return ir.Name(v.name, ftype=v.ftype)  # reinterpreted storage: the whole array
-        lo, hi = d.span
         table = _scalar_actuals(caller, eff, args)
+        if isinstance(actual, ir.ArrayRef) and any(isinstance(s, ir.Slice) for s in actual.subscripts) \
+                and position < len(eff.callee.args):
+            # a section: dimension by dimension where its shape is the dummy's, else all of it
+            got = section_ref(v, actual, eff.callee.args[position], d.dim_bounds,
+                              lambda e: _in_caller(e, table), _params(caller))
+            return got if got is not None else ir.Name(v.name, ftype=v.ftype)
+        lo, hi = d.span
         lo_c, hi_c = _in_caller(lo, table), (_in_caller(hi, table) if hi is not None else None)
         if lo_c is None:
             return ir.Name(v.name, ftype=v.ftype)

@@ -527,8 +527,12 @@ class ExprPrinter:
             return self.expr(a)
         if isinstance(a, ir.ArrayRef) and self.tab.is_array(a.name):
             if any(isinstance(x, ir.Slice) for x in a.subscripts):
-                self.refuse("array-section", f"array section of '{a.name}' passed to '{callee}' (argument "
-                            f"{formal.name}): Fortran passes a contiguous copy, the rules do not")
+                first = contiguous_first(a, self.tab[a.name].dims)
+                if first is None:
+                    self.refuse("array-section", f"array section of '{a.name}' passed to '{callee}' (argument "
+                                f"{formal.name}) is not contiguous: Fortran passes a contiguous copy, the rules do "
+                                "not")
+                a = first  # gfortran passes a contiguous section in place: its first element's address
             self._same_type(a, formal, callee)
             if written:
                 self._writable(a.name, formal, callee)
@@ -555,6 +559,28 @@ class ExprPrinter:
         if sym is not None and (sym.role == "param" or (sym.role == "arg" and sym.intent == "in")):
             self.refuse("intent-mismatch", f"'{callee}' may write its argument {formal.name}, but '{name}' is "
                         f"{'a constant' if sym.role == 'param' else 'intent(in)'} here")
+
+
+def contiguous_first(a: ir.ArrayRef, dims: list[ir.Dim]) -> Optional[ir.ArrayRef]:
+    """The first element of an array section that is contiguous in column-major storage
+    (whole leading dimensions written ``:``, then one range, then points: ``u(:, :, k)``,
+    ``src(:, j, k)``, ``v(2:n, j)``), None for any other section. Passed to a routine, such
+    a section is the array from that element on, as gfortran passes it (no copy)."""
+    subs = a.subscripts
+    if len(subs) != len(dims) or any(isinstance(x, ir.Slice) and x.step is not None for x in subs):
+        return None
+    last = max(i for i, x in enumerate(subs) if isinstance(x, ir.Slice))
+    for i in range(last):
+        if not (isinstance(subs[i], ir.Slice) and subs[i].lower is None and subs[i].upper is None):
+            return None
+    first = []
+    for i, x in enumerate(subs):
+        if isinstance(x, ir.Slice):
+            lo = x.lower if x.lower is not None else dims[i].lower
+            first.append(lo if lo is not None else ir.Literal(1, "1", ftype=ir.INTEGER))
+        else:
+            first.append(x)
+    return ir.ArrayRef(a.name, first, ftype=a.ftype)
 
 
 def lower_name(array: str, d: int) -> str:
