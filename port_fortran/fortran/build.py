@@ -412,6 +412,8 @@ class FileBuilder:
             rs = scope.syms.get(result_name) or Sym(result_name)
             rt = rs.ftype or scope.type_of(result_name)
             k.result = ir.Variable(result_name, rt or ftypes.default_real(), list(rs.dims or []), line=start)
+            if rs.len_runtime:  # len=len(s): the caller computes it (translate/cstrings.result_string)
+                k.result.len_runtime = rs.len_runtime
         # locals, module variables
         dim_names = []
         for sym in scope.syms.values():

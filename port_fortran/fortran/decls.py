@@ -96,7 +96,10 @@ class DeclBuilder:
         s = str(sel).replace(" ", "").lower()
         if s in ("*(*)", "(*)", "*", "(len=*)") or s.endswith("=*)") or s.endswith("(*)"):
             return None
-        m = re.search(r"(\d+)", s)
+        # a literal length alone (*8, (8), *(8), (len=8), (8,kind=1), (kind=1,len=8)), never a
+        # digit of an expression (len=n+2 is computed at run time: decls._runtime_len)
+        m = re.fullmatch(r"\*?\(?(?:len=)?(\d+)(?:,(?:kind=)?\w+)?\)?", s) or \
+            re.fullmatch(r"\((?:kind=)?\w+,len=(\d+)\)", s)
         if m:
             return int(m.group(1))
         try:

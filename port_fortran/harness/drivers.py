@@ -13,7 +13,9 @@ from typing import Optional
 from ..fortran import ir
 from ..fortran_lines import wrap_free_source
 from . import members
+from ..fortran.strings import string_result
 from .inputs import type_code
+from .strlen import result_length_reason
 
 C_TYPES = {
     ("integer", 1): "int8_t", ("integer", 2): "int16_t", ("integer", 4): "int32_t", ("integer", 8): "int64_t",
@@ -77,6 +79,8 @@ def unsupported_reason(kernel: ir.Kernel) -> str:
         t = kernel.result.ftype
         if kernel.result.dims:
             return "array-valued function results are not supported by the harness"
+        if string_result(kernel) is not None:  # the caller's buffer, sized per case (harness/strlen.py)
+            return result_length_reason(kernel)
         if t.base in ("character", "complex") or (t.base == "logical" and t.kind != 4):
             return f"function result of type {t} is not supported by the harness"
     return ""
@@ -170,11 +174,13 @@ def fortran_driver(kernel: ir.Kernel) -> str:
     if kernel.result is not None:
         rt = kernel.result.ftype
         tc = type_code(rt)
-        decl.append(f"  {_f_type(rt)} :: r_result")
-        if not kernel.module:
-            decl.append(f"  {_f_type(rt)}, external :: {k}")
+        strres = string_result(kernel) is not None
+        decl.append(f"  {_f_type(rt)}{', allocatable' if strres else ''} :: r_result")
+        if not kernel.module:  # a string result of an external function: of constant length (strlen.py)
+            decl.append(f"  {f'character(len={rt.char_len})' if strres else _f_type(rt)}, external :: {k}")
         call = f"r_result = {k}({args})"
-        write.append(f"  call pf_whdr(u, 0_8, zero, zero, {tc}_8, int(storage_size(r_result) / 8, 8))\n"
+        size = "int(len(r_result), 8)" if strres else "int(storage_size(r_result) / 8, 8)"
+        write.append(f"  call pf_whdr(u, 0_8, zero, zero, {tc}_8, {size})\n"
                      f"  write(u) r_result")
     else:
         if not kernel.module:
@@ -240,7 +246,9 @@ def cpp_prototype(kernel: ir.Kernel, entry: str | None = None) -> str:
             continue
         params.append(c_type(a.ftype) if a.value and a.rank == 0 else f"{c_type(a.ftype)}*")
     params += ["std::size_t" for _ in _string_args(kernel)]  # the hidden lengths, trailing
-    ret = c_type(kernel.result.ftype) if kernel.result is not None else "void"
+    if string_result(kernel) is not None:  # the result's buffer and length, leading
+        params = ["char*", "std::size_t"] + params
+    ret = c_type(kernel.result.ftype) if kernel.result is not None and string_result(kernel) is None else "void"
     return f'extern "C" {ret} {entry}({", ".join(params)});'
 
 
@@ -262,8 +270,11 @@ def cpp_driver(kernel: ir.Kernel, views_timer: bool = False) -> str:
         ptr = f"static_cast<{c_type(a.ftype)}*>(R[{i}].p())"
         actual.append(f"*{ptr}" if a.value and a.rank == 0 else ptr)
     actual += [f"static_cast<std::size_t>(R[{kernel.args.index(a)}].nbytes)" for a in _string_args(kernel)]
+    if string_result(kernel) is not None:
+        r = len(kernel.args)
+        actual = [f"static_cast<char*>(R[{r}].p())", f"static_cast<std::size_t>(R[{r}].nbytes)"] + actual
     call = f"{kernel.name}_kokkos({', '.join(actual)})"
-    if kernel.result is not None:
+    if kernel.result is not None and string_result(kernel) is None:
         call = f"*static_cast<{c_type(kernel.result.ftype)}*>(R[{len(kernel.args)}].p()) = {call}"
     mutable = [i for i, a in enumerate(kernel.args) if a.intent != "in"]
     names = [a.name for a in kernel.args] + (["result"] if kernel.result is not None else [])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..fortran import ir
 from ..fortran.stmts import first_use_line
+from ..fortran.strings import string_result
 
 
 def kernel_checks(kernel: ir.Kernel) -> list[ir.Diagnostic]:
@@ -63,7 +64,8 @@ def string_checks(kernel: ir.Kernel) -> list[ir.Diagnostic]:
             out.append(ir.Diagnostic("unsupported-type", f"CHARACTER array '{v.name}' of strings longer than one "
                                      "character", v.line))
     r = kernel.result
-    if r is not None and r.ftype.base == "character":
-        out.append(ir.Diagnostic("unsupported-type", f"CHARACTER function result '{r.name}' (gfortran returns it through "
-                                 "hidden arguments the bind(C) entry does not take)", kernel.line_start))
+    if r is not None and r.ftype.base == "character" and string_result(kernel) is None:
+        what = "array-valued" if r.dims else "CHARACTER*1"
+        out.append(ir.Diagnostic("unsupported-type", f"{what} CHARACTER function result '{r.name}' (only string results "
+                                 "are taken through gfortran's hidden leading arguments)", kernel.line_start))
     return out

@@ -8,7 +8,7 @@ from pathlib import Path
 import jinja2
 
 from ..fortran import ir
-from ..fortran.strings import is_string_type
+from ..fortran.strings import is_string_type, string_result
 from .cexpr import ExprPrinter, lower_name
 from .symbols import Refusal, SymbolTable, cname, cxx_type, fortran_c_kind
 
@@ -38,7 +38,8 @@ def view_type(sym, const: bool) -> str:
 
 
 def views_params(kernel: ir.Kernel, tab: SymbolTable, used: set[str]) -> list[str]:
-    out = []
+    res = string_result(kernel)
+    out = [f"pf::Str {tab[res.name].c}"] if res is not None else []  # the caller's buffer, first
     for a in kernel.args:
         sym = tab[a.name]
         unused = "" if a.name in used else "[[maybe_unused]] "
@@ -64,7 +65,7 @@ def views_params(kernel: ir.Kernel, tab: SymbolTable, used: set[str]) -> list[st
 
 
 def result_ctype(kernel: ir.Kernel) -> str:
-    if kernel.kind == "function" and kernel.result is not None:
+    if kernel.kind == "function" and kernel.result is not None and string_result(kernel) is None:
         if kernel.result.ftype.base == "complex":
             raise Refusal("unsupported-type", "complex function result across extern \"C\"", kernel.line_start)
         return cxx_type(kernel.result.ftype, kernel.line_start)
@@ -79,7 +80,9 @@ def views_signature(kernel: ir.Kernel, tab: SymbolTable, used: set[str], with_na
 
 
 def entry_params(kernel: ir.Kernel, tab: SymbolTable, decl: bool) -> list[str]:
-    out = []
+    res = string_result(kernel)  # a CHARACTER result: gfortran's two leading hidden arguments
+    c = tab[res.name].c if res is not None else ""
+    out = [f"char* {c if decl else c + '_ptr'}", f"std::size_t {c}_len"] if res is not None else []
     for a in kernel.args:
         sym = tab[a.name]
         const = "const " if a.intent == "in" else ""
@@ -160,7 +163,8 @@ def entry_body(kernel: ir.Kernel, tab: SymbolTable) -> list[str]:
     lines = [pad + "pf::ensure_initialized();",
              pad + f'static long& pf_calls = pf::call_counter("{kernel.name}_kokkos");  // PF_CALL_COUNTS (pf_runtime.hpp)',
              pad + "++pf_calls;"]
-    for a in kernel.args:
+    res = string_result(kernel)
+    for a in ([res] if res is not None else []) + list(kernel.args):
         sym = tab[a.name]
         if sym.is_array:
             continue
@@ -212,7 +216,8 @@ def entry_body(kernel: ir.Kernel, tab: SymbolTable) -> list[str]:
         else:
             lines.append(pad + f"pf::HostView<{const}{sym.ctype}{'*' * m.rank}> h_{m.name}({b.symbol}.{m.c}, {exts});")
         lines.append(pad + f"auto d_{m.name} = pf::to_device(h_{m.name});")
-    call_args = [f"d_{a.name}" if tab[a.name].is_array else tab[a.name].c for a in kernel.args]
+    call_args = [tab[res.name].c] if res is not None else []
+    call_args += [f"d_{a.name}" if tab[a.name].is_array else tab[a.name].c for a in kernel.args]
     call_args += [f"d_{m.name}" if m.rank else tab[m.name].c for _, m in members]
     call = f"{kernel.name}_kokkos_views({', '.join(call_args)})"
     ret = result_ctype(kernel)
@@ -318,10 +323,15 @@ def module_decls(kernel: ir.Kernel, tab: SymbolTable, assumed_last: bool = False
 def module_text(kernel: ir.Kernel, tab: SymbolTable) -> str:
     """The Fortran interface module, every line within free form's 132 columns."""
     from ..fortran_lines import wrap_free_source
-    is_fn = kernel.kind == "function" and kernel.result is not None
+    res = string_result(kernel)  # a subroutine taking the result's buffer and length first
+    is_fn = kernel.kind == "function" and kernel.result is not None and res is None
+    lead = [res.name, f"{res.name}_len"] if res is not None else []
+    decls = [f"character(kind=c_char), intent(out) :: {res.name}(*)",
+             f"integer(c_size_t), value, intent(in) :: {res.name}_len"] if res is not None else []
     return wrap_free_source(render(
         "module.f90.j2", k=kernel.name, is_function=is_fn,
-        arglist=", ".join([a.name for a in kernel.args] + [f"{a.name}_len" for a in string_args(kernel)]), decls=module_decls(kernel, tab),
+        arglist=", ".join(lead + [a.name for a in kernel.args] + [f"{a.name}_len" for a in string_args(kernel)]),
+        decls=decls + module_decls(kernel, tab),
         result_decl=fortran_c_kind(kernel.result.ftype) if is_fn else "",
     ))
 
