@@ -69,8 +69,8 @@ def unsupported_reason(kernel: ir.Kernel) -> str:
         return (f"{kernel.name} is PRIVATE in module {kernel.module} by a statement naming it: no code outside "
                 "the module can call it, the reference driver included (make it PUBLIC to port it)")
     for a in kernel.args:
-        if a.ftype.base == "character" and a.rank:
-            return f"argument {a.name}: character arrays are not supported by the harness"
+        if a.ftype.base == "character" and a.rank and a.ftype.char_len is None:
+            return f"argument {a.name}: arrays of assumed-length strings (character*(*)) are not supported by the harness"
         if a.ftype.base != "character" and (a.ftype.base, a.ftype.kind) not in C_TYPES:
             return f"argument {a.name}: type {a.ftype} is not supported by the harness"
         if a.optional:
@@ -89,9 +89,10 @@ def unsupported_reason(kernel: ir.Kernel) -> str:
 # --------------------------------------------------------------------------- Fortran
 
 
-def _f_type(t: ir.FType) -> str:
+def _f_type(t: ir.FType, array: bool = False) -> str:
+    """The driver's type of a value of type ``t``; a string array of its declared length."""
     if t.base == "character":
-        return "character(len=:)"
+        return f"character(len={t.char_len})" if array and t.char_len is not None else "character(len=:)"
     return f"{t.base}({t.kind})"
 
 
@@ -145,7 +146,7 @@ def fortran_driver(kernel: ir.Kernel) -> str:
             actual.append(v)
             colons = ",".join(":" * 1 for _ in range(a.rank))
             bounds = ", ".join(f"lb({d + 1}):ub({d + 1})" for d in range(a.rank))
-            decl.append(f"  {_f_type(a.ftype)}, allocatable :: {v}({colons}), s_{a.name}({colons})")
+            decl.append(f"  {_f_type(a.ftype, True)}, allocatable :: {v}({colons}), s_{a.name}({colons})")
             read.append(f"  call pf_rhdr(u, '{a.name}', {a.rank}, nd, lb, ub, tc, nb)\n"
                         f"  allocate({v}({bounds}))\n  read(u) {v}")
             write.append(_write_array(v, a.rank, tc))

@@ -529,6 +529,11 @@ def _poison(t: ir.FType, dt: np.dtype, shape) -> np.ndarray:
 
 
 def _random(t: ir.FType, dt: np.dtype, shape, s, rng) -> np.ndarray:
+    if t.base == "character" and s.values is None:  # each element a string of printable ASCII
+        codes = np.frombuffer(STRING_ALPHABET.encode(), dtype=np.uint8)
+        n = math.prod(shape) if shape else 1
+        raw = codes[rng.integers(0, len(codes), size=n * dt.itemsize)].tobytes()
+        return np.frombuffer(raw, dtype=dt).reshape(shape).copy()
     if s.values is not None:
         vals = s.values
         if t.base == "logical":
