@@ -11,6 +11,10 @@ port of each routine reproduces gfortran's build of the original on random print
                first8  a result of constant length 8, assigned whole, then one character
                framed  a result of len=n+2 (computed from an integer dummy)
   tag6.f       tag6    an F77 CHARACTER*6 FUNCTION (external: no module)
+  chary.f      chrev   CHARACTER*1 A(1) arrays (the harness draws and compares their elements)
+  namsrt.f     namsrt  arrays of CHARACTER*6 (Views of pf::Chars<6>): a gather through an index
+                       array, comparisons of elements with each other and with a literal in a
+                       parallel_reduce, a local CHARACTER*6 array
 """
 from __future__ import annotations
 
@@ -24,7 +28,8 @@ from port_fortran.translate import translate_kernel, write_port
 DATA = Path(__file__).parent / "data" / "strings"
 
 CASES = [("casemod.f90", "upcase"), ("casemod.f90", "match"), ("chutil.f", "ltrim8"),
-         ("strfun.f90", "lcase"), ("strfun.f90", "first8"), ("strfun.f90", "framed"), ("tag6.f", "tag6")]
+         ("strfun.f90", "lcase"), ("strfun.f90", "first8"), ("strfun.f90", "framed"), ("tag6.f", "tag6"),
+         ("chary.f", "chrev"), ("namsrt.f", "namsrt")]
 
 
 def _kernel(file, name):

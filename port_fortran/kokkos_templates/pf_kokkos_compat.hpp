@@ -875,6 +875,8 @@ struct Chars {
     for (int i = 0; i < N; ++i) b[i] = ' ';
   }
   KOKKOS_INLINE_FUNCTION operator Str() { return Str{b, N}; }
+  // an element of a const View (an intent(in) array of strings) is read through the same Str
+  KOKKOS_INLINE_FUNCTION operator Str() const { return Str{const_cast<char*>(b), N}; }
 };
 KOKKOS_INLINE_FUNCTION Str str(char* p, long n) { return Str{p, n < 0 ? 0 : n}; }
 KOKKOS_INLINE_FUNCTION Str str(const char* p, long n) { return Str{const_cast<char*>(p), n < 0 ? 0 : n}; }

@@ -24,9 +24,9 @@ def kernel_checks(kernel: ir.Kernel) -> list[ir.Diagnostic]:
         if any(d.assumed_shape for d in a.dims) or a.allocatable:
             out.append(ir.Diagnostic("assumed-shape", f"assumed-shape or allocatable argument '{a.name}' "
                                      "(needs an array descriptor)", a.line))
-        if a.ftype.base == "character" and a.dims and a.ftype.char_len != 1:
-            out.append(ir.Diagnostic("unsupported-type", f"CHARACTER array argument '{a.name}' of strings longer than "
-                                     "one character (only CHARACTER*1 arrays are translated)", a.line))
+        if a.ftype.base == "character" and a.dims and a.ftype.char_len is None:
+            out.append(ir.Diagnostic("unsupported-type", f"CHARACTER array argument '{a.name}' of assumed-length "
+                                     "strings (only arrays of a declared length are translated)", a.line))
         if a.ftype.base == "character" and a.value and a.ftype.char_len != 1:
             out.append(ir.Diagnostic("unsupported-type", f"CHARACTER argument '{a.name}' with VALUE", a.line))
     out += string_checks(kernel)
@@ -59,9 +59,6 @@ def string_checks(kernel: ir.Kernel) -> list[ir.Diagnostic]:
             out.append(ir.Diagnostic("unsupported-type", f"CHARACTER local '{v.name}' of assumed length", v.line))
         elif v.common is not None:
             out.append(ir.Diagnostic("unsupported-type", f"CHARACTER COMMON member '{v.name}' longer than one "
-                                     "character", v.line))
-        elif what == "local" and v.dims:
-            out.append(ir.Diagnostic("unsupported-type", f"CHARACTER array '{v.name}' of strings longer than one "
                                      "character", v.line))
     r = kernel.result
     if r is not None and r.ftype.base == "character" and string_result(kernel) is None:

@@ -116,7 +116,9 @@ def raise_refusal(line: int, msg: str, code: str = "unsupported-expression"):
 
 
 def touches_strings(exprs, tab) -> Optional[str]:
-    """The first CHARACTER string (a name) the expressions read or write, else None."""
+    """The first CHARACTER string (a name) the expressions read or write, else None. A
+    literal is constant data a kernel may read (a device's constant memory on CUDA), and an
+    element of an array of strings lives in a View like any array's: neither is counted."""
     for e in exprs:
         for x in ir.walk_expr(e):
             if isinstance(x, (Substring, SubstringStore)):
@@ -125,8 +127,6 @@ def touches_strings(exprs, tab) -> Optional[str]:
                 sym = tab.get(x.name)
                 if sym is not None and not sym.is_array and is_string_type(sym.ftype):
                     return x.name
-            if isinstance(x, ir.Literal) and isinstance(x.value, str) and len(x.value) != 1:
-                return repr(x.value)
     return None
 
 

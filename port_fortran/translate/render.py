@@ -86,7 +86,9 @@ def entry_params(kernel: ir.Kernel, tab: SymbolTable, decl: bool) -> list[str]:
     for a in kernel.args:
         sym = tab[a.name]
         const = "const " if a.intent == "in" else ""
-        if sym.is_array:
+        if sym.is_array and is_string_type(a.ftype):  # the caller's bytes: elements of pf::Chars<N>
+            out.append(f"{const}char* {sym.c}")
+        elif sym.is_array:
             out.append(f"{const}{sym.ctype}* {sym.c}")
         elif is_string_type(a.ftype):
             out.append(f"{const}char* {sym.c if decl else sym.c + '_ptr'}")
@@ -183,7 +185,8 @@ def entry_body(kernel: ir.Kernel, tab: SymbolTable) -> list[str]:
         sym = tab[a.name]
         exts = [f"pf::extent({lo}, {hi})" for lo, hi in extents[a.name]]
         const = "const " if a.intent == "in" else ""
-        ext_lines.append(pad + f"pf::HostView<{const}{sym.ctype}{'*' * sym.rank}> h_{sym.name}({sym.c}, {', '.join(exts)});")
+        ptr = f"reinterpret_cast<{const}{sym.ctype}*>({sym.c})" if is_string_type(a.ftype) else sym.c
+        ext_lines.append(pad + f"pf::HostView<{const}{sym.ctype}{'*' * sym.rank}> h_{sym.name}({ptr}, {', '.join(exts)});")
     # named constants used by the extents
     lines += [pad + c for c in consts]
     if arrays:
@@ -302,7 +305,9 @@ def module_decls(kernel: ir.Kernel, tab: SymbolTable, assumed_last: bool = False
         if a.value:
             attrs.append("value")
         shape = "(*)" if is_string_type(a.ftype) and not a.dims else ""
-        if a.dims:
+        if a.dims and is_string_type(a.ftype):
+            shape = "(*)"  # its characters in sequence (F2018 15.5.2.11: character sequence association)
+        elif a.dims:
             try:
                 parts = []
                 for d, dim in enumerate(a.dims):
