@@ -15,6 +15,7 @@ port of each routine reproduces gfortran's build of the original on random print
   namsrt.f     namsrt  arrays of CHARACTER*6 (Views of pf::Chars<6>): a gather through an index
                        array, comparisons of elements with each other and with a literal in a
                        parallel_reduce, a local CHARACTER*6 array
+  kwmatch.f90  match_nocase  character(len=len_trim(s)) locals: host buffers sized at entry
 """
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ DATA = Path(__file__).parent / "data" / "strings"
 
 CASES = [("casemod.f90", "upcase"), ("casemod.f90", "match"), ("chutil.f", "ltrim8"),
          ("strfun.f90", "lcase"), ("strfun.f90", "first8"), ("strfun.f90", "framed"), ("tag6.f", "tag6"),
-         ("chary.f", "chrev"), ("namsrt.f", "namsrt")]
+         ("chary.f", "chrev"), ("namsrt.f", "namsrt"),
+         ("kwmatch.f90", "match_nocase")]
 
 
 def _kernel(file, name):

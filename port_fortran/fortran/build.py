@@ -451,6 +451,7 @@ class FileBuilder:
                             allocatable=s.allocatable, save=s.save, common=s.common, module=s.module, line=s.line)
             if s.len_runtime:
                 v.len_runtime = s.len_runtime
+                v.len_expr = s.len_expr
             if nm in scope.syms:
                 k.locals[nm] = v
             elif s.module is not None:

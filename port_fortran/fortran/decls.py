@@ -328,6 +328,11 @@ class DeclBuilder:
             sym.typed = True
             if t.base == "character" and t.char_len is None:
                 sym.len_runtime = _runtime_len(clen if clen is not None else ts)
+                if sym.len_runtime:
+                    try:
+                        sym.len_expr = self.eb().expr(Fortran2003.Expr(sym.len_runtime))
+                    except Exception:  # the text alone: refused where it is needed
+                        sym.len_expr = None
             if ent.items[1] is not None:
                 sym.dims = self.dims(ent.items[1])
             elif dims_attr is not None:

@@ -49,9 +49,14 @@ def string_checks(kernel: ir.Kernel) -> list[ir.Diagnostic]:
         expr = getattr(v, "len_runtime", None)
         if v.ftype.base != "character" or v.ftype.char_len == 1:
             continue
+        sized_at_entry = what == "local" and getattr(v, "len_expr", None) is not None and not v.dims \
+            and v.common is None and getattr(v, "parameter", None) is None and not v.save
+        if sized_at_entry:  # a scalar local: a host buffer (pf::Buf) sized at entry
+            continue
         if expr:
             out.append(ir.Diagnostic("unsupported-type", f"CHARACTER {what} '{v.name}' of length {expr}, computed at "
-                                     "run time (only len=* dummies and constant lengths are translated)", v.line))
+                                     "run time (only len=* dummies, constant lengths and scalar locals are translated)",
+                                     v.line))
         elif getattr(v, "parameter", None) is not None:
             out.append(ir.Diagnostic("unsupported-type", f"CHARACTER PARAMETER '{v.name}' longer than one character",
                                      v.line))

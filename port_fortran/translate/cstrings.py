@@ -1,4 +1,5 @@
-"""CHARACTER strings in the rules translator's C++ (the runtime is in pf_kokkos_compat.hpp).
+"""CHARACTER strings in the rules translator's C++ (the runtime: pf_strings.hpp, which
+pf_kokkos_compat.hpp includes).
 
 A string is its bytes and its length, never a terminated C string: a dummy is a ``pf::Str``
 (the caller's bytes and the hidden length gfortran passes), a local of constant length a

@@ -285,6 +285,11 @@ def _host_decls(kernel: ir.Kernel, tab: SymbolTable, used: set[str]) -> list[str
                     raise Refusal("unknown-extent", f"local array '{name}' without an upper bound", sym.line)
                 exts.append(f"pf::extent({p.expr(sym.lower(d))}, {p.expr(dim.upper)})")
             arrays.append(pad + f'pf::View<{sym.ctype}{"*" * sym.rank}> {sym.c}("{name}", {", ".join(exts)});')
+        elif getattr(kernel.locals.get(name), "len_expr", None) is not None and sym.role == "local":
+            # CHARACTER(len=<expr>): a host buffer sized at entry, as Fortran evaluates it
+            n = p.expr(kernel.locals[name].len_expr, ir.FType("integer", 8))
+            scalars.append(pad + f"pf::Buf {sym.c}_buf(static_cast<long>({n}));")
+            scalars.append(pad + f"pf::Str {sym.c} = {sym.c}_buf;")
         else:
             scalars.append(pad + f"{sym.ctype} {sym.c} = {zero_init(sym.ftype)};")
     for name, sym in tab.symbols.items():
@@ -343,6 +348,7 @@ def interface_files(kernel: ir.Kernel, tab, blocks, used: set[str]) -> dict[str,
         f"{k}_kokkos_mod.f90": render.module_text(kernel, tab),
         "pf_kokkos_compat.hpp": render.compat_header(),
         "pf_runtime.hpp": render.runtime_header(),
+        "pf_strings.hpp": render.strings_header(),
         "CMakeLists.txt": render.render("CMakeLists.txt.j2", k=k),
     }
 

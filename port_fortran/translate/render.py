@@ -25,6 +25,11 @@ def compat_header() -> str:
     return (TEMPLATES / "pf_kokkos_compat.hpp").read_text()
 
 
+def strings_header() -> str:
+    """The CHARACTER string runtime (included by the compat header)."""
+    return (TEMPLATES / "pf_strings.hpp").read_text()
+
+
 def runtime_header() -> str:
     """The residency registry every port's entries use (included by the compat header)."""
     return (TEMPLATES / "pf_runtime.hpp").read_text()
@@ -345,5 +350,5 @@ def guard(k: str) -> str:
     return f"PF_{k.upper()}_KOKKOS_HPP"
 
 
-__all__ = ["render", "compat_header", "runtime_header", "views_signature", "entry_signature", "entry_body", "array_extents", "module_text",
+__all__ = ["render", "compat_header", "strings_header", "runtime_header", "views_signature", "entry_signature", "entry_body", "array_extents", "module_text",
            "lower_name", "cname", "param_text", "guard"]
