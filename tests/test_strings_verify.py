@@ -16,6 +16,8 @@ port of each routine reproduces gfortran's build of the original on random print
                        array, comparisons of elements with each other and with a literal in a
                        parallel_reduce, a local CHARACTER*6 array
   kwmatch.f90  match_nocase  character(len=len_trim(s)) locals: host buffers sized at entry
+  blanks.f     blanks  CHARACTER constants: a CHARACTER*1 set by SAVE+DATA, CHARACTER*1 and
+                       CHARACTER*5 PARAMETERs (char and pf::Str of a literal)
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ DATA = Path(__file__).parent / "data" / "strings"
 CASES = [("casemod.f90", "upcase"), ("casemod.f90", "match"), ("chutil.f", "ltrim8"),
          ("strfun.f90", "lcase"), ("strfun.f90", "first8"), ("strfun.f90", "framed"), ("tag6.f", "tag6"),
          ("chary.f", "chrev"), ("namsrt.f", "namsrt"),
-         ("kwmatch.f90", "match_nocase")]
+         ("kwmatch.f90", "match_nocase"), ("blanks.f", "blanks")]
 
 
 def _kernel(file, name):

@@ -57,9 +57,9 @@ def string_checks(kernel: ir.Kernel) -> list[ir.Diagnostic]:
             out.append(ir.Diagnostic("unsupported-type", f"CHARACTER {what} '{v.name}' of length {expr}, computed at "
                                      "run time (only len=* dummies, constant lengths and scalar locals are translated)",
                                      v.line))
-        elif getattr(v, "parameter", None) is not None:
-            out.append(ir.Diagnostic("unsupported-type", f"CHARACTER PARAMETER '{v.name}' longer than one character",
-                                     v.line))
+        elif getattr(v, "parameter", None) is not None and v.dims:
+            out.append(ir.Diagnostic("unsupported-type", f"CHARACTER PARAMETER array '{v.name}' of strings longer "
+                                     "than one character", v.line))
         elif v.ftype.char_len is None and what == "local":
             out.append(ir.Diagnostic("unsupported-type", f"CHARACTER local '{v.name}' of assumed length", v.line))
         elif v.common is not None:

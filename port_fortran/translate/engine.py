@@ -276,8 +276,9 @@ def _host_decls(kernel: ir.Kernel, tab: SymbolTable, used: set[str]) -> list[str
             continue  # COMMON members are parameters of the views-level function
         if sym.role == "param" and sym.is_array:
             arrays += _constant_table(sym, p, pad)
-        elif sym.role == "param":
-            params.append(pad + f"const {sym.ctype} {sym.c} = {render.param_text(sym)};")
+        elif sym.role == "param":  # a string constant: a pf::Str of a literal (read only)
+            ctype = "pf::Str" if sym.ftype.base == "character" and sym.ftype.char_len != 1 else sym.ctype
+            params.append(pad + f"const {ctype} {sym.c} = {render.param_text(sym)};")
         elif sym.is_array:
             exts = []
             for d, dim in enumerate(sym.dims):

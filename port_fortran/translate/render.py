@@ -275,6 +275,13 @@ def value_text(v, t, name: str = "", line: int = 0) -> str:
         from .cexpr import real_text
         c = complex(v)
         return f"{cxx_type(t)}({real_text(c.real, t.kind)}, {real_text(c.imag, t.kind)})"
+    if t.base == "character" and isinstance(v, str) and not isinstance(t.char_len, bool):
+        from .cstrings import c_literal  # a constant string: padded or cut to its declared length
+        text = v if t.char_len is None else v.ljust(t.char_len)[: t.char_len]
+        if t.char_len == 1:  # a char literal
+            ch = text[:1] or " "
+            return f"'\\{ch}'" if ch in "'\\" else (f"'{ch}'" if 32 <= ord(ch) < 127 else f"'\\{ord(ch):03o}'")
+        return f"pf::str({c_literal(text)}, {len(text)})"
     raise Refusal("unsupported-type", f"PARAMETER {name} of type {t}", line)
 
 
