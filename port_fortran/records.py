@@ -34,6 +34,7 @@ class TranslateOptions:
 class Port:
     """A translated kernel. ``files`` maps file names to their text:
     ``<k>.kokkos.cpp``, ``<k>.kokkos.hpp``, ``<k>_kokkos_mod.f90``, ``pf_kokkos_compat.hpp``,
+    ``pf_strings.hpp`` (the CHARACTER string runtime the compat header includes),
     ``pf_runtime.hpp`` (the residency registry the entries use), ``CMakeLists.txt`` (a library target ``<k>_kokkos`` users can add_subdirectory)."""
 
     kernel: str

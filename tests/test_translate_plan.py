@@ -45,7 +45,7 @@ def test_axpy_is_one_parallel_for_with_the_early_return_on_the_host():
     assert port.patterns == ["parallel_for"]
     assert port.entry == "axpy_kokkos"
     assert set(port.files) == {"axpy.kokkos.cpp", "axpy.kokkos.hpp", "axpy_kokkos_mod.f90",
-                               "pf_kokkos_compat.hpp", "pf_runtime.hpp", "CMakeLists.txt"}
+                               "pf_kokkos_compat.hpp", "pf_strings.hpp", "pf_runtime.hpp", "CMakeLists.txt"}
     body = _views_body(port, "axpy")
     assert "return;" in body.split("parallel_for")[0]  # IF (n <= 0) RETURN before the kernel
     assert "y(i - 1) = y(i - 1) + a * x(i - 1);" in body  # literal lower bound folded

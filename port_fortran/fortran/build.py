@@ -412,6 +412,8 @@ class FileBuilder:
             rs = scope.syms.get(result_name) or Sym(result_name)
             rt = rs.ftype or scope.type_of(result_name)
             k.result = ir.Variable(result_name, rt or ftypes.default_real(), list(rs.dims or []), line=start)
+            if rs.len_runtime:  # len=len(s): the caller computes it (translate/cstrings.result_string)
+                k.result.len_runtime = rs.len_runtime
         # locals, module variables
         dim_names = []
         for sym in scope.syms.values():
@@ -449,6 +451,7 @@ class FileBuilder:
                             allocatable=s.allocatable, save=s.save, common=s.common, module=s.module, line=s.line)
             if s.len_runtime:
                 v.len_runtime = s.len_runtime
+                v.len_expr = s.len_expr
             if nm in scope.syms:
                 k.locals[nm] = v
             elif s.module is not None:

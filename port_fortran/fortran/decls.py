@@ -96,7 +96,10 @@ class DeclBuilder:
         s = str(sel).replace(" ", "").lower()
         if s in ("*(*)", "(*)", "*", "(len=*)") or s.endswith("=*)") or s.endswith("(*)"):
             return None
-        m = re.search(r"(\d+)", s)
+        # a literal length alone (*8, (8), *(8), (len=8), (8,kind=1), (kind=1,len=8)), never a
+        # digit of an expression (len=n+2 is computed at run time: decls._runtime_len)
+        m = re.fullmatch(r"\*?\(?(?:len=)?(\d+)(?:,(?:kind=)?\w+)?\)?", s) or \
+            re.fullmatch(r"\((?:kind=)?\w+,len=(\d+)\)", s)
         if m:
             return int(m.group(1))
         try:
@@ -325,6 +328,11 @@ class DeclBuilder:
             sym.typed = True
             if t.base == "character" and t.char_len is None:
                 sym.len_runtime = _runtime_len(clen if clen is not None else ts)
+                if sym.len_runtime:
+                    try:
+                        sym.len_expr = self.eb().expr(Fortran2003.Expr(sym.len_runtime))
+                    except Exception:  # the text alone: refused where it is needed
+                        sym.len_expr = None
             if ent.items[1] is not None:
                 sym.dims = self.dims(ent.items[1])
             elif dims_attr is not None:

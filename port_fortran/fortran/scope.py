@@ -34,6 +34,7 @@ class Sym:
     line: int = 0
     char_len: Optional[int] = None
     len_runtime: Optional[str] = None  # a CHARACTER length computed at run time (``len=n``), its text
+    len_expr: Any = None  # ... and its expression (ir.Expr), when the front end reads it
     bad: Optional[str] = None  # why its declaration could not be read (unknown kind, missing module)
     bad_code: str = "unknown-kind"  # the Unsupported construct its users get: unknown-kind | unknown-module
 

@@ -84,6 +84,17 @@ def is_string_type(t: Optional[ir.FType]) -> bool:
     return t is not None and t.base == "character" and t.char_len != 1
 
 
+def string_result(kernel) -> Optional[ir.Variable]:
+    """The result of a function returning a CHARACTER string (not ``character*1``), else None.
+    gfortran returns it through two hidden leading arguments, the caller's buffer and its
+    length (``void f(char *res, size_t res_len, <args>, <trailing lengths>)``); the port's
+    entry takes the same (docs/CONTRACTS.md)."""
+    r = getattr(kernel, "result", None)
+    if r is None or getattr(kernel, "kind", "function") != "function" or not is_string_type(r.ftype) or r.dims:
+        return None
+    return r
+
+
 def render(e: ir.FuncCall, show) -> Optional[str]:
     """Fortran text of a substring node (``show`` renders a subexpression), else None."""
     if isinstance(e, Substring):

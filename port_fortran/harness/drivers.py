@@ -13,7 +13,9 @@ from typing import Optional
 from ..fortran import ir
 from ..fortran_lines import wrap_free_source
 from . import members
+from ..fortran.strings import string_result
 from .inputs import type_code
+from .strlen import result_length_reason
 
 C_TYPES = {
     ("integer", 1): "int8_t", ("integer", 2): "int16_t", ("integer", 4): "int32_t", ("integer", 8): "int64_t",
@@ -67,8 +69,8 @@ def unsupported_reason(kernel: ir.Kernel) -> str:
         return (f"{kernel.name} is PRIVATE in module {kernel.module} by a statement naming it: no code outside "
                 "the module can call it, the reference driver included (make it PUBLIC to port it)")
     for a in kernel.args:
-        if a.ftype.base == "character" and a.rank:
-            return f"argument {a.name}: character arrays are not supported by the harness"
+        if a.ftype.base == "character" and a.rank and a.ftype.char_len is None:
+            return f"argument {a.name}: arrays of assumed-length strings (character*(*)) are not supported by the harness"
         if a.ftype.base != "character" and (a.ftype.base, a.ftype.kind) not in C_TYPES:
             return f"argument {a.name}: type {a.ftype} is not supported by the harness"
         if a.optional:
@@ -77,6 +79,8 @@ def unsupported_reason(kernel: ir.Kernel) -> str:
         t = kernel.result.ftype
         if kernel.result.dims:
             return "array-valued function results are not supported by the harness"
+        if string_result(kernel) is not None:  # the caller's buffer, sized per case (harness/strlen.py)
+            return result_length_reason(kernel)
         if t.base in ("character", "complex") or (t.base == "logical" and t.kind != 4):
             return f"function result of type {t} is not supported by the harness"
     return ""
@@ -85,9 +89,10 @@ def unsupported_reason(kernel: ir.Kernel) -> str:
 # --------------------------------------------------------------------------- Fortran
 
 
-def _f_type(t: ir.FType) -> str:
+def _f_type(t: ir.FType, array: bool = False) -> str:
+    """The driver's type of a value of type ``t``; a string array of its declared length."""
     if t.base == "character":
-        return "character(len=:)"
+        return f"character(len={t.char_len})" if array and t.char_len is not None else "character(len=:)"
     return f"{t.base}({t.kind})"
 
 
@@ -141,7 +146,7 @@ def fortran_driver(kernel: ir.Kernel) -> str:
             actual.append(v)
             colons = ",".join(":" * 1 for _ in range(a.rank))
             bounds = ", ".join(f"lb({d + 1}):ub({d + 1})" for d in range(a.rank))
-            decl.append(f"  {_f_type(a.ftype)}, allocatable :: {v}({colons}), s_{a.name}({colons})")
+            decl.append(f"  {_f_type(a.ftype, True)}, allocatable :: {v}({colons}), s_{a.name}({colons})")
             read.append(f"  call pf_rhdr(u, '{a.name}', {a.rank}, nd, lb, ub, tc, nb)\n"
                         f"  allocate({v}({bounds}))\n  read(u) {v}")
             write.append(_write_array(v, a.rank, tc))
@@ -170,11 +175,13 @@ def fortran_driver(kernel: ir.Kernel) -> str:
     if kernel.result is not None:
         rt = kernel.result.ftype
         tc = type_code(rt)
-        decl.append(f"  {_f_type(rt)} :: r_result")
-        if not kernel.module:
-            decl.append(f"  {_f_type(rt)}, external :: {k}")
+        strres = string_result(kernel) is not None
+        decl.append(f"  {_f_type(rt)}{', allocatable' if strres else ''} :: r_result")
+        if not kernel.module:  # a string result of an external function: of constant length (strlen.py)
+            decl.append(f"  {f'character(len={rt.char_len})' if strres else _f_type(rt)}, external :: {k}")
         call = f"r_result = {k}({args})"
-        write.append(f"  call pf_whdr(u, 0_8, zero, zero, {tc}_8, int(storage_size(r_result) / 8, 8))\n"
+        size = "int(len(r_result), 8)" if strres else "int(storage_size(r_result) / 8, 8)"
+        write.append(f"  call pf_whdr(u, 0_8, zero, zero, {tc}_8, {size})\n"
                      f"  write(u) r_result")
     else:
         if not kernel.module:
@@ -240,7 +247,9 @@ def cpp_prototype(kernel: ir.Kernel, entry: str | None = None) -> str:
             continue
         params.append(c_type(a.ftype) if a.value and a.rank == 0 else f"{c_type(a.ftype)}*")
     params += ["std::size_t" for _ in _string_args(kernel)]  # the hidden lengths, trailing
-    ret = c_type(kernel.result.ftype) if kernel.result is not None else "void"
+    if string_result(kernel) is not None:  # the result's buffer and length, leading
+        params = ["char*", "std::size_t"] + params
+    ret = c_type(kernel.result.ftype) if kernel.result is not None and string_result(kernel) is None else "void"
     return f'extern "C" {ret} {entry}({", ".join(params)});'
 
 
@@ -262,8 +271,11 @@ def cpp_driver(kernel: ir.Kernel, views_timer: bool = False) -> str:
         ptr = f"static_cast<{c_type(a.ftype)}*>(R[{i}].p())"
         actual.append(f"*{ptr}" if a.value and a.rank == 0 else ptr)
     actual += [f"static_cast<std::size_t>(R[{kernel.args.index(a)}].nbytes)" for a in _string_args(kernel)]
+    if string_result(kernel) is not None:
+        r = len(kernel.args)
+        actual = [f"static_cast<char*>(R[{r}].p())", f"static_cast<std::size_t>(R[{r}].nbytes)"] + actual
     call = f"{kernel.name}_kokkos({', '.join(actual)})"
-    if kernel.result is not None:
+    if kernel.result is not None and string_result(kernel) is None:
         call = f"*static_cast<{c_type(kernel.result.ftype)}*>(R[{len(kernel.args)}].p()) = {call}"
     mutable = [i for i, a in enumerate(kernel.args) if a.intent != "in"]
     names = [a.name for a in kernel.args] + (["result"] if kernel.result is not None else [])

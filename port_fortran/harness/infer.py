@@ -83,8 +83,9 @@ def infer(kernel: ir.Kernel, hints: Optional[dict] = None) -> Spec:
             args[a.name] = ArgSpec("array", intent, dims=dims, range=[-5, 5])
         elif t == "logical":
             args[a.name] = ArgSpec("array", intent, dims=dims, values=[True, False])
-        elif t == "character":
-            args[a.name] = ArgSpec("array", intent, dims=dims, values=["A", "B"])
+        elif t == "character":  # printable ASCII per element (inputs._random), compared byte for byte
+            args[a.name] = ArgSpec("array", intent, dims=dims)
+            notes.append(f"{a.name}: CHARACTER elements of letters of both cases, digits, blanks and signs")
         else:
             args[a.name] = ArgSpec("array", intent, dims=dims,
                                    range=[0.5, 1.5] if a.name in positive else [-1.0, 1.0])

@@ -28,6 +28,8 @@ from ..fortran import ir
 from .constraints import element_name
 from .extents import Ranges
 from .spec import Spec, dim_parts, eval_expr
+from .strlen import result_length
+from ..fortran.strings import string_result
 
 INT_POISON = -123456789
 LOGICAL_POISON = 123
@@ -474,6 +476,8 @@ def make_inputs(kernel: ir.Kernel, spec: Spec, case: Case) -> tuple[list[Record]
         recs.append(Record(a.name, code, al.lbound, np.asfortranarray(data)))
     if kernel.result is not None:
         dt = dtype_of(kernel.result.ftype)
+        if string_result(kernel) is not None:  # as long as the caller makes it (harness/strlen.py)
+            dt = np.dtype(f"S{max(1, result_length(kernel, _string_values(kernel, lay.scalars)))}")
         recs.append(Record("result", type_code(kernel.result.ftype), (), _poison(kernel.result.ftype, dt, ())))
     return recs, lay
 
@@ -486,6 +490,17 @@ def _set_elements(data: np.ndarray, name: str, s, lbound, choices: dict) -> None
         if len(idx) != data.ndim or any(i < 0 or i >= n for i, n in zip(idx, data.shape)):
             continue
         data[idx] = choices.get(element_name(name, subs.split(",")), vals[0])
+
+
+def _string_values(kernel: ir.Kernel, scalars: dict) -> dict:
+    """The scalar arguments' values, a string dummy's as the caller passes it (blank padded
+    to its declared length)."""
+    out = dict(scalars)
+    for a in kernel.args:
+        if not a.rank and a.ftype.base == "character" and a.name in out:
+            v = str(out[a.name])
+            out[a.name] = v.ljust(a.ftype.char_len)[: a.ftype.char_len] if a.ftype.char_len else v
+    return out
 
 
 def _bytes(n: int) -> str:
@@ -514,6 +529,11 @@ def _poison(t: ir.FType, dt: np.dtype, shape) -> np.ndarray:
 
 
 def _random(t: ir.FType, dt: np.dtype, shape, s, rng) -> np.ndarray:
+    if t.base == "character" and s.values is None:  # each element a string of printable ASCII
+        codes = np.frombuffer(STRING_ALPHABET.encode(), dtype=np.uint8)
+        n = math.prod(shape) if shape else 1
+        raw = codes[rng.integers(0, len(codes), size=n * dt.itemsize)].tobytes()
+        return np.frombuffer(raw, dtype=dt).reshape(shape).copy()
     if s.values is not None:
         vals = s.values
         if t.base == "logical":

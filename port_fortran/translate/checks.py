@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..fortran import ir
 from ..fortran.stmts import first_use_line
+from ..fortran.strings import string_result
 
 
 def kernel_checks(kernel: ir.Kernel) -> list[ir.Diagnostic]:
@@ -23,9 +24,9 @@ def kernel_checks(kernel: ir.Kernel) -> list[ir.Diagnostic]:
         if any(d.assumed_shape for d in a.dims) or a.allocatable:
             out.append(ir.Diagnostic("assumed-shape", f"assumed-shape or allocatable argument '{a.name}' "
                                      "(needs an array descriptor)", a.line))
-        if a.ftype.base == "character" and a.dims and a.ftype.char_len != 1:
-            out.append(ir.Diagnostic("unsupported-type", f"CHARACTER array argument '{a.name}' of strings longer than "
-                                     "one character (only CHARACTER*1 arrays are translated)", a.line))
+        if a.ftype.base == "character" and a.dims and a.ftype.char_len is None:
+            out.append(ir.Diagnostic("unsupported-type", f"CHARACTER array argument '{a.name}' of assumed-length "
+                                     "strings (only arrays of a declared length are translated)", a.line))
         if a.ftype.base == "character" and a.value and a.ftype.char_len != 1:
             out.append(ir.Diagnostic("unsupported-type", f"CHARACTER argument '{a.name}' with VALUE", a.line))
     out += string_checks(kernel)
@@ -48,22 +49,25 @@ def string_checks(kernel: ir.Kernel) -> list[ir.Diagnostic]:
         expr = getattr(v, "len_runtime", None)
         if v.ftype.base != "character" or v.ftype.char_len == 1:
             continue
+        sized_at_entry = what == "local" and getattr(v, "len_expr", None) is not None and not v.dims \
+            and v.common is None and getattr(v, "parameter", None) is None and not v.save
+        if sized_at_entry:  # a scalar local: a host buffer (pf::Buf) sized at entry
+            continue
         if expr:
             out.append(ir.Diagnostic("unsupported-type", f"CHARACTER {what} '{v.name}' of length {expr}, computed at "
-                                     "run time (only len=* dummies and constant lengths are translated)", v.line))
-        elif getattr(v, "parameter", None) is not None:
-            out.append(ir.Diagnostic("unsupported-type", f"CHARACTER PARAMETER '{v.name}' longer than one character",
+                                     "run time (only len=* dummies, constant lengths and scalar locals are translated)",
                                      v.line))
+        elif getattr(v, "parameter", None) is not None and v.dims:
+            out.append(ir.Diagnostic("unsupported-type", f"CHARACTER PARAMETER array '{v.name}' of strings longer "
+                                     "than one character", v.line))
         elif v.ftype.char_len is None and what == "local":
             out.append(ir.Diagnostic("unsupported-type", f"CHARACTER local '{v.name}' of assumed length", v.line))
         elif v.common is not None:
             out.append(ir.Diagnostic("unsupported-type", f"CHARACTER COMMON member '{v.name}' longer than one "
                                      "character", v.line))
-        elif what == "local" and v.dims:
-            out.append(ir.Diagnostic("unsupported-type", f"CHARACTER array '{v.name}' of strings longer than one "
-                                     "character", v.line))
     r = kernel.result
-    if r is not None and r.ftype.base == "character":
-        out.append(ir.Diagnostic("unsupported-type", f"CHARACTER function result '{r.name}' (gfortran returns it through "
-                                 "hidden arguments the bind(C) entry does not take)", kernel.line_start))
+    if r is not None and r.ftype.base == "character" and string_result(kernel) is None:
+        what = "array-valued" if r.dims else "CHARACTER*1"
+        out.append(ir.Diagnostic("unsupported-type", f"{what} CHARACTER function result '{r.name}' (only string results "
+                                 "are taken through gfortran's hidden leading arguments)", kernel.line_start))
     return out

@@ -1,4 +1,5 @@
-"""CHARACTER strings in the rules translator's C++ (the runtime is in pf_kokkos_compat.hpp).
+"""CHARACTER strings in the rules translator's C++ (the runtime: pf_strings.hpp, which
+pf_kokkos_compat.hpp includes).
 
 A string is its bytes and its length, never a terminated C string: a dummy is a ``pf::Str``
 (the caller's bytes and the hidden length gfortran passes), a local of constant length a
@@ -116,7 +117,9 @@ def raise_refusal(line: int, msg: str, code: str = "unsupported-expression"):
 
 
 def touches_strings(exprs, tab) -> Optional[str]:
-    """The first CHARACTER string (a name) the expressions read or write, else None."""
+    """The first CHARACTER string (a name) the expressions read or write, else None. A
+    literal is constant data a kernel may read (a device's constant memory on CUDA), and an
+    element of an array of strings lives in a View like any array's: neither is counted."""
     for e in exprs:
         for x in ir.walk_expr(e):
             if isinstance(x, (Substring, SubstringStore)):
@@ -125,8 +128,6 @@ def touches_strings(exprs, tab) -> Optional[str]:
                 sym = tab.get(x.name)
                 if sym is not None and not sym.is_array and is_string_type(sym.ftype):
                     return x.name
-            if isinstance(x, ir.Literal) and isinstance(x.value, str) and len(x.value) != 1:
-                return repr(x.value)
     return None
 
 

@@ -14,6 +14,7 @@ from typing import Optional
 from ..fortran import ir
 from ..fortran.common_use import promoted
 from ..fortran.module_reads import with_module_reads
+from ..fortran.strings import string_result
 from ..records import Port, TranslateOptions, TranslationRefused
 from . import common_blocks
 from . import render
@@ -207,7 +208,8 @@ def _parts(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Translat
     lines = em.nodes(plan, 1, {"device": False, "loops": [], "result": result})
     if result:
         em.use(result)
-        lines.append(f"  return {tab[result].c};")
+        if string_result(kernel) is None:  # a string result is the caller's buffer, written in place
+            lines.append(f"  return {tab[result].c};")
     decls = _host_decls(kernel, tab, em.host_used)
     used = em.host_used
     for fn in callees:
@@ -269,12 +271,14 @@ def _host_decls(kernel: ir.Kernel, tab: SymbolTable, used: set[str]) -> list[str
     p = ExprPrinter(tab)
     common_params = {m.name for m in common_blocks.used_members(kernel)}
     for name, sym in tab.symbols.items():
-        if name in arg_names or name not in used or sym.role == "common":
+        if name in arg_names or name not in used or sym.role == "common" or \
+                (sym.role == "result" and string_result(kernel) is not None):
             continue  # COMMON members are parameters of the views-level function
         if sym.role == "param" and sym.is_array:
             arrays += _constant_table(sym, p, pad)
-        elif sym.role == "param":
-            params.append(pad + f"const {sym.ctype} {sym.c} = {render.param_text(sym)};")
+        elif sym.role == "param":  # a string constant: a pf::Str of a literal (read only)
+            ctype = "pf::Str" if sym.ftype.base == "character" and sym.ftype.char_len != 1 else sym.ctype
+            params.append(pad + f"const {ctype} {sym.c} = {render.param_text(sym)};")
         elif sym.is_array:
             exts = []
             for d, dim in enumerate(sym.dims):
@@ -282,6 +286,11 @@ def _host_decls(kernel: ir.Kernel, tab: SymbolTable, used: set[str]) -> list[str
                     raise Refusal("unknown-extent", f"local array '{name}' without an upper bound", sym.line)
                 exts.append(f"pf::extent({p.expr(sym.lower(d))}, {p.expr(dim.upper)})")
             arrays.append(pad + f'pf::View<{sym.ctype}{"*" * sym.rank}> {sym.c}("{name}", {", ".join(exts)});')
+        elif getattr(kernel.locals.get(name), "len_expr", None) is not None and sym.role == "local":
+            # CHARACTER(len=<expr>): a host buffer sized at entry, as Fortran evaluates it
+            n = p.expr(kernel.locals[name].len_expr, ir.FType("integer", 8))
+            scalars.append(pad + f"pf::Buf {sym.c}_buf(static_cast<long>({n}));")
+            scalars.append(pad + f"pf::Str {sym.c} = {sym.c}_buf;")
         else:
             scalars.append(pad + f"{sym.ctype} {sym.c} = {zero_init(sym.ftype)};")
     for name, sym in tab.symbols.items():
@@ -329,7 +338,7 @@ def interface_files(kernel: ir.Kernel, tab, blocks, used: set[str]) -> dict[str,
     """A port's files other than the kernel source: the header (entry and views-level
     declarations), the bind(C) module, the compat header and the CMake project."""
     k = kernel.name
-    is_function = kernel.kind == "function" and kernel.result is not None
+    is_function = kernel.kind == "function" and kernel.result is not None and string_result(kernel) is None
     return {
         f"{k}.kokkos.hpp": render.render(
             "kernel.hpp.j2", k=k, guard=render.guard(k), is_function=is_function,
@@ -340,6 +349,7 @@ def interface_files(kernel: ir.Kernel, tab, blocks, used: set[str]) -> dict[str,
         f"{k}_kokkos_mod.f90": render.module_text(kernel, tab),
         "pf_kokkos_compat.hpp": render.compat_header(),
         "pf_runtime.hpp": render.runtime_header(),
+        "pf_strings.hpp": render.strings_header(),
         "CMakeLists.txt": render.render("CMakeLists.txt.j2", k=k),
     }
 

@@ -620,6 +620,7 @@ def _files(kernel: ir.Kernel, parts: list[KernelParts], info: HybridInfo, k: str
         f"{k}_kokkos_mod.f90": render.render("hybrid_module.f90.j2", k=k, source=info.source, kernels=kernels),
         "pf_kokkos_compat.hpp": render.compat_header(),
         "pf_runtime.hpp": render.runtime_header(),
+        "pf_strings.hpp": render.strings_header(),
         "CMakeLists.txt": render.render("CMakeLists.txt.j2", k=k),
     }
 

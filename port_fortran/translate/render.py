@@ -8,7 +8,7 @@ from pathlib import Path
 import jinja2
 
 from ..fortran import ir
-from ..fortran.strings import is_string_type
+from ..fortran.strings import is_string_type, string_result
 from .cexpr import ExprPrinter, lower_name
 from .symbols import Refusal, SymbolTable, cname, cxx_type, fortran_c_kind
 
@@ -25,6 +25,11 @@ def compat_header() -> str:
     return (TEMPLATES / "pf_kokkos_compat.hpp").read_text()
 
 
+def strings_header() -> str:
+    """The CHARACTER string runtime (included by the compat header)."""
+    return (TEMPLATES / "pf_strings.hpp").read_text()
+
+
 def runtime_header() -> str:
     """The residency registry every port's entries use (included by the compat header)."""
     return (TEMPLATES / "pf_runtime.hpp").read_text()
@@ -38,7 +43,8 @@ def view_type(sym, const: bool) -> str:
 
 
 def views_params(kernel: ir.Kernel, tab: SymbolTable, used: set[str]) -> list[str]:
-    out = []
+    res = string_result(kernel)
+    out = [f"pf::Str {tab[res.name].c}"] if res is not None else []  # the caller's buffer, first
     for a in kernel.args:
         sym = tab[a.name]
         unused = "" if a.name in used else "[[maybe_unused]] "
@@ -64,7 +70,7 @@ def views_params(kernel: ir.Kernel, tab: SymbolTable, used: set[str]) -> list[st
 
 
 def result_ctype(kernel: ir.Kernel) -> str:
-    if kernel.kind == "function" and kernel.result is not None:
+    if kernel.kind == "function" and kernel.result is not None and string_result(kernel) is None:
         if kernel.result.ftype.base == "complex":
             raise Refusal("unsupported-type", "complex function result across extern \"C\"", kernel.line_start)
         return cxx_type(kernel.result.ftype, kernel.line_start)
@@ -79,11 +85,15 @@ def views_signature(kernel: ir.Kernel, tab: SymbolTable, used: set[str], with_na
 
 
 def entry_params(kernel: ir.Kernel, tab: SymbolTable, decl: bool) -> list[str]:
-    out = []
+    res = string_result(kernel)  # a CHARACTER result: gfortran's two leading hidden arguments
+    c = tab[res.name].c if res is not None else ""
+    out = [f"char* {c if decl else c + '_ptr'}", f"std::size_t {c}_len"] if res is not None else []
     for a in kernel.args:
         sym = tab[a.name]
         const = "const " if a.intent == "in" else ""
-        if sym.is_array:
+        if sym.is_array and is_string_type(a.ftype):  # the caller's bytes: elements of pf::Chars<N>
+            out.append(f"{const}char* {sym.c}")
+        elif sym.is_array:
             out.append(f"{const}{sym.ctype}* {sym.c}")
         elif is_string_type(a.ftype):
             out.append(f"{const}char* {sym.c if decl else sym.c + '_ptr'}")
@@ -160,7 +170,8 @@ def entry_body(kernel: ir.Kernel, tab: SymbolTable) -> list[str]:
     lines = [pad + "pf::ensure_initialized();",
              pad + f'static long& pf_calls = pf::call_counter("{kernel.name}_kokkos");  // PF_CALL_COUNTS (pf_runtime.hpp)',
              pad + "++pf_calls;"]
-    for a in kernel.args:
+    res = string_result(kernel)
+    for a in ([res] if res is not None else []) + list(kernel.args):
         sym = tab[a.name]
         if sym.is_array:
             continue
@@ -179,7 +190,8 @@ def entry_body(kernel: ir.Kernel, tab: SymbolTable) -> list[str]:
         sym = tab[a.name]
         exts = [f"pf::extent({lo}, {hi})" for lo, hi in extents[a.name]]
         const = "const " if a.intent == "in" else ""
-        ext_lines.append(pad + f"pf::HostView<{const}{sym.ctype}{'*' * sym.rank}> h_{sym.name}({sym.c}, {', '.join(exts)});")
+        ptr = f"reinterpret_cast<{const}{sym.ctype}*>({sym.c})" if is_string_type(a.ftype) else sym.c
+        ext_lines.append(pad + f"pf::HostView<{const}{sym.ctype}{'*' * sym.rank}> h_{sym.name}({ptr}, {', '.join(exts)});")
     # named constants used by the extents
     lines += [pad + c for c in consts]
     if arrays:
@@ -212,7 +224,8 @@ def entry_body(kernel: ir.Kernel, tab: SymbolTable) -> list[str]:
         else:
             lines.append(pad + f"pf::HostView<{const}{sym.ctype}{'*' * m.rank}> h_{m.name}({b.symbol}.{m.c}, {exts});")
         lines.append(pad + f"auto d_{m.name} = pf::to_device(h_{m.name});")
-    call_args = [f"d_{a.name}" if tab[a.name].is_array else tab[a.name].c for a in kernel.args]
+    call_args = [tab[res.name].c] if res is not None else []
+    call_args += [f"d_{a.name}" if tab[a.name].is_array else tab[a.name].c for a in kernel.args]
     call_args += [f"d_{m.name}" if m.rank else tab[m.name].c for _, m in members]
     call = f"{kernel.name}_kokkos_views({', '.join(call_args)})"
     ret = result_ctype(kernel)
@@ -262,6 +275,13 @@ def value_text(v, t, name: str = "", line: int = 0) -> str:
         from .cexpr import real_text
         c = complex(v)
         return f"{cxx_type(t)}({real_text(c.real, t.kind)}, {real_text(c.imag, t.kind)})"
+    if t.base == "character" and isinstance(v, str) and not isinstance(t.char_len, bool):
+        from .cstrings import c_literal  # a constant string: padded or cut to its declared length
+        text = v if t.char_len is None else v.ljust(t.char_len)[: t.char_len]
+        if t.char_len == 1:  # a char literal
+            ch = text[:1] or " "
+            return f"'\\{ch}'" if ch in "'\\" else (f"'{ch}'" if 32 <= ord(ch) < 127 else f"'\\{ord(ch):03o}'")
+        return f"pf::str({c_literal(text)}, {len(text)})"
     raise Refusal("unsupported-type", f"PARAMETER {name} of type {t}", line)
 
 
@@ -297,7 +317,9 @@ def module_decls(kernel: ir.Kernel, tab: SymbolTable, assumed_last: bool = False
         if a.value:
             attrs.append("value")
         shape = "(*)" if is_string_type(a.ftype) and not a.dims else ""
-        if a.dims:
+        if a.dims and is_string_type(a.ftype):
+            shape = "(*)"  # its characters in sequence (F2018 15.5.2.11: character sequence association)
+        elif a.dims:
             try:
                 parts = []
                 for d, dim in enumerate(a.dims):
@@ -318,10 +340,15 @@ def module_decls(kernel: ir.Kernel, tab: SymbolTable, assumed_last: bool = False
 def module_text(kernel: ir.Kernel, tab: SymbolTable) -> str:
     """The Fortran interface module, every line within free form's 132 columns."""
     from ..fortran_lines import wrap_free_source
-    is_fn = kernel.kind == "function" and kernel.result is not None
+    res = string_result(kernel)  # a subroutine taking the result's buffer and length first
+    is_fn = kernel.kind == "function" and kernel.result is not None and res is None
+    lead = [res.name, f"{res.name}_len"] if res is not None else []
+    decls = [f"character(kind=c_char), intent(out) :: {res.name}(*)",
+             f"integer(c_size_t), value, intent(in) :: {res.name}_len"] if res is not None else []
     return wrap_free_source(render(
         "module.f90.j2", k=kernel.name, is_function=is_fn,
-        arglist=", ".join([a.name for a in kernel.args] + [f"{a.name}_len" for a in string_args(kernel)]), decls=module_decls(kernel, tab),
+        arglist=", ".join(lead + [a.name for a in kernel.args] + [f"{a.name}_len" for a in string_args(kernel)]),
+        decls=decls + module_decls(kernel, tab),
         result_decl=fortran_c_kind(kernel.result.ftype) if is_fn else "",
     ))
 
@@ -330,5 +357,5 @@ def guard(k: str) -> str:
     return f"PF_{k.upper()}_KOKKOS_HPP"
 
 
-__all__ = ["render", "compat_header", "runtime_header", "views_signature", "entry_signature", "entry_body", "array_extents", "module_text",
+__all__ = ["render", "compat_header", "strings_header", "runtime_header", "views_signature", "entry_signature", "entry_body", "array_extents", "module_text",
            "lower_name", "cname", "param_text", "guard"]
