@@ -1,6 +1,6 @@
 """What the translator makes of every routine of the corpus, without building anything:
-per routine the mode (``full``/``hybrid``), the number of nests a hybrid port outlines, or
-the refusal code (``translate_mode(..., 'auto')`` over the unit read as one program).
+per routine the mode (``full``/``hybrid``), the number of nests a hybrid port outlines and
+the port's parallel patterns, or the refusal code (``translate_mode(..., 'auto')`` over the unit read as one program).
 
 A change that leaves this census unchanged for a code leaves that code's translations
 unchanged: its corpus rows can only move through the harness (inputs, proofs). Compare two
@@ -43,7 +43,9 @@ def census(src: Path, names=None) -> dict[str, list]:
             key = f"{code.name}/{unit.name}:{Path(r.file).name}:{k.name}"
             try:
                 p = translate_mode(k, prog.file(r.file), None, "auto", program=prog)
-                out[key] = [p.mode, len(p.hybrid["outlined"]) if p.hybrid else 0]
+                # the patterns too: an analysis change can make a port more parallel without
+                # changing its mode
+                out[key] = [p.mode, len(p.hybrid["outlined"]) if p.hybrid else 0, sorted(p.patterns or [])]
             except TranslationRefused as exc:
                 out[key] = ["refused", exc.diagnostics[0].code]
             except Exception as exc:  # a tool bug: named, the census goes on
