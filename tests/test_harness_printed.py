@@ -5,7 +5,7 @@ input value is not. The integration test proves a routine whose only result is a
 line, then shows that a port printing a wrong sum is caught."""
 from __future__ import annotations
 
-import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +13,9 @@ import pytest
 
 from port_fortran.harness.printed import PRINTED, check_printed, computed_numbers
 from port_fortran.harness.inputs import Record
+
+sys.path.insert(0, str(Path(__file__).parent))
+import toolchain  # noqa: E402
 
 DATA = Path(__file__).parent / "data" / "hybrid"
 
@@ -48,13 +51,7 @@ def test_printed_computed_values_count_as_effects_echoed_inputs_do_not():
 
 
 def _toolchain() -> str:
-    if not shutil.which("gfortran") or not shutil.which("cmake"):
-        return "gfortran and cmake are needed"
-    from port_fortran.build_runner.kokkos import find_install
-
-    if find_install("serial") is None:
-        return "no Kokkos install with the Serial backend (port-fortran kokkos install)"
-    return ""
+    return toolchain.missing(('serial',))
 
 
 @pytest.mark.integration

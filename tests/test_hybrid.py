@@ -5,6 +5,8 @@ Fortran (parsed back by the front end); integration tests build and prove hybrid
 serial and openmp, and show that a wrong kernel is caught."""
 from __future__ import annotations
 
+import sys
+
 import json
 import re
 import shutil
@@ -17,6 +19,9 @@ from port_fortran.fortran import ir, parse_file
 from port_fortran.fortran.dependence import kernel_context
 from port_fortran.records import TranslationRefused
 from port_fortran.translate.hybrid import hybrid_port, outline, translate_mode
+
+sys.path.insert(0, str(Path(__file__).parent))
+import toolchain  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "fortran_kernels"
@@ -399,13 +404,7 @@ def test_validator_wants_every_outlined_entry(tmp_path):
 
 
 def _toolchain() -> str:
-    if not shutil.which("gfortran") or not shutil.which("cmake"):
-        return "gfortran and cmake are needed"
-    from port_fortran.build_runner.kokkos import find_install
-
-    if find_install("serial") is None or find_install("openmp") is None:
-        return "no Kokkos install with the Serial and OpenMP backends (port-fortran kokkos install)"
-    return ""
+    return toolchain.missing()
 
 
 @pytest.mark.integration

@@ -6,6 +6,8 @@ Unit tests assert on the effects, the outlined nests and the generated sources; 
 integration test proves the hybrid ports (serial and openmp) and catches a wrong kernel."""
 from __future__ import annotations
 
+import sys
+
 import shutil
 from pathlib import Path
 
@@ -17,6 +19,9 @@ from port_fortran.fortran.program_build import build_program
 from port_fortran.fortran.render import expr_str
 from port_fortran.records import TranslationRefused
 from port_fortran.translate.hybrid import translate_mode
+
+sys.path.insert(0, str(Path(__file__).parent))
+import toolchain  # noqa: E402
 
 DATA = Path(__file__).parent / "data" / "hybrid"
 MODREAD = DATA / "modread.f90"
@@ -153,13 +158,7 @@ end subroutine mr_pass
 
 
 def _toolchain() -> str:
-    if not shutil.which("gfortran") or not shutil.which("cmake"):
-        return "gfortran and cmake are needed"
-    from port_fortran.build_runner.kokkos import find_install
-
-    if find_install("serial") is None or find_install("openmp") is None:
-        return "no Kokkos install with the Serial and OpenMP backends (port-fortran kokkos install)"
-    return ""
+    return toolchain.missing()
 
 
 @pytest.mark.integration

@@ -7,7 +7,7 @@ it). Proven on serial and openmp; a helper touching a row every iteration shares
 reshaped dummy maps to the whole array."""
 from __future__ import annotations
 
-import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +16,9 @@ from port_fortran.fortran import ir, parse_file
 from port_fortran.translate import translate_kernel, write_port
 from port_fortran.translate.cexpr import contiguous_first
 from port_fortran.fortran.render import expr_str
+
+sys.path.insert(0, str(Path(__file__).parent))
+import toolchain  # noqa: E402
 
 DATA = Path(__file__).parent / "data" / "sections"
 
@@ -63,13 +66,7 @@ def test_only_contiguous_sections_pass_in_place():
 
 
 def _toolchain() -> str:
-    if not shutil.which("gfortran") or not shutil.which("cmake"):
-        return "gfortran and cmake are needed"
-    from port_fortran.build_runner.kokkos import find_install
-
-    if find_install("serial") is None or find_install("openmp") is None:
-        return "no Kokkos install with the Serial and OpenMP backends (port-fortran kokkos install)"
-    return ""
+    return toolchain.missing()
 
 
 @pytest.mark.integration

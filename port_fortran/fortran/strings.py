@@ -19,38 +19,30 @@ from typing import Optional
 from . import ir
 
 
-class Substring(ir.FuncCall):
+class _Span(ir.FuncCall):
+    """``base(lower:upper)`` as a call node: ``args[:3] == [base, lower, upper]``."""
+
+    @property
+    def base(self) -> ir.Expr:
+        return self.args[0]
+
+    @property
+    def lower(self) -> ir.Expr:
+        return self.args[1]
+
+    @property
+    def upper(self) -> ir.Expr:
+        return self.args[2]
+
+
+class Substring(_Span):
     """``base(lower:upper)``: ``args == [base, lower, upper]``; ``base`` a :class:`ir.Name`
     (a scalar string) or an :class:`ir.ArrayRef` (an element of a character array)."""
 
-    @property
-    def base(self) -> ir.Expr:
-        return self.args[0]
 
-    @property
-    def lower(self) -> ir.Expr:
-        return self.args[1]
-
-    @property
-    def upper(self) -> ir.Expr:
-        return self.args[2]
-
-
-class SubstringStore(ir.FuncCall):
+class SubstringStore(_Span):
     """The value of ``base`` after ``base(lower:upper) = value``: ``args == [base, lower,
     upper, value]``. Only ever the value of an :class:`ir.Assign` whose target is ``base``."""
-
-    @property
-    def base(self) -> ir.Expr:
-        return self.args[0]
-
-    @property
-    def lower(self) -> ir.Expr:
-        return self.args[1]
-
-    @property
-    def upper(self) -> ir.Expr:
-        return self.args[2]
 
     @property
     def value(self) -> ir.Expr:
