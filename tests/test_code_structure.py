@@ -21,10 +21,6 @@ MAX_LINES = 700
 # every strongly connected component of the import graph (function-level imports
 # included) still present, as the set of its modules, with why it is not broken yet
 KNOWN_FUNCTION_LEVEL_CIRCLES: dict[frozenset, str] = {
-    frozenset({"fortran.modules", "fortran.parse"}):
-        "a recursion of the problem itself: parsing a file resolves the modules it USEs, which "
-        "parses the files defining them (modules.resolve_interfaces -> parse.parse_file, with "
-        "its own cycle guard)",
 }
 
 # modules over MAX_LINES that are one idea, with why

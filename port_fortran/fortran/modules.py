@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Optional
 
 from . import ir
+from .discovery import discover
 from .intrinsic_modules import is_intrinsic_module
 
 _USE_RE = re.compile(r"^[ \t]*use\b[ \t]*(?:,[ \t]*(intrinsic|non_intrinsic)[ \t]*)?(?:::)?[ \t]*([a-z_]\w*)",
@@ -41,8 +42,6 @@ class ModuleIndex:
     """Module name -> the files (of ``paths``: files and directory trees) that define it."""
 
     def __init__(self, paths):
-        from .parse import discover
-
         self.files = [Path(f).resolve() for f in discover([str(p) for p in paths]) if Path(f).is_file()]
         self.defs: dict[str, list[Path]] = {}
         for f in self.files:
@@ -96,13 +95,15 @@ def module_index(paths) -> ModuleIndex:
     return idx
 
 
-def resolve_interfaces(path: str, text: str, *, include_dirs=(), defines=None, modules=None,
+def resolve_interfaces(path: str, text: str, *, parse_file, include_dirs=(), defines=None, modules=None,
                        module_search=None) -> tuple[dict[str, ir.ModuleInterface], dict[str, str]]:
     """Interfaces of the modules ``text`` (the file ``path``) USEs but does not define:
     ``modules`` first, then the files of ``module_search`` (default: the file's directory
     and the include directories), parsed with the same options. Returns (interfaces, notes
-    name -> why a module was not taken, for the modules found ambiguous or in a cycle)."""
-    from .parse import parse_file
+    name -> why a module was not taken, for the modules found ambiguous or in a cycle).
+    ``parse_file`` is the front end that reads a module's file (:func:`.parse.parse_file`,
+    handed in by the parser itself: resolving is a recursion of parsing, the parameter keeps
+    it one without an import circle)."""
 
     own = set(defined_modules(text))
     needed = [m for m in used_modules(text) if m not in own]

@@ -16,7 +16,8 @@ from pathlib import Path
 from ..cache import cache_root
 from .limits import ensure_recursion_limit
 from . import ir
-from .reader import FORTRAN_EXTS, SourceText, read_source, strip_comment
+from .modules import resolve_interfaces
+from .reader import SourceText, read_source, strip_comment
 
 # CPU seconds allowed to parse one program unit, and again to build and analyse a file's
 # IR: a base plus a share per 1,000 lines (fparser2 needs about 1 s per 1,000 lines);
@@ -65,68 +66,9 @@ def cache_dir() -> Path | None:
     return cache_root() / "parse"
 
 
-# --------------------------------------------------------------------------- discovery
-
-
-#: marks the root of an application inside a tree (``port-fortran app`` ports it as a whole)
-APP_MARKER = "port-fortran-app.yaml"
-
-
-#: C sources of a tree (timers such as STREAM's mysecond.c, NPB's wtime.c): no routine of
-#: theirs is ported, but the original objects link them where Fortran calls them
-C_EXTS = {".c"}
-
-
-def _files(paths, exts, named) -> list[Path]:
-    """The files with a suffix in ``exts`` in the directory trees given (sorted; hidden
-    parts and sub-applications left out), and ``named(p)`` of each path that is no
-    directory (the files named on the command line that count); de-duplicated."""
-    out: list[Path] = []
-    seen = set()
-    for p in paths:
-        p = Path(p)
-        if p.is_dir():
-            apps = {m.parent for m in p.rglob(APP_MARKER) if m.parent != p}
-            cands = sorted(x for x in p.rglob("*") if x.is_file() and x.suffix in exts
-                           and not any(part.startswith(".") for part in x.relative_to(p).parts)
-                           and not any(a in x.parents for a in apps))
-        else:
-            cands = named(p)
-        for c in cands:
-            key = str(c.resolve()) if c.exists() else str(c)
-            if key not in seen:
-                seen.add(key)
-                out.append(c)
-    return out
-
-
-def discover(paths) -> list[Path]:
-    """Fortran files in the given files and directory trees (sorted, de-duplicated). A
-    sub-directory holding ``port-fortran-app.yaml`` is an application of its own (its files
-    build one program, with its own flags: ``port-fortran app`` ports it) and is left out
-    of a tree given above it. A C source named on the command line is :func:`discover_c`'s;
-    any other file named is taken (a missing one is reported by parse_file as unreadable)."""
-    return _files(paths, FORTRAN_EXTS, lambda p: [] if p.suffix in C_EXTS else [p])
-
-
-def discover_c(paths) -> list[Path]:
-    """C sources in the given files and directory trees (sorted, de-duplicated), found as
-    :func:`discover` finds Fortran files."""
-    return _files(paths, C_EXTS, lambda p: [p] if p.suffix in C_EXTS and p.is_file() else [])
-
-
-def default_include_dirs(paths) -> list[str]:
-    """Directories named include/inc/includes inside the given trees (sorted). Callers add
-    them after the user's -I dirs, so `port-fortran list fortran_kernels/` finds
-    fortran_kernels/include/params.inc; whoever compiles the original must use the same."""
-    out: list[str] = []
-    for s in paths:
-        p = Path(s)
-        if p.is_dir():
-            for d in sorted(p.rglob("*")):
-                if d.is_dir() and d.name.lower() in ("include", "inc", "includes") and str(d) not in out:
-                    out.append(str(d))
-    return out
+# discovery lives in .discovery (the module resolver needs it without the parser);
+# re-exported here, where callers have always found it
+from .discovery import APP_MARKER, C_EXTS, default_include_dirs, discover, discover_c  # noqa: E402,F401
 
 
 # --------------------------------------------------------------------------- fparser
@@ -355,8 +297,8 @@ def _parse_file(path, include_dirs, defines, modules, module_search, timeout, us
         sf = ir.SourceFile(path=path, form="free")
         sf.errors.append(ir.Diagnostic("read-error", f"cannot prepare {path}: {type(exc).__name__}: {exc}", 1, path))
         return sf
-    from .modules import resolve_interfaces
-    interfaces, notes = resolve_interfaces(path, src.text, include_dirs=tuple(include_dirs), defines=defines,
+    interfaces, notes = resolve_interfaces(path, src.text, parse_file=parse_file,
+                                           include_dirs=tuple(include_dirs), defines=defines,
                                            modules=modules, module_search=module_search)
     key = _key(src, interfaces, notes)
     if use_cache:
