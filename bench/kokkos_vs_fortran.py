@@ -64,6 +64,20 @@ def fmt(x, unit="") -> str:
     return f"{x:.2f}"
 
 
+#: flops per byte above which a kernel is reported by its GFLOP/s, not as a share of the
+#: memory bandwidth (dgemm at n = 460 does 38, nbody_forces thousands, daxpy 0.08)
+COMPUTE_BOUND = 4.0
+
+
+def of_bandwidth(t) -> str:
+    """The kernel's share of the measured triad, or '–' when it is compute-bound."""
+    if not t or t.roofline_fraction is None:
+        return "–"
+    if t.gflops and t.gbytes_per_s and t.gflops / t.gbytes_per_s > COMPUTE_BOUND:
+        return "–"
+    return f"{100 * t.roofline_fraction:.0f}%"
+
+
 def pick(timings, variant, kernel_only=True):
     for t in timings:
         if t.variant == variant and t.kernel_only == kernel_only:
@@ -163,11 +177,13 @@ def write_report(args, command, rows, skipped, seconds, quiet: bool = False) -> 
         "",
         f"Ratios are Kokkos time / Fortran time (below 1: the port is faster). "
         f"'F@{T}' is the original at {T} threads: its OpenMP build when the source has directives, "
-        f"else the serial original.",
+        f"else the serial original. GB/s and GFLOP/s count the bytes the kernel must move and the "
+        f"floating-point operations of its loops (`harness.ir_facts`); 'of bandwidth' is left out "
+        f"(–) for a compute-bound kernel, above {COMPUTE_BOUND} flops per byte, whose speed is its GFLOP/s.",
         "",
         f"| kernel | pattern | sizes | proven | Fortran serial | Kokkos Serial | Serial/F | F@{T} | Kokkos OpenMP ({T}) | "
-        f"OpenMP/F@{T} | OpenMP with copies | GB/s OpenMP | of bandwidth |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        f"OpenMP/F@{T} | OpenMP with copies | GB/s OpenMP | GFLOP/s OpenMP | of bandwidth |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for fname, k, port, timings, sizes in rows:
         fs = pick(timings, "fortran-serial")
@@ -185,8 +201,7 @@ def write_report(args, command, rows, skipped, seconds, quiet: bool = False) -> 
             f"| {k.name} ({fname}) | {', '.join(port.patterns)} | {size} | {proven} | {fmt(fs and fs.median_s, 's')} | "
             f"{fmt(ks and ks.median_s, 's')} | {fmt(r_s)} | {fmt(fT and fT.median_s, 's')}{'' if fo else ' (serial)'} | "
             f"{fmt(ko and ko.median_s, 's')} | {fmt(r_o)} | {fmt(koc and koc.median_s, 's')} | "
-            f"{fmt(ko and ko.gbytes_per_s)} | "
-            f"{'–' if not ko or ko.roofline_fraction is None else f'{100 * ko.roofline_fraction:.0f}%'} |")
+            f"{fmt(ko and ko.gbytes_per_s)} | {fmt(ko and ko.gflops)} | {of_bandwidth(ko)} |")
     if skipped:
         lines += ["", "Not timed:", ""]
         lines += [f"- {name}: {why}" for name, why in skipped]

@@ -276,6 +276,10 @@ def test_views_timer_needs_the_common_parameters(tmp_path):
     assert [a.name for a in k.args] == ["n", "x", "y"]  # the kernel itself is not changed
     src = views_timer_source(d, tmp_path)
     assert src is not None and "accum_kokkos_views(v_0, d_1, d_2, v_3, v_4, v_5, d_6)" in src
+    # outputs restored before each call as the Fortran driver restores them: a memcpy where the
+    # views are in host memory (Kokkos' deep_copy between host views may run on other threads)
+    assert "pf_restore(d_2, s_2);" in src and "pf_restore(d_1," not in src  # y inout, x in
+    assert "std::memcpy(d.data(), s.data()" in src and "Kokkos::deep_copy(d, s);" in src
     # a port whose views function lacks the COMMON members (hand-written, LLM): no views timer
     hpp = tmp_path / "accum.kokkos.hpp"
     hpp.write_text("void accum_kokkos_views(int n, pf::View<const double*> x, pf::View<double*> y);\n")

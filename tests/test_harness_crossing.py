@@ -454,3 +454,27 @@ def test_gpu_bench_table_shows_proven_rows_only():
     lines = table.splitlines()
     assert "| proven |" in lines[0] and len(lines) == 4
     assert "| reference | fortran-serial |" in lines[2] and "| yes | kokkos-cuda |" in lines[3]
+
+
+def test_cpu_bench_reports_compute_bound_kernels_by_their_flops():
+    """Issue 15: a dgemm row must not read as if its GB/s were its speed."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    from port_fortran.records import Timing
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "kokkos_vs_fortran.py"
+    spec = importlib.util.spec_from_file_location("kokkos_vs_fortran", path)
+    kv = importlib.util.module_from_spec(spec)
+    saved = list(sys.path)
+    try:
+        spec.loader.exec_module(kv)
+    finally:
+        sys.path[:] = saved
+    base = dict(variant="kokkos-openmp", threads=2, sizes={"n": 9}, median_s=1.0, spread_s=0.0, repeats=3)
+    stream = Timing(**base, gbytes_per_s=20.0, gflops=1.6, roofline_fraction=0.8)  # 0.08 flop/byte
+    gemm = Timing(**base, gbytes_per_s=1.0, gflops=38.0, roofline_fraction=0.04)
+    assert kv.of_bandwidth(stream) == "80%"
+    assert kv.of_bandwidth(gemm) == "–"
+    assert kv.of_bandwidth(None) == "–"

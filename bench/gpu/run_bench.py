@@ -34,7 +34,7 @@ import yaml
 
 def port_dirs(out: Path, kernels: list[str]) -> dict[str, Path]:
     found = {}
-    for meta in sorted(out.glob("*/*/port.json")):
+    for meta in sorted(out.rglob("port.json")):  # <out>/<file>/<kernel>/, deeper for paths given as files
         name = json.loads(meta.read_text()).get("kernel")
         if name in kernels:
             found[name] = meta.parent

@@ -362,28 +362,38 @@ struct simd_extremum<Kokkos::Min<T, S>> {
   static constexpr int value = std::is_arithmetic<T>::value ? 2 : 0;
 };
 
-// acc = reduction over b <= i < e of f(i, acc), op picked by the reducer
+// Returns acc reduced over b <= i < e by f(i, acc), op picked by the reducer. Not inlined on
+// purpose: inlined into the kernel, g++ 12 kept a SUM's accumulator in a general register
+// (or on the stack) and moved it to and from the FP unit at every iteration, 3-4x the
+// original's time on one core (dnrm2 31 ms against 8 ms; bench/results/cpu_2026-12-04*.md).
+// In a function of its own the accumulator is a register local to the loop; one call per
+// reduction (per row of a nest) costs nothing next to the loop.
+#if defined(__GNUC__) || defined(__clang__)
+#define PF_NOINLINE __attribute__((noinline))
+#else
+#define PF_NOINLINE
+#endif
 template <class Reducer, class V, class F>
-KOKKOS_FORCEINLINE_FUNCTION void host_reduce_loop(long b, long e, V& acc, const F& f) {
+PF_NOINLINE V host_reduce_loop(long b, long e, V a, const F& fr) {
   constexpr int op = simd_extremum<Reducer>::value;
-  if constexpr (op == 0) {
-    host_loop(b, e, [&](auto i) { f(i, acc); });
-  } else {
-    if (b < -2147483647L || e > 2147483647L) {
-      host_loop(b, e, [&](auto i) { f(i, acc); });
-      return;
-    }
-    V a = acc;
-    const int ib = static_cast<int>(b), ie = static_cast<int>(e);
-    if constexpr (op == 1) {
-#pragma omp simd reduction(max : a)
-      for (int i = ib; i < ie; ++i) f(i, a);
-    } else {
-#pragma omp simd reduction(min : a)
-      for (int i = ib; i < ie; ++i) f(i, a);
-    }
-    acc = a;
+  const bool narrow = b >= -2147483647L && e <= 2147483647L;
+  if (op == 0 || !narrow) {
+    host_loop(b, e, [&](auto i) { fr(i, a); });
+    return a;
   }
+  // the SIMD lanes' copies of a MAX/MIN are stores g++ does not tell from the functor: a copy
+  // of it here keeps its View pointers in registers (see host_copy; damax 5.3 ms without it,
+  // 3.5 with, gfortran 3.5). A SUM is not given the copy: it cost dmvar 1.7x.
+  const F f(fr);
+  const int ib = static_cast<int>(b), ie = static_cast<int>(e);
+  if constexpr (op == 1) {
+#pragma omp simd reduction(max : a)
+    for (int i = ib; i < ie; ++i) f(i, a);
+  } else if constexpr (op == 2) {
+#pragma omp simd reduction(min : a)
+    for (int i = ib; i < ie; ++i) f(i, a);
+  }
+  return a;
 }
 #endif
 
@@ -462,7 +472,7 @@ inline void parallel_reduce(const char* label, const Range& p, const F& f,
   if (host_inline()) {
     V acc;
     reducer.init(acc);
-    host_reduce_loop<Reducer>(lo, lo + n, acc, f);
+    acc = host_reduce_loop<Reducer>(lo, lo + n, acc, f);
     reducer.reference() = acc;
     return;
   }
@@ -474,7 +484,7 @@ inline void parallel_reduce(const char* label, const Range& p, const F& f,
         reducer.init(acc);
         const long b = lo + n * c / parts, e = lo + n * (c + 1) / parts;
         const F fl(f);  // see host_copy
-        host_reduce_loop<Reducer>(b, e, acc, fl);
+        acc = host_reduce_loop<Reducer>(b, e, acc, fl);
         reducer.join(out, acc);
       },
       reducer);
@@ -553,7 +563,7 @@ inline void parallel_reduce(const char* label, const Nest<R>& m, const F& f, con
     long idx[R];
     for (long c = 0; c < n; ++c) {
       h.indices(c, idx);
-      host_loop(lo0, hi0, [&](auto i) { host_call_red(f, i, idx, acc, std::make_index_sequence<R - 1>()); });
+      acc = host_reduce_loop<Reducer>(lo0, hi0, acc, [&](auto i, V& a) { host_call_red(f, i, idx, a, std::make_index_sequence<R - 1>()); });
     }
     reducer.reference() = acc;
     return;
@@ -568,7 +578,7 @@ inline void parallel_reduce(const char* label, const Nest<R>& m, const F& f, con
         long idx[R];
         for (long c = n * p / parts, e = n * (p + 1) / parts; c < e; ++c) {
           h.indices(c, idx);
-          host_loop(lo0, hi0, [&](auto i) { host_call_red(fl, i, idx, acc, std::make_index_sequence<R - 1>()); });
+          acc = host_reduce_loop<Reducer>(lo0, hi0, acc, [&](auto i, V& a) { host_call_red(fl, i, idx, a, std::make_index_sequence<R - 1>()); });
         }
         reducer.join(out, acc);
       },
