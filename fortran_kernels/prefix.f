@@ -1,8 +1,8 @@
 *     prefix.f -- inclusive prefix sum.
 *     Written for port-fortran.
 *     Legacy features: a running scalar whose intermediate values are
-*     stored (a scan, not a reduction: the loop must stay serial in the
-*     rules vocabulary), implicit typing of the loop index.
+*     stored (a scan, not a reduction: a prefix sum, parallel_scan in
+*     Kokkos), implicit typing of the loop index.
 *
       SUBROUTINE PSUM(N, X, S)
 *     S(I) := X(1) + ... + X(I)

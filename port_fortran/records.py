@@ -27,6 +27,7 @@ class TranslateOptions:
     # backends, Kokkos' policies on devices; False: Kokkos' policies everywhere (the host
     # MDRange then honours the tile sizes)
     host_loops: bool = True
+    scans: bool = True  # parallel_scan for prefix sums (translate/scan.py); False: serial
     variant: str = "default"  # a name for reports
 
 

@@ -26,7 +26,7 @@ DRIVER = KERNELS / "driver" / "timeloop.f90"
 SELFCHECK = KERNELS / "driver" / "selfcheck.f90"
 EXPECTED_FILE = KERNELS / "EXPECTED.yaml"
 
-PATTERNS = {"parallel_for", "mdrange", "reduce", "atomic", "serial"}
+PATTERNS = {"parallel_for", "mdrange", "reduce", "scan", "atomic", "serial"}
 REASON_CODES = {"io-in-kernel", "equivalence", "entry", "unsupported-construct", "common-block"}
 FORTRAN_SUFFIXES = {".f", ".f90", ".F90", ".F", ".for", ".f77"}
 

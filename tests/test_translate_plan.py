@@ -54,7 +54,7 @@ def test_axpy_is_one_parallel_for_with_the_early_return_on_the_host():
 
 def test_several_reductions_share_one_reducer_and_combine_with_the_values_before_the_loop():
     port = _port("basics.f90", "stats")
-    assert port.patterns == ["reduce", "serial"]
+    assert port.patterns == ["reduce", "scan"]  # the second loop: a prefix sum (test_scan.py)
     cpp = port.files["stats.kokkos.cpp"]
     assert "struct reducer_L28" in cpp and "PF_VOLATILE_JOIN(value_type)" in cpp
     assert "s = s + pf_red.s;" in cpp
@@ -83,10 +83,10 @@ def test_halo_faces_under_branches_on_flag_arrays_are_kernels():
 
 
 def test_recurrence_stays_serial_in_a_single_iteration_kernel():
-    port = _port("basics.f90", "stats")
-    assert "pf::single_for(" in port.files["stats.kokkos.cpp"]
-    assert port.notes[1].startswith("line 35:") and "scalar-dependence" in port.notes[1]
-    assert "acc = acc + x(i - 1);" in port.files["stats.kokkos.cpp"]
+    port = _port("scans.f", "scanp")  # a running product: not a prefix sum
+    assert "pf::single_for(" in port.files["scanp.kokkos.cpp"]
+    assert port.notes[0].startswith("line 51:") and "scalar-dependence" in port.notes[0]
+    assert "t = t * x(i - 1);" in port.files["scanp.kokkos.cpp"]
 
 
 def test_tight_nest_is_mdrange_with_the_contiguous_index_first_inside_a_host_time_loop():

@@ -48,7 +48,7 @@ import fscan  # noqa: E402
 
 DEFAULT_OUT = cp.HERE / "out"
 DEFAULT_SRC = cp.HERE / "src"
-PARALLEL_PATTERNS = {"parallel_for", "mdrange", "reduce", "atomic", "team"}
+PARALLEL_PATTERNS = {"parallel_for", "mdrange", "reduce", "scan", "atomic", "team"}
 STATUSES = ("verified", "refused", "failed", "error", "lost")
 DB_NAME = "port-fortran.db"
 

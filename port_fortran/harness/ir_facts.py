@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..fortran import affine, ir
+from ..fortran.render import expr_str
 
 SQRT_LIKE = {"sqrt", "log", "log10", "dsqrt", "dlog", "alog", "alog10", "dlog10", "acos", "asin"}
 INTRINSIC_NONNEG = {"abs", "iabs", "dabs"}
@@ -576,6 +577,13 @@ def has_reduction(kernel: ir.Kernel) -> bool:
                     return True
                 if isinstance(t, ir.ArrayRef) and not (names_in(t) - {t.name}) & varying and any(
                         isinstance(x, ir.ArrayRef) and x.name == t.name for x in ir.walk_expr(s.value)):
+                    return True
+                # a running sum through the array, s(i) = s(i-1) + x(i): a port may sum it as a
+                # prefix sum in another order
+                if isinstance(t, ir.ArrayRef) and s.value.op in "+-" and any(
+                        isinstance(x, ir.ArrayRef) and x.name == t.name
+                        and [expr_str(a) for a in x.subscripts] != [expr_str(a) for a in t.subscripts]
+                        for x in ir.walk_expr(s.value)):
                     return True
     return False
 

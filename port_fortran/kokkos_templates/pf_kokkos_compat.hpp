@@ -10,7 +10,7 @@
 //     Kokkos::), plus the Fortran intrinsics C++ lacks: integer powers, SIGN, MOD, MODULO,
 //     NINT, AINT, ANINT, MIN/MAX;
 //   * the range policies with Fortran's inclusive upper bounds (an empty range when hi < lo);
-//   * pf::parallel_for / pf::parallel_reduce / pf::single_for / pf::DevScalar: Kokkos' own on
+//   * pf::parallel_for / parallel_reduce / parallel_scan / single_for / DevScalar: Kokkos' own on
 //     device backends, plain loops the compiler vectorises on the host backends ("host loops");
 //   * pf::FArray, the array dummies of device functions (callees of a kernel);
 //   * PF_VOLATILE_JOIN for reducers (Kokkos 3.x also calls a volatile join);
@@ -491,6 +491,22 @@ inline void parallel_reduce(const char* label, const Range& p, const F& f,
 #else
   Kokkos::parallel_reduce(label, p, f, reducer);
 #endif
+}
+
+// A prefix sum (translate/scan.py): f(i, partial, final), the total in ``total``. On one host
+// thread (Kokkos Serial, or OpenMP on one thread) the loop runs once, in order, with final
+// true: the sums in the Fortran loop's order and no second pass. Elsewhere Kokkos' scan.
+template <class F, class T>
+inline void parallel_scan(const char* label, const Range& p, const F& f, T& total) {
+#ifdef PF_HOST_LOOPS
+  if (host_inline()) {
+    T acc = T();
+    host_loop(static_cast<long>(p.begin()), static_cast<long>(p.end()), [&](auto i) { f(i, acc, true); });
+    total = acc;
+    return;
+  }
+#endif
+  Kokkos::parallel_scan(label, p, f, total);
 }
 
 #ifdef PF_HOST_LOOPS

@@ -15,6 +15,7 @@ from ..fortran.fills import constant_bounds
 from .plan import PHost, PIf, PKernel, PLoop, PVersion, PWhile, atomic_increment, constant_extents
 from . import cstrings, last_private, reducers
 from .interchanged import host_form
+from .scan import emit_scan
 from .symbols import Refusal, SymbolTable, cname, const_int, cxx_type
 
 IND = "  "
@@ -107,6 +108,8 @@ class Emitter:
                 return self.reduce(n, ind)
             if n.kind == "locreduce":
                 return self.locreduce(n, ind)
+            if n.kind == "scan":
+                return emit_scan(self, n, ind)
             if n.kind == "team":
                 return self.team(n, ind)
             return self.parallel_for(n, ind)

@@ -50,7 +50,7 @@ from .plan import Planner
 from .symbols import Symbol, build_symbols
 
 #: patterns that mean a kernel runs in parallel (a 'serial' single-iteration kernel does not)
-PARALLEL_PATTERNS = {"parallel_for", "mdrange", "reduce", "atomic", "team"}
+PARALLEL_PATTERNS = {"parallel_for", "mdrange", "reduce", "scan", "atomic", "team"}
 
 
 @dataclass

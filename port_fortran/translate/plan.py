@@ -27,6 +27,7 @@ from ..fortran.reductions import SECTION_ELEMENTS, index_loc_idiom, per_thread
 from ..fortran.render import expr_str
 from . import cstrings
 from .access import names_in, scalars_written
+from .scan import match_scan
 from .symbols import Refusal, SymbolTable
 
 # ------------------------------------------------------------------ plan nodes
@@ -70,7 +71,7 @@ class PVersion:
 
 @dataclass
 class PKernel:
-    kind: str  # 'range' | 'mdrange' | 'reduce' | 'atomic' | 'serial'
+    kind: str  # 'range' | 'mdrange' | 'reduce' | 'locreduce' | 'scan' | 'atomic' | 'team' | 'serial'
     stmts: list[ir.Stmt]
     line: int
     band: list[ir.Do] = field(default_factory=list)  # the loops of the policy (mdrange: outer first)
@@ -83,6 +84,7 @@ class PKernel:
     loopvar_live: bool = False  # parallel: the DO variable is read after the loop
     live_band_vars: list[str] = field(default_factory=list)  # DO variables read after the loop
     loc: Optional["LocReduction"] = None  # kind 'locreduce'
+    scan: Optional[object] = None  # kind 'scan': translate.scan.Scan
     team: Optional[tuple] = None  # kind 'team': (statements before, inner reduction loop, statements after)
     inductions: list = field(default_factory=list)  # ir.Induction: computed from the iteration number
     last_private: list[str] = field(default_factory=list)  # private arrays (scalars) the last iteration writes (hands on)
@@ -291,6 +293,12 @@ class Planner:
                     what = f"the index {loc.index_var} of the first {loc.op}imum of {loc.array}" if loc.array else \
                         f"{loc.value_var} with {loc.index_var}"
                     return "locreduce", f"{loc.op}loc reduction on {what} (ties to the lowest index)"
+        # a running sum whose partial values are stored: a prefix sum (parallel_scan)
+        if self.options.scans:
+            sc = match_scan(do, self.tab)
+            if sc is not None:
+                return "scan", (f"prefix sum: {sc.var} accumulates over {do.var} and the partial sums are stored"
+                                if not sc.array else f"prefix sum: {sc.var}({do.var}) adds to {sc.var}({do.var}-1)")
         # atomics for scattered updates
         if info.scattered and self.options.atomic_scatter:
             others = [d for d in info.reasons if d.code not in SCATTER_CODES]
@@ -448,7 +456,11 @@ class Planner:
         node.loopvar_live = self.live_after(do, do.var)
         node.live_band_vars = [d.var for d in (self.band(do) if kind == "range" and self.options.mdrange else [do])
                                if self.live_after(do, d.var)]
-        if kind == "locreduce":
+        if kind == "scan":
+            node.scan = match_scan(do, self.tab)
+            self.add_pattern("scan")
+            self.note_loop(do, f"parallel_scan ({why})")
+        elif kind == "locreduce":
             node.loc = match_loc_reduction(do)
             self.add_pattern("reduce")
             self.note_loop(do, f"parallel_reduce ({why})")

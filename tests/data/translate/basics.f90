@@ -30,7 +30,7 @@ subroutine stats(n, x, s, smax, p, y)
     smax = max(smax, x(i))
     p = p * (1.0d0 + 1.0d-3 * x(i))
   end do
-  ! a recurrence: stays serial
+  ! a running sum whose partial values are stored: a prefix sum (parallel_scan)
   acc = 0.0d0
   do i = 1, n
     acc = acc + x(i)
