@@ -618,6 +618,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--kernel-limit", type=float, default=900.0, help="wall seconds one kernel may take")
     ap.add_argument("--unit-limit", type=float, default=4 * 3600.0, help="wall seconds one unit may take")
     ap.add_argument("--force", action="store_true", help="run units again even if done")
+    ap.add_argument("--routines", default="",
+                    help="comma-separated: only these routines of the units (port-fortran --kernel); "
+                         "the table then counts the others as lost: merge it with merge_results --routines")
     ap.add_argument("--report-only", action="store_true", help="only tabulate what has run")
     ap.add_argument("--compile-check", action="store_true",
                     help="compile every unit's files with gfortran (module order) and report failures")
@@ -633,6 +636,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             return _compile_check(pairs, args.src)
         tool = args.port_fortran.split()
         fflags_ok = tool_supports("--fflags", tool)
+        only = {r.strip().lower() for r in args.routines.split(",") if r.strip()}
         if not args.report_only:
             for i, (code, unit) in enumerate(pairs, 1):
                 plan = plan_unit(code, unit, args.src, args.out)
@@ -645,6 +649,10 @@ def main(argv: Optional[list[str]] = None) -> int:
                     # main programs too: the tool takes those with loops as hybrid ports proven by a run
                     plan.kernels = sorted({s["name"] for s in scan if s.get("name") and s["name"] != "(main)"
                                            and not s.get("internal")})
+                if only:  # a few routines of a long unit, for merge_results --routines
+                    plan.kernels = sorted({s["name"] for s in scan if s.get("name") in only})
+                    if not plan.kernels:
+                        continue
                 t0 = time.monotonic()
                 print(f"[{i}/{len(pairs)}] {plan.key}: {len(plan.files)} file(s), {len(scan)} routine(s)", flush=True)
                 meta = run_unit(plan, tool=tool, jobs=args.jobs, kernel_limit=args.kernel_limit,
