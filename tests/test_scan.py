@@ -53,7 +53,7 @@ def test_array_recurrences_of_distance_one_are_scans():
     assert "int pf_total = 0;" in cpp and "pf_acc += k(i - 1, j - 1);" in cpp
 
 
-@pytest.mark.parametrize("name", ["scanx", "scanp", "scan2"])
+@pytest.mark.parametrize("name", ["scanx", "scanp", "scan2", "scani"])
 def test_what_is_not_an_inclusive_sum_stays_serial(name):
     port = _port(DATA / "scans.f", name)
     assert port.patterns == ["serial"], port.notes

@@ -136,6 +136,11 @@ def match_scan(do: ir.Do, tab: SymbolTable) -> Optional[Scan]:
     sym = tab.get(var)
     if sym is None or sym.ftype.base not in ("integer", "real"):
         return None
+    if sym.ftype.base == "integer" and any(getattr(getattr(t, "ftype", None), "base", None) != "integer"
+                                           for _, t in terms):
+        # an INTEGER sum of REAL terms truncates at every step: t = INT(1.5) then INT(1 - 0.5)
+        # is 0, but partial sums truncated apart and added give 1
+        return None
     at = body.index(upd)
     before, after = body[:at], body[at + 1:]
     for s in before:  # both passes run these: private scalars only, not reading the sum

@@ -64,3 +64,14 @@
          S(I) = T + S(I-1)
    10 CONTINUE
       END
+*
+      SUBROUTINE SCANI(N, X, K)
+*     an integer sum of real terms truncates at every step: kept serial
+      INTEGER N, I, K(N), M
+      DOUBLE PRECISION X(N)
+      M = 0
+      DO 10 I = 1, N
+         M = M + X(I)
+         K(I) = M
+   10 CONTINUE
+      END
