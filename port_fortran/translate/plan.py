@@ -168,6 +168,7 @@ class Planner:
         self.out_args = out_args or {}
         self.pure_functions = pure_functions or set()  # same-source functions inlined, no side effects
         self._par_cache: dict[int, tuple] = {}
+        self._scans: dict[int, object] = {}  # loop -> the prefix sum parallel_kind matched (translate.scan.Scan)
         # a sum into one element counts as parallel (hybrid's search for nests: an outlined
         # nest reduces it into a scalar, translate/element_reductions.py)
         self.element_reductions = False
@@ -295,7 +296,7 @@ class Planner:
                     return "locreduce", f"{loc.op}loc reduction on {what} (ties to the lowest index)"
         # a running sum whose partial values are stored: a prefix sum (parallel_scan)
         if self.options.scans:
-            sc = match_scan(do, self.tab)
+            sc = self._scans[id(do)] = match_scan(do, self.tab)
             if sc is not None:
                 return "scan", (f"prefix sum: {sc.var} accumulates over {do.var} and the partial sums are stored"
                                 if not sc.array else f"prefix sum: {sc.var}({do.var}) adds to {sc.var}({do.var}-1)")
@@ -457,7 +458,7 @@ class Planner:
         node.live_band_vars = [d.var for d in (self.band(do) if kind == "range" and self.options.mdrange else [do])
                                if self.live_after(do, d.var)]
         if kind == "scan":
-            node.scan = match_scan(do, self.tab)
+            node.scan = self._scans[id(do)]  # what parallel_kind matched
             self.add_pattern("scan")
             self.note_loop(do, f"parallel_scan ({why})")
         elif kind == "locreduce":

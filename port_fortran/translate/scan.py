@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..fortran import ir
+from ..fortran.reductions import same_expr
 from ..fortran.render import expr_str
 from .access import names_in
 from .symbols import SymbolTable, cname, cxx_type
@@ -60,10 +61,6 @@ def _terms(value: ir.Expr, is_sum) -> Optional[list]:
     if not terms or not is_sum(node):
         return None
     return list(reversed(terms))
-
-
-def _subs_text(ref: ir.ArrayRef) -> list[str]:
-    return [expr_str(x).replace(" ", "").lower() for x in ref.subscripts]
 
 
 def _shift_of(target: ir.ArrayRef, read: ir.ArrayRef, var: str) -> bool:
@@ -112,9 +109,8 @@ def match_scan(do: ir.Do, tab: SymbolTable) -> Optional[Scan]:
             return None
         upd = cand[0]
         var = upd.target.name
-        here = _subs_text(upd.target)
         reads = [x for x in ir.walk_expr(upd.value) if isinstance(x, ir.ArrayRef) and x.name == var
-                 and _subs_text(x) != here]  # s(i) itself read: its value before the loop wrote it
+                 and not same_expr(x, upd.target)]  # s(i) itself read: its value before the loop wrote it
         if len(reads) != 1 or not _shift_of(upd.target, reads[0], do.var):
             return None
         previous = reads[0]
@@ -128,10 +124,8 @@ def match_scan(do: ir.Do, tab: SymbolTable) -> Optional[Scan]:
     for _, t in terms:  # the terms do not read the sum (an array form's own element excepted)
         if not previous and var in names_in(t):
             return None
-        if previous and any(isinstance(x, ir.ArrayRef) and x.name == var and _subs_text(x) != _subs_text(upd.target)
+        if previous and any(isinstance(x, (ir.Name, ir.ArrayRef)) and x.name == var and not same_expr(x, upd.target)
                             for x in ir.walk_expr(t)):
-            return None
-        if previous and any(isinstance(x, ir.Name) and x.name == var for x in ir.walk_expr(t)):
             return None
     sym = tab.get(var)
     if sym is None or sym.ftype.base not in ("integer", "real"):
