@@ -170,6 +170,8 @@ def app_command(name: str, out: Path, args) -> tuple[list[str], Path]:
     common = ["--backends", args.backends, "--out", str(out / name), "--repeat", str(args.repeat), "-j", str(args.jobs)]
     if args.threads:
         common += ["--threads", str(args.threads)]
+    if args.timeout:
+        common += ["--timeout", str(args.timeout)]
     if name in SAMPLE_APPS:
         root = SAMPLES / name
         cmd = [*pf, "app", str(root), *common]
@@ -249,6 +251,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                     help="the run of each application: its test case (small) or its timing case (large)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per program; the time is the median")
     ap.add_argument("--threads", type=int, default=None, help="OpenMP threads (default: port-fortran's)")
+    ap.add_argument("--timeout", type=float, default=None, metavar="S",
+                    help="limit of each program run, original and modern (port-fortran app --timeout; default its own)")
     ap.add_argument("-j", "--jobs", type=int, default=2, help="routines ported at a time")
     ap.add_argument("--out", default="bench-apps-out", help="where the applications' runs go")
     ap.add_argument("--corpus-src", default=str(CORPUS_SRC), help="the materialised real-code corpus")
