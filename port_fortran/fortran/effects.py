@@ -35,6 +35,7 @@ Pure over the IR; :class:`Calls` memoises per callee.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Optional
 
 from . import affine, ir
@@ -254,9 +255,11 @@ class Calls:
 
     def _summarize(self, name: str, k: ir.Kernel) -> Effects:
         from .common_use import common_reads
+        from .error_exits import without_error_exits
         from .module_reads import module_reads
+        k = without_error_exits(k, self.resolve)  # its device function ends the program there
         blockers = list(self.program.impurities(k, module_reads=True))
-        reads = common_reads(k)
+        reads = common_reads(k, self.resolve)
         if reads:  # only read: not a blocker, the caller passes them (pass_common_reads)
             blocks = {b for b, _m in reads}
             read_at = {c.line for c in k.commons if c.name in blocks}
@@ -607,9 +610,40 @@ def load_for_port(program, path, name: str) -> tuple[ir.Kernel, ir.SourceFile]:
     the members they read (:func:`pass_common_reads`): the kernel every stage of a port
     works on (translator, device functions, harness) sees the same calls."""
     k, sf = program.load(path, name)
-    if isinstance(k, ir.Kernel) and k.calls:
-        pass_common_reads(k, Calls(program))
+    if isinstance(k, ir.Kernel):
+        calls = Calls(program)
+        if k.calls:
+            pass_common_reads(k, calls)
+        k.accepts = error_exit_conditions(k, calls)
     return k, sf
+
+
+def error_exit_conditions(k: ir.Kernel, calls: "Calls") -> list[tuple[ir.Expr, int, str]]:
+    """When ``k`` or a routine it calls ends the program on an argument check
+    (``error_exits.exit_conditions``), the check's condition in ``k``'s names: what its
+    inputs must not meet (a callee's, with the call's actual arguments for its dummies;
+    only checks on scalar dummies)."""
+    from .error_exits import exit_conditions
+    from .render import expr_str
+
+    memo: dict = {}
+    out = [(c, line, f"{k.name} ends the program when {expr_str(c)}")
+           for c, line in exit_conditions(k, calls.resolve, memo)]
+    for s in ir.walk(k.body):
+        sites = [(s.name, s.args)] if isinstance(s, ir.CallStmt) else []
+        for e in ir.stmt_exprs(s):
+            sites += [(x.name, x.args) for x in ir.walk_expr(e) if isinstance(x, ir.FuncCall) and not x.intrinsic]
+        for name, args in sites:
+            callee = calls.resolve(k, name)
+            if callee is None:
+                continue
+            table = {a.name: args[q] for q, a in enumerate(callee.args) if q < len(args) and not a.dims}
+            for c, line in exit_conditions(callee, calls.resolve, memo):
+                names = {x.name for x in ir.walk_expr(c) if isinstance(x, (ir.Name, ir.ArrayRef))}
+                if names and names <= set(table):
+                    out.append((replace_names(c, table), s.line,
+                                f"{name} ({Path(callee.file).name}:{line}) ends the program when {expr_str(c)}"))
+    return out
 
 
 def pass_common_reads(kernel: ir.Kernel, calls: "Calls") -> None:

@@ -243,8 +243,7 @@ class Do(Stmt):
     construct_name: Optional[str] = None
     end_label: Optional[int] = None  # label that terminates a labelled DO
     info: LoopInfo = field(default_factory=LoopInfo)
-    # last line of the construct in the main file: its END DO or terminating statement
-    # (continuation lines included); 0 when unknown
+    # last line in the main file of its END DO or terminating statement (continuations too); 0: unknown
     end_line: int = field(default=0, kw_only=True)
 
 
@@ -433,6 +432,7 @@ class Kernel:
     text_file: Optional[str] = None  # the #included header its text and lines come from, if any
     diagnostics: list[Diagnostic] = field(default_factory=list)  # warnings from analysis
     equivalences: list[list[str]] = field(default_factory=list)  # EQUIVALENCE classes (sharing a name: merged)
+    accepts: list[tuple] = field(default_factory=list)  # (cond, line, what) ending the program: error_exits
 
     def arg(self, name: str) -> Argument:
         for a in self.args:

@@ -209,7 +209,8 @@ def extra_actuals(reads: list[ModuleRead], name_of: Callable[[ModuleRead], ir.Ex
 
 def extend_call(args: list[ir.Expr], callee: ir.Kernel, reads: Reads,
                 name_of: Callable[[ModuleRead], ir.Expr],
-                bounds_of: Callable[[ModuleRead], list[tuple[ir.Expr, ir.Expr]]]) -> str:
+                bounds_of: Callable[[ModuleRead], list[tuple[ir.Expr, ir.Expr]]],
+                resolve: Optional[Resolve] = None) -> str:
     """Appends to ``args`` (a call of ``callee``, whose COMMON reads the call passes
     already: ``effects.pass_common_reads``) the actual arguments of the module variables
     ``callee`` reads. '' when done (or nothing to pass), else why not."""
@@ -219,7 +220,7 @@ def extend_call(args: list[ir.Expr], callee: ir.Kernel, reads: Reads,
         return reads.problems[0].message
     from .common_use import common_reads
 
-    expected = len(callee.args) + len(common_reads(callee) or [])
+    expected = len(callee.args) + len(common_reads(callee, resolve) or [])
     if len(args) != expected:
         return (f"the call of {callee.name} passes {len(args)} arguments, not the {expected} its module variables "
                 "would follow")
@@ -250,7 +251,7 @@ def with_module_reads(k: ir.Kernel, resolve: Resolve) -> tuple[ir.Kernel, Option
         if callee is None:
             continue
         why = extend_call(args, callee, module_reads(callee, resolve), lambda r: ir.Name(r.name, ftype=r.var.ftype),
-                          _own_bounds)
+                          _own_bounds, resolve)
         if why:
             return k, ir.Diagnostic("module-variable", f"{k.name} cannot pass on the module variables {name} reads: "
                                     f"{why}", _line, k.file)

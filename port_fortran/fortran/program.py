@@ -464,6 +464,9 @@ class Program:
         kern = self._kernels.get(key)
         if not isinstance(kern, ir.Kernel):
             return []
+        from .error_exits import without_error_exits
+        whole = kern
+        kern = without_error_exits(kern, self.resolver())  # a branch ending the program: no impurity
         out = [ir.Diagnostic(u.construct, u.reason, u.line, kern.file) for u in kern.unsupported]
         out += [ir.Diagnostic("stop", "STOP ends the program", s.line, kern.file)
                 for s in ir.walk(kern.body) if isinstance(s, ir.Stop)]
@@ -481,6 +484,8 @@ class Program:
             out += [ir.Diagnostic("module-variable", f"module variable '{n}' of {v.module} is shared state", v.line,
                                   kern.file) for n, v in kern.module_vars.items()]
         for c in self.callees(kern):
+            if c.name in whole.calls and c.name not in kern.calls:  # only called on an error exit
+                continue
             if c.routine is not None:
                 inner = self.impurities(c.routine, seen, module_reads=module_reads)
                 if inner:

@@ -14,6 +14,9 @@ zero times and there was nothing to compare. The code says what it expects:
   over the loop ranges around it (``do k = 1, depth`` ... ``a(x_min - k)`` with ``a`` declared
   from ``x_min - halo``: ``depth <= halo``);
 - ``divisor``: an integer argument the code divides by (``/ n``, ``mod(i, n)``) is >= 1;
+- ``accepts``: the routine or a callee ends the program on an argument check
+  (``if (np > 84) then ... call exitt``, ``fortran/error_exits.py``): its inputs keep the
+  condition false (``np <= 84``), at the timing sizes too;
 - ``runs`` (a preference): a loop from a constant, ``do k = 1, depth``, runs at least once
   -- kept only for size sets drawn that way (``n = 1`` for ``do i = 2, n`` stays a case) and
   dropped when the other constraints cannot be met with it. Without it a repair meeting
@@ -42,7 +45,7 @@ from ..fortran import ir
 from ..fortran.rewrite import replace_refs
 
 MAX_PASSES = 20
-KIND_ORDER = ("loop", "extent", "subscript", "divisor", "runs")
+KIND_ORDER = ("loop", "extent", "subscript", "divisor", "accepts", "runs")
 
 
 @dataclass
@@ -183,8 +186,30 @@ class _Collector:
                     div = x.args[1]
                 if isinstance(div, ir.Name) and div.name in self.ints:
                     self.add(affine.add(affine.var(div.name), affine.const(-1)), "divisor", 0, f"divisor {div.name}")
+        for cond, line, what in getattr(self.kernel, "accepts", None) or []:
+            for p in self._not(cond):
+                self.add(p, "accepts", line, what)
         self.out.sort(key=lambda c: KIND_ORDER.index(c.kind))
         return self.out
+
+    def _not(self, cond: ir.Expr) -> list[dict]:
+        """Linear conditions (``p >= 0``) that together keep ``cond`` false: an error
+        exit's condition (``np > 84``: ``84 - np >= 0``; ``a .or. b``: both sides false;
+        ``n /= m``: n == m); none for what they cannot say (``.and.``, ``==``)."""
+        if not isinstance(cond, ir.BinOp):
+            return []
+        if cond.op == "or":
+            return self._not(cond.left) + self._not(cond.right)
+        a, b = self.poly(cond.left), self.poly(cond.right)
+        if a is None or b is None:
+            return []
+        if cond.op in (">", ">="):  # keep a <= b (a < b)
+            return [affine.add(affine.add(b, a, -1), affine.const(-1 if cond.op == ">=" else 0))]
+        if cond.op in ("<", "<="):
+            return [affine.add(affine.add(a, b, -1), affine.const(-1 if cond.op == "<=" else 0))]
+        if cond.op == "/=":
+            return [affine.add(a, b, -1), affine.add(b, a, -1)]
+        return []
 
     def _walk(self, body: list[ir.Stmt], loops: list[tuple[str, dict, dict]], conditional: bool) -> None:
         for s in body:

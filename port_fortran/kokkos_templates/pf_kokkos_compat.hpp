@@ -885,6 +885,10 @@ KOKKOS_INLINE_FUNCTION T lowest() { return Kokkos::reduction_identity<T>::max();
 template <class T>
 KOKKOS_INLINE_FUNCTION T highest() { return Kokkos::reduction_identity<T>::min(); }
 
+// A callee's error exit (fortran/error_exits.py): where the original prints a message and
+// ends the program, its device function ends it too (the message names the routine and line).
+KOKKOS_INLINE_FUNCTION void error_stop(const char* msg) { Kokkos::abort(msg); }
+
 }  // namespace pf
 
 // Kokkos 3.x also calls join() on volatile values; 4.x dropped that. Reducers written by

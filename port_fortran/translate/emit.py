@@ -3,9 +3,11 @@ reducer structs for loops with several reductions, KOKKOS_INLINE_FUNCTIONs for r
 of the same source). One job: print; every decision was taken by the planner."""
 from __future__ import annotations
 
+import json
 from typing import Optional
 
 from ..fortran import ir
+from ..fortran.error_exits import ErrorStop
 from ..fortran.render import expr_str
 from ..records import TranslateOptions
 from .access import names_in, scalars_written
@@ -156,6 +158,8 @@ class Emitter:
             return [pad + "return;"]
         if isinstance(s, ir.CallStmt):
             return [pad + self.call(s) + ";"]
+        if isinstance(s, ErrorStop):  # a callee's error exit (fortran/error_exits.py)
+            return [pad + f"pf::error_stop({json.dumps(s.message.encode('ascii', 'replace').decode())});"]
         if isinstance(s, ir.Unsupported):
             raise Refusal(s.construct, s.reason, s.line)
         raise Refusal("unsupported-construct", f"{type(s).__name__} statement", s.line)

@@ -13,7 +13,7 @@ the copy makes visible. Pure.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Optional
 
 from ..fortran import ir
 from ..fortran.module_reads import ModuleRead, Reads, Resolve, extend_call, module_reads
@@ -31,6 +31,7 @@ class NestReads:
     why: str = ""
     _calls: list[tuple[list, int, ir.Kernel, Reads]] = field(default_factory=list)
     _local: dict[str, str] = field(default_factory=dict)  # variable name -> the nest's name
+    _resolve: Optional[Resolve] = None
 
     def passed(self) -> list[str]:
         """The module variables passed, by their names in their modules' routines."""
@@ -47,7 +48,7 @@ class NestReads:
                     for d in dims_of(self._local[r.name])]
         for args, n0, callee, reads in self._calls:
             del args[n0:]
-            extend_call(args, callee, reads, self.name_of, bounds)
+            extend_call(args, callee, reads, self.name_of, bounds, self._resolve)
 
 
 def _call_sites(body: list[ir.Stmt]):
@@ -63,7 +64,7 @@ def _call_sites(body: list[ir.Stmt]):
 def nest_reads(kernel: ir.Kernel, nest: ir.Do, resolve: Resolve, fresh: Callable[[str], str]) -> NestReads:
     """Extends the calls of ``nest`` (the outlined copy: changed) with the module variables
     their callees read, by name; ``fresh(base)``: a name the routine does not use."""
-    out = NestReads()
+    out = NestReads(_resolve=resolve)
     own = {a.name for a in kernel.args} | set(kernel.locals) | set(kernel.host_vars)
     for name, args in _call_sites([nest]):
         callee = resolve(kernel, name)
@@ -82,7 +83,7 @@ def nest_reads(kernel: ir.Kernel, nest: ir.Do, resolve: Resolve, fresh: Callable
                     out.why = why
                     return out
         n0 = len(args)
-        why = extend_call(args, callee, reads, out.name_of, lambda r: [])
+        why = extend_call(args, callee, reads, out.name_of, lambda r: [], resolve)
         if why:
             out.why = f"the loop nest calls {name}: {why}"
             return out

@@ -1,0 +1,96 @@
+"""Error exits of callees (``fortran/error_exits.py``) and COMMON tables passed on to
+read-only routines (``common_use.names_written`` asking the callee).
+
+A helper called per element that checks its arguments and ends the program when they are
+wrong (``WRITE`` then ``STOP``, ``CALL EXIT`` or a call to a routine that never returns)
+is a device function whose error branch ends the program (``pf::error_stop``); the inputs
+the harness draws keep the check's condition false (``accepts`` constraints), at the
+timing sizes too. A check that only warns and returns still keeps the loop serial.
+
+Test Fortran: ``tests/data/devfunc/errexit.f`` (written for these tests)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from port_fortran.fortran import affine, ir
+from port_fortran.fortran.effects import load_for_port
+from port_fortran.fortran.error_exits import ErrorStop, exit_conditions, never_returns, without_error_exits
+from port_fortran.fortran.program_build import build_program
+from port_fortran.fortran.render import expr_str
+from port_fortran.harness.constraints import constraints
+from port_fortran.harness.infer import infer
+from port_fortran.translate import translate_kernel, write_port
+
+SRC = Path(__file__).parent / "data" / "devfunc" / "errexit.f"
+
+
+@pytest.fixture(scope="module")
+def prog():
+    return build_program([SRC])
+
+
+def test_routines_that_never_return(prog):
+    r = prog.resolver()
+    assert never_returns(prog.kernel(SRC, "fatal"), r)  # WRITE then STOP
+    assert not never_returns(prog.kernel(SRC, "wgt"), r)  # only on its error branch
+    wgt = without_error_exits(prog.kernel(SRC, "wgt"), r)
+    assert [type(s) for s in ir.walk(wgt.body) if isinstance(s, ErrorStop)] == [ErrorStop]
+    assert "fatal" not in wgt.calls and not wgt.unsupported  # the WRITE and the call went with the branch
+    warned = prog.kernel(SRC, "warned")
+    assert without_error_exits(warned, r) is warned  # a warning that returns is no error exit
+
+
+def test_error_exit_conditions_in_the_callers_names(prog):
+    r = prog.resolver()
+    (cond, _line), = exit_conditions(prog.kernel(SRC, "wgt"), r)
+    assert expr_str(cond) == "n > 500 .or. n < 1"  # lim = nmax (a PARAMETER) substituted
+    k, _sf = load_for_port(prog, SRC, "apply")
+    said = {expr_str(c) for c, _l, _w in k.accepts}
+    assert said == {"n > 500 .or. n < 1", "m < 1"}  # wgt2(a(i, j), m): its dummy n is APPLY's m
+    polys = [c.poly for c in constraints(k) if c.kind == "accepts"]
+    assert {(("n",), -1), ((), 500)} <= {x for p in polys for x in p.items()} and \
+        affine.add(affine.var("n"), affine.const(-1)) in polys  # n <= 500 and n >= 1
+    spec = infer(k)
+    assert 1 <= spec.timing["n"] <= 500 and spec.timing["m"] > 500  # timed at a size the original accepts
+
+
+def test_loops_calling_checked_helpers_are_parallel(prog):
+    apply = prog.kernel(SRC, "apply")
+    assert all(d.info.parallel for d in apply.loops()), [d.info.reasons for d in apply.loops()]
+    (d,) = prog.kernel(SRC, "useswarn").loops()
+    assert not d.info.parallel and d.info.reasons[0].code == "call-in-loop"
+    k, sf = load_for_port(prog, SRC, "apply")
+    port = translate_kernel(k, sf, program=prog)
+    assert port.patterns == ["mdrange"]
+    code = port.files["apply.kokkos.cpp"]
+    assert code.count("pf::error_stop(") == 2 and "wgt (errexit.f:21)" in code
+    assert "error_stop" in port.files["pf_kokkos_compat.hpp"]
+
+
+def test_a_helper_passing_a_common_table_to_a_reader_is_a_device_function(prog):
+    (d,) = prog.kernel(SRC, "smooth").loops()
+    assert d.info.parallel, d.info.reasons
+    k, sf = load_for_port(prog, SRC, "smooth")
+    port = translate_kernel(k, sf, program=prog)
+    assert port.patterns == ["parallel_for"]
+    code = port.files["smooth.kokkos.cpp"]
+    assert "scl_fn(const double x, const double* pf_ptr_coef)" in code and "sumtab_fn(s, coef.data())" in code
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("name", ["apply", "smooth"])
+def test_ports_with_error_exits_and_common_readers_match_the_original(tmp_path, prog, name):
+    from port_fortran.harness import Harness
+
+    k, sf = load_for_port(prog, SRC, name)
+    port = translate_kernel(k, sf, program=prog)
+    write_port(port, tmp_path / name)
+    h = Harness(k, sf, tmp_path / name, program=prog)
+    for backend in ("serial", "openmp"):
+        b = h.build(backend)
+        assert b.ok, f"{name} [{backend}] build failed:\n{b.condensed}"
+        v = h.verify(backend)
+        assert v.passed, f"{name} [{backend}]: {v.reason}"
+        assert v.cases and all(c.outputs for c in v.cases)
