@@ -223,7 +223,9 @@ class Planner:
         if info.early_exit:
             return None, _reason(info, "leaves the loop early")
         for s in ir.walk(do.body):
-            if isinstance(s, (ir.Return, ir.Stop, ir.Goto, ir.ComputedGoto, ir.ArithmeticIf, ir.Unsupported)):
+            if isinstance(s, ir.Unsupported):  # say what it is: 'UNSUPPORTED inside' told the user nothing
+                return None, f"{s.reason} (line {s.line})"
+            if isinstance(s, (ir.Return, ir.Stop, ir.Goto, ir.ComputedGoto, ir.ArithmeticIf)):
                 return None, f"{type(s).__name__.upper()} inside (line {s.line})"
             if isinstance(s, ir.Exit) and not self._inside_inner_loop(do, s):
                 return None, f"EXIT inside (line {s.line})"
