@@ -165,9 +165,10 @@ class CaseRunner:
         for r, p in zip(ref_out, port_out):
             tol = self.spec.tolerance[r.name]
             cr.outputs.append(compare(r, p, tol, scale, noise=noise.get(r.name)))
+        dilated: dict = {}  # one dilated-clock run of the original per case, whoever asks first
         if not all(o.passed for o in cr.outputs):
-            self._clock_outputs(cr, ref_exe, fin, names, ref_out, work, limits)
-        printed = self._printed(ref_printed, pres.stdout, ref_exe, fin, names, work, limits)
+            self._clock_outputs(cr, ref_exe, fin, names, ref_out, work, limits, dilated)
+        printed = self._printed(ref_printed, pres.stdout, ref_exe, fin, names, work, limits, dilated)
         if printed is not None:
             cr.outputs.append(printed)
         cr.passed = all(o.passed for o in cr.outputs)
@@ -175,36 +176,43 @@ class CaseRunner:
         # proves nothing either
         return self._second_opinion(cr, fin, work, limits, names, ref_out, scale)
 
-    def _printed(self, ref: str, new: str, ref_exe: str, fin: Path, names: list[str], work: Path,
+    def _dilated(self, cache: dict, ref_exe: str, fin: Path, names: list[str], work: Path,
                  limits: Optional[Limits]):
+        """The original run once more on ``fin`` with its clocks dilated (``harness.dilate``):
+        (run result, records or None), None without a C compiler; run once per case
+        (``cache``), for the outputs and the printed text alike."""
+        from .dilate import dilation_library
+
+        if "run" not in cache:
+            lib = dilation_library(work / ".dilate")
+            cache["run"] = None if lib is None else \
+                self._run_original(ref_exe, fin, names, work, limits, env={"LD_PRELOAD": str(lib)})[:2]
+        return cache["run"]
+
+    def _printed(self, ref: str, new: str, ref_exe: str, fin: Path, names: list[str], work: Path,
+                 limits: Optional[Limits], dilated: dict):
         """What the port printed against what the original printed (``harness.printed``);
         on a difference the original runs once more with dilated clocks, and the numbers
         that change there (times it printed) are left out."""
-        from .dilate import dilation_library
-
         rtol = printed_rtol(self.spec.tolerance.values())
         oc = check_printed(ref, new, rtol)
         if oc is None or oc.passed:
             return oc
-        lib = dilation_library(work / ".dilate")
-        if lib is not None:
-            res, _, _ = self._run_original(ref_exe, fin, names, work, limits, env={"LD_PRELOAD": str(lib)})
-            if res.ok:
-                oc = check_printed(ref, new, rtol, res.stdout)
+        run = self._dilated(dilated, ref_exe, fin, names, work, limits)
+        if run is not None and run[0].ok:
+            oc = check_printed(ref, new, rtol, run[0].stdout)
         return oc
 
     def _clock_outputs(self, cr: CaseResult, ref_exe: str, fin: Path, names: list[str], ref_out: list, work: Path,
-                       limits: Optional[Limits]) -> None:
+                       limits: Optional[Limits], dilated: dict) -> None:
         """Outputs that differ because they are read from a clock (a routine adding its
         elapsed time to a module or COMMON counter): the original run once more with its
         clocks dilated (``harness.dilate``) changes them and nothing else. Each such failed
         output is not compared, and says why; the others stand as they are."""
-        from .dilate import dilation_library
-
-        lib = dilation_library(work / ".dilate")
-        if lib is None:
+        run = self._dilated(dilated, ref_exe, fin, names, work, limits)
+        if run is None:
             return
-        res, again, _ = self._run_original(ref_exe, fin, names, work, limits, env={"LD_PRELOAD": str(lib)})
+        res, again = run
         if not res.ok or again is None:
             return
         for o in cr.outputs:
