@@ -168,7 +168,7 @@ class Planner:
         self.out_args = out_args or {}
         self.pure_functions = pure_functions or set()  # same-source functions inlined, no side effects
         self._par_cache: dict[int, tuple] = {}
-        self._scans: dict[int, object] = {}  # loop -> the prefix sum parallel_kind matched (translate.scan.Scan)
+        self._scans: dict[int, object] = {}  # loop -> the prefix sum or location reduction parallel_kind matched
         # a sum into one element counts as parallel (hybrid's search for nests: an outlined
         # nest reduces it into a scalar, translate/element_reductions.py)
         self.element_reductions = False
@@ -288,7 +288,7 @@ class Planner:
             return "range", "iterations are independent" + why
         # first-occurrence max/min location: a deterministic (value, index) reduction
         if info.reasons and all(d.code == "loc-reduction" for d in info.reasons) and not info.reductions:
-            loc = match_loc_reduction(do)
+            loc = self._scans[id(do)] = match_loc_reduction(do)
             if loc is not None:
                 extra = sorted(w for w in written if w not in set(info.private) | {loc.value_var, loc.index_var})
                 vsym = self.tab.get(loc.array or loc.value_var)
@@ -464,7 +464,7 @@ class Planner:
             self.add_pattern("scan")
             self.note_loop(do, f"parallel_scan ({why})")
         elif kind == "locreduce":
-            node.loc = match_loc_reduction(do)
+            node.loc = self._scans[id(do)]  # what parallel_kind matched
             self.add_pattern("reduce")
             self.note_loop(do, f"parallel_reduce ({why})")
         elif kind == "reduce":
