@@ -414,9 +414,11 @@ class App:
                           "compiler by an absolute path?)")
             return res
         res.built = True
+        runs = self.args.repeat if final else 1
+        self.say(f"[{variant}] modern tree built in {b.seconds or 0:.0f} s; running it "
+                 f"({runs} run{'s' if runs > 1 else ''})")
         run_base = run_env(dict(os.environ), base, self.threads)
-        step = run_program(tree, self.args.run, run_base, self.limits, self.outputs,
-                           repeat=self.args.repeat if final else 1)
+        step = run_program(tree, self.args.run, run_base, self.limits, self.outputs, repeat=runs)
         (self.logs / f"modern-{variant}.out").write_text(step.stdout)
         res.ran = step.returncode is not None
         res.modern_seconds = step.seconds
@@ -428,6 +430,8 @@ class App:
         if res.original_seconds and res.modern_seconds:
             res.speedup = res.original_seconds / res.modern_seconds
         if final and base in ("cuda", "hip") and residency_on and res.matched:
+            self.say(f"[{variant}] ran in {step.seconds or 0:.2f} s with arrays resident; again copying every call "
+                     "(PF_RESIDENT=0)")
             off = run_program(tree, self.args.run, {**run_base, "PF_RESIDENT": "0"}, self.limits, self.outputs,
                               repeat=self.args.repeat)
             if compare_runs(reference, off, self.ignore, self.args.rtol, self.args.check, self.outputs).matched:
