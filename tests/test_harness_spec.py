@@ -378,3 +378,19 @@ end subroutine whole
     r = Ranges(k, {"n": 5}, {})
     assert r.max_subscripts("a", 1) == [None] and r.max_subscripts("c", 1) == [5]
     assert r.min_subscripts("c", 1) == [1]
+
+
+def test_an_index_read_through_abs_is_drawn_in_range():
+    """``ireg = ABS(ielreg(iel))`` then ``w(ireg)``: ielreg is an index array (BookLeaf's
+    region codes, refused original-out-of-bounds when drawn from [-5, 5])."""
+    from port_fortran.fortran import parse_file
+
+    sf = parse_file(Path(__file__).parent / "data" / "harness" / "absindex.f90", use_cache=False)
+    (k,) = sf.kernels
+    s = infer(k)
+    assert s.args["ielreg"].role == "index" and s.args["ielreg"].range == ["1", "max(nel)"]
+    for c in cases(s, 5):
+        recs, _ = make_inputs(k, s, c)
+        by = {r.name: r.data for r in recs}
+        if by["ielreg"].size:
+            assert by["ielreg"].min() >= 1 and by["ielreg"].max() <= by["w"].size

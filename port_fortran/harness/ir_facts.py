@@ -495,7 +495,7 @@ def index_arrays(kernel: ir.Kernel) -> dict[str, list[tuple[str, int, int]]]:
     """Integer array arguments whose values are used as subscripts: name -> list of
     (indexed array, dimension, constant offset added to the value). Directly
     (``x(idx(i))``) or through a local scalar every assignment of which takes such an
-    element (``iel = ielsort(ii)``, then ``elv0(iel)``: BookLeaf's connectivity loops;
+    element or its absolute value (``iel = ielsort(ii)``, then ``elv0(iel)``: BookLeaf's connectivity loops;
     the scalar may also be a DO variable elsewhere).
     What draws the inputs, not a proof: a value out of range is still caught by the
     checking build of the original."""
@@ -537,6 +537,10 @@ def _name_offset(sub: ir.Expr) -> tuple[Optional[str], int]:
 
 
 def _index_ref(sub: ir.Expr) -> tuple[Optional[ir.ArrayRef], int]:
+    """``idx(..)``, ``idx(..) +/- c`` or ``abs(idx(..))`` (a sign that marks something
+    else: BookLeaf's ``ireg = ABS(ielreg(iel))``, drawn positive): (the reference, c)."""
+    if isinstance(sub, ir.FuncCall) and sub.intrinsic and sub.name in ("abs", "iabs") and len(sub.args) == 1:
+        sub = sub.args[0]
     if isinstance(sub, ir.ArrayRef):
         return sub, 0
     if isinstance(sub, ir.BinOp) and sub.op in "+-" and isinstance(sub.left, ir.ArrayRef) \
