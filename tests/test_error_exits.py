@@ -42,6 +42,11 @@ def test_routines_that_never_return(prog):
     assert without_error_exits(warned, r) is warned  # a warning that returns is no error exit
 
 
+def test_a_check_on_a_local_an_earlier_branch_may_change_keeps_its_name(prog):
+    (cond, _line), = exit_conditions(prog.kernel(SRC, "lims"), prog.resolver())
+    assert expr_str(cond) == "m > lim"  # not 'm > 10': LIM = N on some paths
+
+
 def test_error_exit_conditions_in_the_callers_names(prog):
     r = prog.resolver()
     (cond, _line), = exit_conditions(prog.kernel(SRC, "wgt"), r)

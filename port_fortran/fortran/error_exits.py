@@ -167,4 +167,11 @@ def exit_conditions(k: ir.Kernel, resolve: Optional[Resolve],
         cond, branch = s.branches[0]
         if _runs_into_end(branch, k, resolve, memo):
             out.append((replace_names(cond, table), s.line))
+        for x in ir.walk([s]):  # what the IF's branches assign has no known value after it
+            if isinstance(x, ir.Assign) and isinstance(x.target, ir.Name):
+                table.pop(x.target.name, None)
+            elif isinstance(x, ir.CallStmt):
+                for a in x.args:
+                    if isinstance(a, ir.Name):
+                        table.pop(a.name, None)
     return out

@@ -91,3 +91,17 @@ c     SUMTAB only reads its dummy; SCL passes it a COMMON table
          a(i) = scl(a(i))
       enddo
       end
+
+c     the check reads a local that an earlier IF may change: no value is assumed for it
+      double precision function lims(x, n, m)
+      integer n, m, lim
+      double precision x
+      lim = 10
+      if (m .gt. 0) then
+         lim = n
+      endif
+      if (m .gt. lim) then
+         call fatal('lims')
+      endif
+      lims = x + dble(m)
+      end
