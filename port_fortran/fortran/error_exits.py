@@ -175,3 +175,13 @@ def exit_conditions(k: ir.Kernel, resolve: Optional[Resolve],
                     if isinstance(a, ir.Name):
                         table.pop(a.name, None)
     return out
+
+
+def as_device_callee(k: ir.Kernel, resolve: Optional[Resolve]) -> ir.Kernel:
+    """The routine as a kernel calls it from the device: its error exits stopping the
+    program, the COMMON members it only reads as trailing arguments
+    (``common_use.promoted``). One answer for the translator's device functions and the
+    symbol table's view of the callee (their argument counts must agree)."""
+    from .common_use import promoted
+
+    return promoted(without_error_exits(k, resolve), resolve)

@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..fortran import ir
-from ..fortran.common_use import promoted
-from ..fortran.error_exits import without_error_exits
+from ..fortran.error_exits import as_device_callee
 from ..fortran.module_reads import with_module_reads
 from ..fortran.strings import string_result
 from ..records import Port, TranslateOptions, TranslationRefused
@@ -42,11 +41,10 @@ def _callees(kernel: ir.Kernel, tab: SymbolTable, program=None, module_reads: bo
         if program is None:
             return tab.functions.get(name)
         c = program.callee(k, name)
-        # a routine only reading COMMON takes the members as arguments (the calls pass them)
         if c is None or c.routine is None:
             return None
-        # its error exits end the program from the device (fortran/error_exits.py)
-        return promoted(without_error_exits(program.kernel_of(c.routine), program.resolver()), program.resolver())
+        # its error exits stop the program; the COMMON members it only reads are arguments
+        return as_device_callee(program.kernel_of(c.routine), program.resolver())
 
     def resolve(k: ir.Kernel, name: str) -> Optional[ir.Kernel]:
         callee = found(k, name)

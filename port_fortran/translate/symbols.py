@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..fortran import ir
-from ..fortran.common_use import promoted
+from ..fortran.error_exits import as_device_callee
 
 CXX_RESERVED = {
     "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case",
@@ -150,11 +150,11 @@ def build_symbols(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None, pro
         r = kernel.result
         tab.symbols[r.name] = Symbol(r.name, r.ftype, list(r.dims), "result", line=r.line)
     if program is not None:
-        # as the device functions take them: the COMMON members they only read as trailing
-        # arguments (the calls pass them: effects.pass_common_reads)
+        # as the device functions take them (the COMMON members they only read as trailing
+        # arguments, which the calls pass: effects.pass_common_reads)
         resolve = program.resolver() if hasattr(program, "resolver") else None
-        tab.functions.update({n: promoted(k, resolve) if resolve is not None and isinstance(k, ir.Kernel) else k
-                              for n, k in program.callable_from(kernel).items() if n != kernel.name})
+        tab.functions.update({n: as_device_callee(k, resolve) if resolve is not None and isinstance(k, ir.Kernel)
+                              else k for n, k in program.callable_from(kernel).items() if n != kernel.name})
     elif source is not None:
         for k in source.kernels:
             if k.name != kernel.name:
