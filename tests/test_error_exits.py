@@ -40,6 +40,8 @@ def test_routines_that_never_return(prog):
     assert "fatal" not in wgt.calls and not wgt.unsupported  # the WRITE and the call went with the branch
     warned = prog.kernel(SRC, "warned")
     assert without_error_exits(warned, r) is warned  # a warning that returns is no error exit
+    rdchk = prog.kernel(SRC, "rdchk")
+    assert without_error_exits(rdchk, r) is rdchk  # its READ may leave the branch at END=
 
 
 def test_a_check_on_a_local_an_earlier_branch_may_change_keeps_its_name(prog):

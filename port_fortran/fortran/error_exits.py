@@ -59,8 +59,8 @@ def _runs_into_end(body: list[ir.Stmt], k: ir.Kernel, resolve: Optional[Resolve]
     for s in body:
         if _terminates(s, k, resolve, memo):
             return True
-        if any(isinstance(x, _JUMPS) for x in ir.walk([s])):
-            return False
+        if any(isinstance(x, _JUMPS) or (isinstance(x, ir.Unsupported) and x.targets) for x in ir.walk([s])):
+            return False  # a jump, or I/O that may jump (ERR=, END=), before the end
     return False
 
 

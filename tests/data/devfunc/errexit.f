@@ -105,3 +105,14 @@ c     the check reads a local that an earlier IF may change: no value is assumed
       endif
       lims = x + dble(m)
       end
+
+c     a READ with END= before the STOP may jump away: no error exit
+      double precision function rdchk(x, n)
+      integer n, k
+      double precision x
+      if (n .lt. 1) then
+         read(5, *, end=20) k
+         stop 4
+      endif
+   20 rdchk = x
+      end
