@@ -12,6 +12,7 @@ Test Fortran (``tests/data/devfunc``, written for these tests):
                   (a scalar out) and WEIGHT(P, W) in a sum and a max reduction
   lib/physics.f   ADD2S, PRESS, WEIGHT -> HORNER (another file); SHOUT (I/O), SCALED (COMMON)
   impure.f        loops calling SHOUT and SCALED: serial, the reason naming callee and line
+  errexit.f       helpers ending the program on bad arguments (test_error_exits.py)
   deps.f          verdicts: disjoint and overlapping windows, columns, spills, slabs, a
                   whole array, a callee passing its dummy on (MID3 -> FILLM), legacy Y(1)
 """
@@ -175,7 +176,9 @@ def test_setbv_is_one_mdrange_kernel_calling_a_device_function():
 
 # ------------------------------------------------------------------ proof
 
-PORTS = [("grid.f", "setbv", []), ("fields.f", "fields", [LIB]), ("cread.f", "init", [])]
+PORTS = [("grid.f", "setbv", []), ("fields.f", "fields", [LIB]), ("cread.f", "init", []),
+         # callees with error exits, a COMMON table passed on to a reader (test_error_exits.py)
+         ("errexit.f", "apply", []), ("errexit.f", "smooth", [])]
 
 
 def harness(tmp_path, file, name, others):

@@ -23,17 +23,15 @@ def names_used(k: ir.Kernel) -> set[str]:
     return out
 
 
+#: (caller, called name) -> the callee's IR, or None when no routine of the program
+#: defines it
 Resolve = Callable[[ir.Kernel, str], Optional[ir.Kernel]]
 
 
-def names_written(k: ir.Kernel, resolve: Optional[Resolve] = None,
-                  _memo: Optional[dict] = None) -> Optional[set[str]]:
+def names_written(k: ir.Kernel) -> Optional[set[str]]:
     """Names the routine's statements may change: assigned, looped over, read into, or
-    passed to a call or a function that may write its argument; None when a statement
-    the IR does not model may write anything. Without ``resolve`` (caller, name) -> the
-    callee's IR, every argument of a call counts as written; with it, only those the
-    callee may write (:func:`dummy_written`, through its own calls too)."""
-    memo = _memo if _memo is not None else {}
+    passed to a call or a function (which may write its argument); None when a statement
+    the IR does not model may write anything."""
     out: set[str] = set()
     for s in ir.walk(k.body):
         if isinstance(s, ir.Assign):
@@ -44,36 +42,51 @@ def names_written(k: ir.Kernel, resolve: Optional[Resolve] = None,
             if s.writes is None:
                 return None
             out |= set(s.writes)
-        calls = [(s.name, s.args)] if isinstance(s, ir.CallStmt) else []
-        for e in ir.stmt_exprs(s):
-            calls += [(x.name, x.args) for x in ir.walk_expr(e) if isinstance(x, ir.FuncCall) and not x.intrinsic]
-        for name, args in calls:
-            callee = resolve(k, name) if resolve is not None else None
-            out |= {a.name for q, a in enumerate(args) if isinstance(a, (ir.Name, ir.ArrayRef))
-                    and (callee is None or dummy_written(callee, q, resolve, memo))}
+    for _name, args, _line in call_sites(k.body):
+        out |= {a.name for a in args if isinstance(a, (ir.Name, ir.ArrayRef))}
     return out
 
 
-_BUSY = object()  # a routine whose writes are being found (recursion reaches it again)
+def call_sites(body: list[ir.Stmt]):
+    """(called name, actual arguments, line) of every call in the statements: CALLs and
+    references to functions that are not intrinsic."""
+    for s in ir.walk(body):
+        if isinstance(s, ir.CallStmt):
+            yield s.name, s.args, s.line
+        for e in ir.stmt_exprs(s):
+            for x in ir.walk_expr(e):
+                if isinstance(x, ir.FuncCall) and not x.intrinsic:
+                    yield x.name, x.args, s.line
 
 
-def dummy_written(callee: ir.Kernel, q: int, resolve: Resolve, _memo: Optional[dict] = None) -> bool:
-    """Whether ``callee`` may change its ``q``-th dummy (directly or through its own calls);
-    True when that cannot be told (no such dummy, recursion, a statement the IR does not
-    model). An INTENT(IN) dummy is never changed (the compiler holds the routine to it).
-    ``_memo``: each routine's written names, found once per question."""
-    if q >= len(callee.args):
-        return True
-    a = callee.args[q]
-    if a.intent == "in" and getattr(a, "intent_declared", False):
-        return False
-    memo = _memo if _memo is not None else {}
-    key = (str(callee.file), callee.name, len(callee.args))
-    if key not in memo:
-        memo[key] = _BUSY
-        memo[key] = names_written(callee, resolve, memo)
-    written = memo[key]
-    return written is None or written is _BUSY or a.name in written
+def writes(k: ir.Kernel, names: set[str], resolve: Optional[Resolve] = None) -> dict[str, tuple[int, str]]:
+    """The names of ``names`` the routine may change, each with the first line and how
+    (assigned, a DO variable, read into, passed to a dummy that is not intent in -- the
+    intents the program refines over the tree; a name passed to a routine ``resolve`` does
+    not find counts as changed)."""
+    out: dict[str, tuple[int, str]] = {}
+
+    def note(n: str, line: int, how: str) -> None:
+        if n in names and n not in out:
+            out[n] = (line, how)
+
+    for s in ir.walk(k.body):
+        if isinstance(s, ir.Assign):
+            note(s.target.name, s.line, "assigned")
+        elif isinstance(s, ir.Do):
+            note(s.var, s.line, "a DO variable")
+        elif isinstance(s, ir.Unsupported):
+            for n in (names if s.writes is None else s.writes):
+                note(n, s.line, f"a statement the front end keeps as written ({s.construct}) may change it")
+    for name, args, line in call_sites(k.body):
+        callee = resolve(k, name) if resolve is not None else None
+        for q, a in enumerate(args):
+            if not isinstance(a, (ir.Name, ir.ArrayRef)) or a.name not in names:
+                continue
+            dummy = callee.args[q] if callee is not None and q < len(callee.args) else None
+            if dummy is None or dummy.intent != "in":
+                note(a.name, line, f"passed to {name}, which may change it")
+    return out
 
 
 def common_reads(k: ir.Kernel, resolve: Optional[Resolve] = None) -> Optional[list[tuple[str, str]]]:
@@ -89,8 +102,7 @@ def common_reads(k: ir.Kernel, resolve: Optional[Resolve] = None) -> Optional[li
     members = [(c.name, v) for c in k.commons for v in c.variables if v in named]
     if not members:
         return []
-    written = names_written(k, resolve)
-    if written is None or {m for _b, m in members} & written:
+    if writes(k, {m for _b, m in members}, resolve):
         return None
     return list(dict.fromkeys(members))
 

@@ -623,26 +623,26 @@ def error_exit_conditions(k: ir.Kernel, calls: "Calls") -> list[tuple[ir.Expr, i
     (``error_exits.exit_conditions``), the check's condition in ``k``'s names: what its
     inputs must not meet (a callee's, with the call's actual arguments for its dummies;
     only checks on scalar dummies)."""
+    from .common_use import call_sites
     from .error_exits import exit_conditions
     from .render import expr_str
 
     memo: dict = {}
     out = [(c, line, f"{k.name} ends the program when {expr_str(c)}")
            for c, line in exit_conditions(k, calls.resolve, memo)]
-    for s in ir.walk(k.body):
-        sites = [(s.name, s.args)] if isinstance(s, ir.CallStmt) else []
-        for e in ir.stmt_exprs(s):
-            sites += [(x.name, x.args) for x in ir.walk_expr(e) if isinstance(x, ir.FuncCall) and not x.intrinsic]
-        for name, args in sites:
-            callee = calls.resolve(k, name)
-            if callee is None:
-                continue
-            table = {a.name: args[q] for q, a in enumerate(callee.args) if q < len(args) and not a.dims}
-            for c, line in exit_conditions(callee, calls.resolve, memo):
-                names = {x.name for x in ir.walk_expr(c) if isinstance(x, (ir.Name, ir.ArrayRef))}
-                if names and names <= set(table):
-                    out.append((replace_names(c, table), s.line,
-                                f"{name} ({Path(callee.file).name}:{line}) ends the program when {expr_str(c)}"))
+    checks: dict[int, list] = {}  # per callee, however often it is called
+    for name, args, at in call_sites(k.body):
+        callee = calls.resolve(k, name)
+        if callee is None:
+            continue
+        if id(callee) not in checks:
+            checks[id(callee)] = exit_conditions(callee, calls.resolve, memo)
+        table = {a.name: args[q] for q, a in enumerate(callee.args) if q < len(args) and not a.dims}
+        for c, line in checks[id(callee)]:
+            names = {x.name for x in ir.walk_expr(c) if isinstance(x, (ir.Name, ir.ArrayRef))}
+            if names and names <= set(table):
+                out.append((replace_names(c, table), at,
+                            f"{name} ({Path(callee.file).name}:{line}) ends the program when {expr_str(c)}"))
     return out
 
 

@@ -25,11 +25,10 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
 
 from . import ir
-
-Resolve = Callable[[ir.Kernel, str], Optional[ir.Kernel]]
+from .common_use import Resolve, call_sites, promoted
 
 _ENDS = ("exit", "abort")  # GNU intrinsic subroutines that end the program
 _JUMPS = (ir.Return, ir.Goto, ir.ComputedGoto, ir.ArithmeticIf, ir.Exit, ir.Cycle, ir.Do, ir.DoWhile)
@@ -72,16 +71,6 @@ def never_returns(k: ir.Kernel, resolve: Optional[Resolve], _memo: Optional[dict
         memo[key] = False
         memo[key] = _runs_into_end(k.body, k, resolve, memo)
     return memo[key]
-
-
-def _calls_in(stmts: list[ir.Stmt]) -> set[str]:
-    out = set()
-    for s in ir.walk(stmts):
-        if isinstance(s, ir.CallStmt):
-            out.add(s.name)
-        for e in ir.stmt_exprs(s):
-            out |= {x.name for x in ir.walk_expr(e) if isinstance(x, ir.FuncCall) and not x.intrinsic}
-    return out
 
 
 def _lines(stmts: list[ir.Stmt]) -> set[int]:
@@ -127,7 +116,7 @@ def without_error_exits(k: ir.Kernel, resolve: Optional[Resolve]) -> ir.Kernel:
     out = copy.copy(k)
     out.body = body
     out.unsupported = [u for u in k.unsupported if u.line not in gone]
-    kept = _calls_in(body)
+    kept = {name for name, _a, _l in call_sites(body)}
     out.calls = [c for c in k.calls if c in kept]
     return out
 
@@ -182,6 +171,4 @@ def as_device_callee(k: ir.Kernel, resolve: Optional[Resolve]) -> ir.Kernel:
     program, the COMMON members it only reads as trailing arguments
     (``common_use.promoted``). One answer for the translator's device functions and the
     symbol table's view of the callee (their argument counts must agree)."""
-    from .common_use import promoted
-
     return promoted(without_error_exits(k, resolve), resolve)

@@ -34,10 +34,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from . import ir
+from .common_use import Resolve, call_sites, common_reads, writes
 from .stmts import first_use_line
-
-#: (caller, called name) -> the callee's IR, or None when no routine of the program
-Resolve = Callable[[ir.Kernel, str], Optional[ir.Kernel]]
 
 
 @dataclass
@@ -68,46 +66,6 @@ class Reads:
 
     def names(self) -> list[str]:
         return [r.name for r in self.reads]
-
-
-def _call_sites(body: list[ir.Stmt]):
-    """(called name, actual arguments, line) of every call in the statements."""
-    for s in ir.walk(body):
-        if isinstance(s, ir.CallStmt):
-            yield s.name, s.args, s.line
-        for e in ir.stmt_exprs(s):
-            for x in ir.walk_expr(e):
-                if isinstance(x, ir.FuncCall) and not x.intrinsic:
-                    yield x.name, x.args, s.line
-
-
-def writes(k: ir.Kernel, names: set[str], resolve: Optional[Resolve] = None) -> dict[str, tuple[int, str]]:
-    """The names of ``names`` the routine may change, each with the first line and how
-    (assigned, a DO variable, read into, passed to a dummy that is not intent in; a name
-    passed to a routine ``resolve`` does not find counts as changed)."""
-    out: dict[str, tuple[int, str]] = {}
-
-    def note(n: str, line: int, how: str) -> None:
-        if n in names and n not in out:
-            out[n] = (line, how)
-
-    for s in ir.walk(k.body):
-        if isinstance(s, ir.Assign):
-            note(s.target.name, s.line, "assigned")
-        elif isinstance(s, ir.Do):
-            note(s.var, s.line, "a DO variable")
-        elif isinstance(s, ir.Unsupported):
-            for n in (names if s.writes is None else s.writes):
-                note(n, s.line, f"a statement the front end keeps as written ({s.construct}) may change it")
-    for name, args, line in _call_sites(k.body):
-        callee = resolve(k, name) if resolve is not None else None
-        for q, a in enumerate(args):
-            if not isinstance(a, (ir.Name, ir.ArrayRef)) or a.name not in names:
-                continue
-            dummy = callee.args[q] if callee is not None and q < len(callee.args) else None
-            if dummy is None or dummy.intent != "in":
-                note(a.name, line, f"passed to {name}, which may change it")
-    return out
 
 
 def own_reads(k: ir.Kernel, resolve: Optional[Resolve] = None) -> Reads:
@@ -218,8 +176,6 @@ def extend_call(args: list[ir.Expr], callee: ir.Kernel, reads: Reads,
         return ""
     if reads.problems:
         return reads.problems[0].message
-    from .common_use import common_reads
-
     expected = len(callee.args) + len(common_reads(callee, resolve) or [])
     if len(args) != expected:
         return (f"the call of {callee.name} passes {len(args)} arguments, not the {expected} its module variables "
@@ -246,7 +202,7 @@ def with_module_reads(k: ir.Kernel, resolve: Resolve) -> tuple[ir.Kernel, Option
     out.module_vars = {n: v for n, v in k.module_vars.items() if n not in set(reads.names())}
     out.args = list(k.args) + extra_arguments(reads.reads, len(k.args))
     out.body = copy.deepcopy(k.body)
-    for name, args, _line in _call_sites(out.body):
+    for name, args, _line in call_sites(out.body):
         callee = resolve(k, name)
         if callee is None:
             continue

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from ..fortran import ir
+from ..fortran.common_use import call_sites
 from ..fortran.module_reads import ModuleRead, Reads, Resolve, extend_call, module_reads
 
 
@@ -51,22 +52,12 @@ class NestReads:
             extend_call(args, callee, reads, self.name_of, bounds, self._resolve)
 
 
-def _call_sites(body: list[ir.Stmt]):
-    for s in ir.walk(body):
-        if isinstance(s, ir.CallStmt):
-            yield s.name, s.args
-        for e in ir.stmt_exprs(s):
-            for x in ir.walk_expr(e):
-                if isinstance(x, ir.FuncCall) and not x.intrinsic:
-                    yield x.name, x.args
-
-
 def nest_reads(kernel: ir.Kernel, nest: ir.Do, resolve: Resolve, fresh: Callable[[str], str]) -> NestReads:
     """Extends the calls of ``nest`` (the outlined copy: changed) with the module variables
     their callees read, by name; ``fresh(base)``: a name the routine does not use."""
     out = NestReads(_resolve=resolve)
     own = {a.name for a in kernel.args} | set(kernel.locals) | set(kernel.host_vars)
-    for name, args in _call_sites([nest]):
+    for name, args, _line in call_sites([nest]):
         callee = resolve(kernel, name)
         if callee is None:
             continue
