@@ -180,6 +180,19 @@ def test_privatisable_temporary(tmp_path):
     assert d.info.parallel and d.info.private == ["t"]
 
 
+def test_temporaries_set_on_one_line_are_private_in_name_order(tmp_path):
+    # in the order of their lines, names breaking ties: before, the set's order (a new
+    # order of the generated locals at each run, PYTHONHASHSEED; Nekbone's dgjd)
+    k = kernel(tmp_path, """
+        do i = 1, n
+          zq = b(i); ya = zq*2; mb = ya + zq
+          a(i) = zq + ya + mb
+        end do
+    """, decls="real(8) zq, ya, mb")
+    d = loop(k)
+    assert d.info.parallel and d.info.private == ["mb", "ya", "zq"]
+
+
 def test_temporary_live_after_loop_is_last_private(tmp_path):
     # every iteration assigns t before reading it: each has its own copy, the last one
     # hands its value on (what c(1) reads after the loop)

@@ -48,6 +48,8 @@ OpenMP backends. Features are grouped into few kernels to keep the builds few:
                        loop over j a parallel_reduce into a scalar set from x(i) first
   turn.f      colupd   a serial loop over columns around a parallel loop over rows,
                        interchanged: one kernel over the rows, temp recomputed per (i, j)
+              colup2   the same with two scalars per column and two updates per row: on
+                       the host four columns go through the rows at a time (unroll and jam)
               colrec   a recurrence down each column: one kernel over the columns
   dispatch.f  factr    a GO TO search loop entered at three labels (arithmetic IFs, a DATA
                        table): a dispatch loop over numbered blocks, then a parallel loop
@@ -92,6 +94,7 @@ CASES = [
     ("lastval.f", "dsolve"),
     ("trisolve.f", "ltsolv"),
     ("turn.f", "colupd"),
+    ("turn.f", "colup2"),
     ("turn.f", "colrec"),
     ("dispatch.f", "factr"),
     ("stfunc.f", "cmaxab"),  # statement functions inlined

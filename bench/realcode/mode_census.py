@@ -1,6 +1,7 @@
 """What the translator makes of every routine of the corpus, without building anything:
-per routine the mode (``full``/``hybrid``), the number of nests a hybrid port outlines and
-the port's parallel patterns, or the refusal code (``translate_mode(..., 'auto')`` over the unit read as one program).
+per routine the mode (``full``/``hybrid``), the number of nests a hybrid port outlines, the
+port's parallel patterns and a digest of the sources it generates, or the refusal code
+(``translate_mode(..., 'auto')`` over the unit read as one program).
 
 A change that leaves this census unchanged for a code leaves that code's translations
 unchanged: its corpus rows can only move through the harness (inputs, proofs). Compare two
@@ -16,6 +17,7 @@ About 3 minutes for the whole corpus on the 2-core machine.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -45,7 +47,11 @@ def census(src: Path, names=None) -> dict[str, list]:
                 p = translate_mode(k, prog.file(r.file), None, "auto", program=prog)
                 # the patterns too: an analysis change can make a port more parallel without
                 # changing its mode
-                out[key] = [p.mode, len(p.hybrid["outlined"]) if p.hybrid else 0, sorted(p.patterns or [])]
+                # and a digest of the generated sources: a change of the code made (host loops,
+                # say) moves a routine even when its mode and patterns stay
+                digest = hashlib.sha1("".join(f"{n}\0{t}\0" for n, t in sorted((p.files or {}).items()))
+                                      .encode()).hexdigest()[:12]
+                out[key] = [p.mode, len(p.hybrid["outlined"]) if p.hybrid else 0, sorted(p.patterns or []), digest]
             except TranslationRefused as exc:
                 out[key] = ["refused", exc.diagnostics[0].code]
             except Exception as exc:  # a tool bug: named, the census goes on

@@ -316,7 +316,7 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
                                      f"{op}imum of {arr} (line {s.line}): needs a MaxLoc/MinLoc reducer", s.line))
         handled.add(m)
 
-    for name in sorted(variant - handled, key=lambda n: writes[n]):
+    for name in sorted(variant - handled, key=lambda n: (writes[n], n)):  # by name on one line: the same code every run
         if name in inner_vars:
             continue
         stmts = [s for s in ir.walk(loop.body) if _touches(s, name)]
