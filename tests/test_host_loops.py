@@ -186,7 +186,19 @@ def test_kokkos_policies_option_gives_kokkos_own_policies_everywhere():
 
 def test_scattered_updates_are_plain_on_kokkos_serial_only():
     cpp = _cpp(_port("histogram.f", "histi"), "histi")
-    assert re.search(r"pf::atomic_add\(&ihist\(idx\(i - 1\) - 1\), 1\);", cpp) and "Kokkos::atomic_add" not in cpp
+    assert re.search(r"pf_sc_ihist\.add\(&ihist\(idx\(i - 1\) - 1\), 1\);", cpp) and "Kokkos::atomic_add" not in cpp
+    # set up before the kernel (per-thread copies kept between calls), summed after it
+    assert "static pf::ScatterStore<int> pf_sc_ihist_store;" in cpp
+    assert "pf::Scatter<int> pf_sc_ihist(pf_sc_ihist_store, ihist.data(), static_cast<long>(ihist.span()), " \
+           "pf::trip(1, n, 1));" in cpp
+    assert cpp.index("pf_sc_ihist.contribute();") > cpp.index("pf_sc_ihist.add(")
+    scatter = _function(compat_header(), "struct Scatter {")
+    openmp = scatter[scatter.index("#if defined(PF_BACKEND_OPENMP)"):scatter.index("#else")]
+    assert "n * t > 4 * iterations" in openmp and "omp_get_thread_num()" in openmp
+    assert "atomic_add(p, v);" in scatter[scatter.index("#else"):]  # Serial and the devices: as before
+    # Kokkos' own policies (the optimizer's variant): Kokkos atomics, no copies
+    plain = _cpp(_port("histogram.f", "histi", TranslateOptions(host_loops=False)), "histi")
+    assert "pf::atomic_add(&ihist(" in plain and "pf::Scatter" not in plain
     body = _function(compat_header(), "KOKKOS_INLINE_FUNCTION void atomic_add(")
     serial = body[body.index("#if defined(PF_BACKEND_SERIAL)"):body.index("#else")]
     assert "*p += v;" in serial and "Kokkos::atomic_add(p, static_cast<T>(v));" in body[body.index("#else"):]

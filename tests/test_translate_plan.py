@@ -110,10 +110,10 @@ def test_array_syntax_where_and_array_reductions_become_loops():
 def test_scattered_updates_get_atomics_or_stay_serial_by_option():
     port = _port("types.f90", "scatter")
     assert "atomic" in port.patterns and "reduce" in port.patterns
-    assert "pf::atomic_add(&hist(k - 1), v(i - 1));" in port.files["scatter.kokkos.cpp"]
+    assert "pf_sc_hist.add(&hist(k - 1), v(i - 1));" in port.files["scatter.kokkos.cpp"]
     port2 = _port("types.f90", "scatter", TranslateOptions(atomic_scatter=False))
     assert "atomic" not in port2.patterns and "serial" in port2.patterns
-    assert "atomic_add" not in port2.files["scatter.kokkos.cpp"]
+    assert "atomic_add" not in port2.files["scatter.kokkos.cpp"] and "pf_sc_" not in port2.files["scatter.kokkos.cpp"]
 
 
 def test_options_force_serial_loops_and_turn_mdrange_off():

@@ -53,6 +53,9 @@ OpenMP backends. Features are grouped into few kernels to keep the builds few:
               colrec   a recurrence down each column: one kernel over the columns
   dispatch.f  factr    a GO TO search loop entered at three labels (arithmetic IFs, a DATA
                        table): a dispatch loop over numbered blocks, then a parallel loop
+  deposit.f90 deposit  a cloud-in-cell deposit on a 2-D grid with lower bounds 0: four scattered
+                       updates per particle; on OpenMP per-thread copies of the grid summed
+                       after the kernel when the grid is small (pf::Scatter), else atomics
 """
 from __future__ import annotations
 
@@ -102,6 +105,7 @@ CASES = [
     ("halo.f90", "uhalo"),
     ("sections.f90", "secw"),
     ("sections.f90", "secl"),
+    ("deposit.f90", "deposit"),
 ]
 OPTIONS = {"matvt": TranslateOptions(team_reductions=True)}
 
@@ -117,6 +121,10 @@ SPEC_EDITS = {
     "stats": {"reduction": ["s", "p"]},
     "strided": {"reduction": ["dot"]},
     "scatter": {"reduction": ["hist", "vsum"]},
+    # many particles on a small grid (per-thread copies on OpenMP), few on a large one (atomics)
+    "deposit": {"sizes": {"correctness": [{"np": 1, "nx": 1, "ny": 1}, {"np": 400, "nx": 3, "ny": 4},
+                                          {"np": 5, "nx": 30, "ny": 20}]},
+                "reduction": ["rho"]},
     "sqnorm": {"reduction": ["rms"]},
     "xnorm": {"reduction": ["rms"]},
 }

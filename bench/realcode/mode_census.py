@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+SHARED = {"pf_kokkos_compat.hpp", "pf_strings.hpp", "pf_runtime.hpp"}
 sys.path.insert(0, str(HERE))
 
 import corpus as C  # noqa: E402
@@ -47,10 +48,12 @@ def census(src: Path, names=None) -> dict[str, list]:
                 p = translate_mode(k, prog.file(r.file), None, "auto", program=prog)
                 # the patterns too: an analysis change can make a port more parallel without
                 # changing its mode
-                # and a digest of the generated sources: a change of the code made (host loops,
-                # say) moves a routine even when its mode and patterns stay
-                digest = hashlib.sha1("".join(f"{n}\0{t}\0" for n, t in sorted((p.files or {}).items()))
-                                      .encode()).hexdigest()[:12]
+                # and a digest of the sources generated for it: a change of the code made (host
+                # loops, say) moves a routine even when its mode and patterns stay. The headers
+                # every port carries alike (the compat header, the string and call-count
+                # runtimes) are left out: a change there is one for all ports, judged on its own
+                digest = hashlib.sha1("".join(f"{n}\0{t}\0" for n, t in sorted((p.files or {}).items())
+                                              if n not in SHARED).encode()).hexdigest()[:12]
                 out[key] = [p.mode, len(p.hybrid["outlined"]) if p.hybrid else 0, sorted(p.patterns or []), digest]
             except TranslationRefused as exc:
                 out[key] = ["refused", exc.diagnostics[0].code]

@@ -18,6 +18,7 @@ from .plan import PHost, PIf, PKernel, PLoop, PVersion, PWhile, atomic_increment
 from . import cstrings, last_private, reducers
 from .interchanged import host_form
 from .scan import emit_scan
+from .scatter import close_lines as scatter_close, open_lines as scatter_open, scatter_names
 from .symbols import Refusal, SymbolTable, cname, const_int, cxx_type
 
 IND = "  "
@@ -189,7 +190,8 @@ class Emitter:
             val = self.ex(e, sym.ftype, s.line)
             if op == "-":
                 val = f"-({val})"
-            return f"pf::atomic_add(&{lhs}, {val});"
+            sc = ctx.get("scatter", {}).get(t.name)
+            return f"{sc}.add(&{lhs}, {val});" if sc else f"pf::atomic_add(&{lhs}, {val});"
         return f"{lhs} = {self.ex(s.value, sym.ftype, s.line)};"
 
     def call(self, s: ir.CallStmt) -> str:
@@ -392,7 +394,8 @@ class Emitter:
         lines = [IND * (ind + 1) + f for f in first]
         lines += self.induction_init(n, ind + 1)
         lines += self.lambda_locals(n.private, ind + 1, skip={d.var for d in n.band} | set(n.last_private))
-        ctx = {"device": True, "loops": [("lambda", do.construct_name)], "atomic": set(n.atomic)}
+        scatter = scatter_names(self, n)
+        ctx = {"device": True, "loops": [("lambda", do.construct_name)], "atomic": set(n.atomic), "scatter": scatter}
         if n.last_private:
             lines += last_private.open_block(self, n, ind + 1)
             lines += self.body(inner_body, ind + 2, ctx)
@@ -415,6 +418,9 @@ class Emitter:
             out += (["#ifdef PF_HOST_LOOPS"] + host + ["#else"] if host else []) + launch + lines + [pad + "});"]
             out += ["#endif"] if host else []
         out += last_private.after(self, n, ind)
+        if scatter:  # in a block: the per-thread copies set up before, summed after
+            out = out[:1] + [pad + "{"] + scatter_open(self, n, scatter, pad + IND) + [IND + x for x in out[1:]] \
+                + scatter_close(scatter, pad + IND) + [pad + "}"]
         out += self.loopvar_final(n, ind)
         return out
 
