@@ -88,6 +88,7 @@ _ALL = [
         module_variable="module variables: shared state the port cannot reach",
         optional_argument="an OPTIONAL argument",
         assumed_shape="an assumed-shape or allocatable argument (needs an array descriptor)",
+        array_result="a function whose result is an array (a C++ entry returns one value)",
         unsupported_type="an argument or variable type the port cannot pass (CHARACTER, unusual kinds)",
         allocatable="an ALLOCATABLE local",
         save_variable="a local that keeps its value between calls (SAVE, DATA, initialised)",

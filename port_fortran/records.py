@@ -28,6 +28,10 @@ class TranslateOptions:
     # MDRange then honours the tile sizes)
     host_loops: bool = True
     scans: bool = True  # parallel_scan for prefix sums (translate/scan.py); False: serial
+    # scattered updates on Kokkos OpenMP through per-thread copies whatever the array's size
+    # (pf::Scatter; default: only where the copies stay small, else atomics): contention is a
+    # matter of the data, so the optimizer measures this one
+    scatter_copies: bool = False
     variant: str = "default"  # a name for reports
 
 

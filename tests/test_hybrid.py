@@ -465,6 +465,46 @@ def test_hybrid_ports_are_proven_on_serial_and_openmp(tmp_path):
     assert not v.passed and "y" in v.reason
 
 
+def test_a_function_returning_an_array_is_a_hybrid_port():
+    """Its C++ entry returns one value (a full port returned the View as a double and did not
+    compile): refused as 'array-result' in full mode, hybrid in auto mode; only the Fortran
+    driver (the hybrid harness's modern program too) can take the result."""
+    from port_fortran.harness.drivers import fortran_driver, unsupported_reason
+
+    k, sf = _kernel(DATA / "arrfun.f90", "outer2")
+    with pytest.raises(TranslationRefused) as exc:
+        translate_mode(k, sf, None, "full")
+    assert exc.value.diagnostics[0].code == "array-result"
+    assert translate_mode(k, sf, None, "auto").mode == "hybrid"
+    assert "hybrid port" in unsupported_reason(k) and unsupported_reason(k, hybrid=True) == ""
+    drv = fortran_driver(k)
+    assert "real(8), allocatable :: r_result(:,:)" in drv and "r_result = outer2(" in drv
+    assert "call pf_whdr(u, 2_8, int(lbound(r_result), 8)" in drv
+
+
+@pytest.mark.integration
+def test_a_function_returning_an_array_is_proven_through_its_result(tmp_path):
+    why = _toolchain()
+    if why:
+        pytest.skip(why)
+    from port_fortran.harness.hybrid import make_harness
+    from port_fortran.translate import write_port
+
+    k, sf = _kernel(DATA / "arrfun.f90", "outer2")
+    d = tmp_path / "outer2"
+    write_port(translate_mode(k, sf, None, "auto"), d)
+    h = make_harness(k, sf, d)
+    for b in ("serial", "openmp"):
+        v = h.verify(b, seeds=1)
+        assert v.passed, f"[{b}]: {v.reason}"
+    cpp = d / "outer2.kokkos.cpp"
+    text = cpp.read_text()
+    assert "+ 0.5 * x(i - 1)" in text
+    cpp.write_text(text.replace("+ 0.5 * x(i - 1)", "+ 0.25 * x(i - 1)", 1))
+    v = make_harness(k, sf, d).verify("serial", seeds=1)
+    assert not v.passed and "result" in v.reason
+
+
 @pytest.mark.integration
 @pytest.mark.timeout(1800)
 def test_main_program_hybrid_port_matches_its_output(tmp_path):

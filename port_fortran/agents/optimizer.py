@@ -2,7 +2,9 @@
 
 Variants (bounded by ``optimizer_variants``), only where they can matter for the kernel:
 MDRange tile sizes and iteration order for tightly nested parallel loops, MDRange on/off,
-team-policy reductions for inner reductions, and on host backends Kokkos' own policies in
+team-policy reductions for inner reductions, per-thread copies for scattered updates on
+Kokkos OpenMP whatever the array's size (``scatter-copies``: whether they pay depends on how
+the data collides), and on host backends Kokkos' own policies in
 place of the compat header's plain host loops (``kokkos-policies``; the host loops ignore
 tile sizes, so where every backend is a host one the tile variants use Kokkos' policies). A variant is kept only if it is verified on
 every requested backend AND faster than the baseline by more than the measured spread
@@ -46,6 +48,9 @@ def variants(kernel: ir.Kernel, base: Optional[TranslateOptions], limit: int,
     parallel = any(d.info.parallel for d in loops)
     if host_only and parallel and base.host_loops:
         add("kokkos-policies", host_loops=False)
+    scattered = any(d.info.parallel and d.info.scattered for d in loops)
+    if scattered and base.host_loops and base.atomic_scatter and (backends is None or "openmp" in backends):
+        add("scatter-copies", scatter_copies=True)  # pf::Scatter's copies whatever the array's size
     if nested:
         if base.mdrange:
             for t in tiles[:2]:

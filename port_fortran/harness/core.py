@@ -93,6 +93,8 @@ class Harness(CaseRunner, CheckedOriginal):
     ``threads`` is the OpenMP thread count for verification runs of the openmp backend
     (at least 2, so a racy port shows its race)."""
 
+    FORTRAN_MODERN = False  # the modern program is the C++ driver (HybridHarness: the Fortran one)
+
     def __init__(self, kernel: ir.Kernel, source_file: Union[ir.SourceFile, str, Path, None], port_dir,
                  include_dirs: Sequence[str] = (), defines: Optional[dict] = None,
                  limits: Optional[Limits] = None, threads: Optional[int] = None, program=None,
@@ -123,7 +125,7 @@ class Harness(CaseRunner, CheckedOriginal):
         self._cross: Optional[tuple[Optional[CrossCase]]] = None  # (case,) once computed for the spec
         self._builds: dict[str, BuildResult] = {}
         self._proofs: dict[str, tuple[str, Verdict]] = {}  # backend -> (build key, timing-size verdict)
-        reason = drivers.unsupported_reason(kernel)
+        reason = drivers.unsupported_reason(kernel, self.FORTRAN_MODERN)
         if reason:
             raise UserError(f"{self.source_path}:{kernel.line_start}: {kernel.name}: {reason}")
         self.port_dir.mkdir(parents=True, exist_ok=True)

@@ -53,8 +53,9 @@ def private_names(kernel: ir.Kernel) -> list[str]:
     return names
 
 
-def unsupported_reason(kernel: ir.Kernel) -> str:
-    """Why the harness cannot drive this kernel ('' if it can)."""
+def unsupported_reason(kernel: ir.Kernel, hybrid: bool = False) -> str:
+    """Why the harness cannot drive this kernel ('' if it can). ``hybrid``: the modern
+    program is the Fortran driver too (``harness/hybrid.py``), which can take an array result."""
     if getattr(kernel, "host", None):
         return (f"{kernel.name} is an internal procedure of {kernel.host}: the reference driver cannot call it "
                 "from outside its host (it must be outlined first, which the hybrid mode does)")
@@ -77,8 +78,10 @@ def unsupported_reason(kernel: ir.Kernel) -> str:
             return f"argument {a.name}: OPTIONAL arguments are not supported by the harness"
     if kernel.result is not None:
         t = kernel.result.ftype
-        if kernel.result.dims:
-            return "array-valued function results are not supported by the harness"
+        if kernel.result.dims and not hybrid:
+            return "array-valued function results are driven only through the Fortran driver of a hybrid port"
+        if kernel.result.dims and not kernel.module:
+            return "an external function returning an array: the driver needs an explicit interface (a module's)"
         if string_result(kernel) is not None:  # the caller's buffer, sized per case (harness/strlen.py)
             return result_length_reason(kernel)
         if t.base in ("character", "complex") or (t.base == "logical" and t.kind != 4):
@@ -176,13 +179,17 @@ def fortran_driver(kernel: ir.Kernel) -> str:
         rt = kernel.result.ftype
         tc = type_code(rt)
         strres = string_result(kernel) is not None
-        decl.append(f"  {_f_type(rt)}{', allocatable' if strres else ''} :: r_result")
+        rank = len(kernel.result.dims)
+        if rank:  # allocated by the assignment, to the function's result shape
+            decl.append(f"  {_f_type(rt)}, allocatable :: r_result({','.join(':' for _ in range(rank))})")
+        else:
+            decl.append(f"  {_f_type(rt)}{', allocatable' if strres else ''} :: r_result")
         if not kernel.module:  # a string result of an external function: of constant length (strlen.py)
             decl.append(f"  {f'character(len={rt.char_len})' if strres else _f_type(rt)}, external :: {k}")
         call = f"r_result = {k}({args})"
         size = "int(len(r_result), 8)" if strres else "int(storage_size(r_result) / 8, 8)"
-        write.append(f"  call pf_whdr(u, 0_8, zero, zero, {tc}_8, {size})\n"
-                     f"  write(u) r_result")
+        write.append(_write_array("r_result", rank, tc) if rank else
+                     f"  call pf_whdr(u, 0_8, zero, zero, {tc}_8, {size})\n  write(u) r_result")
     else:
         if not kernel.module:
             decl.append(f"  external :: {k}")

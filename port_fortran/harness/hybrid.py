@@ -60,6 +60,8 @@ class HybridHarness(Harness):
     source and the outlined kernels (``verify``, ``bench`` and the verdicts are the base
     class's)."""
 
+    FORTRAN_MODERN = True
+
     def _callee_module_reads(self, port_dir) -> list[str]:
         return list(load_info(Path(port_dir).resolve()).get("module_reads", []))
 

@@ -626,10 +626,14 @@ KOKKOS_INLINE_FUNCTION void atomic_add(T* p, const U& v) {
 // histogram), every thread adds into a private copy and the copies are summed into the array
 // after the kernel, instead of contending for the same few elements with atomics (the PIC
 // scatter at 16 threads: 3.7x the original's serial time, bench/results/cpu_2026-12-04_h200host16.md).
-// A copy per thread only pays when the kernel updates many more elements than the array has
-// (span * threads <= 4 * iterations, and at most 256 MB), else the updates stay atomic. The
-// store outlives the call (no allocation per call once grown). Elsewhere (Kokkos Serial, the
-// device backends) add() is pf::atomic_add.
+// A copy per thread pays when it stays in cache and the kernel updates many more elements
+// than the array has (at most 4 MB a copy, span * threads <= 4 * iterations: measured on the
+// 2-core machine, 2026-12-05, a histogram of 5.6 M items took 9 ms with copies against 29-33
+// with atomics over 100 K bins, 11 against 18 over 1 M, 24 against 20 over 2 M, and twice the
+// atomics' time over 5.6 M bins), else the updates stay atomic; `always` (the optimizer's
+// 'scatter-copies' variant, for data that hits few elements of a large array) drops both
+// conditions. Never more than 256 MB of copies. The store outlives the call (no allocation
+// per call once grown). Elsewhere (Kokkos Serial, the device backends) add() is pf::atomic_add.
 template <class T>
 struct ScatterStore {
   std::vector<T> buf;
@@ -641,10 +645,11 @@ struct Scatter {
   T* copies = nullptr;  // nullptr: the updates are atomic
   long span = 0;
 #if defined(PF_BACKEND_OPENMP)
-  Scatter(ScatterStore<T>& store, T* data, long n, long iterations) : base(data), span(n) {
+  Scatter(ScatterStore<T>& store, T* data, long n, long iterations, bool always = false) : base(data), span(n) {
     const long t = static_cast<long>(ExecSpace().concurrency());
-    if (t <= 1 || host_inline() || n <= 0 || n * t > 4 * iterations ||
-        static_cast<double>(n) * t * sizeof(T) > 268435456.0)
+    if (t <= 1 || host_inline() || n <= 0 || static_cast<double>(n) * t * sizeof(T) > 268435456.0)
+      return;
+    if (!always && (n * t > 4 * iterations || static_cast<double>(n) * sizeof(T) > 4194304.0))
       return;
     if (static_cast<long>(store.buf.size()) < n * t) store.buf.resize(n * t);
     copies = store.buf.data();
@@ -673,7 +678,7 @@ struct Scatter {
     });
   }
 #else
-  Scatter(ScatterStore<T>&, T* data, long n, long) : base(data), span(n) {}
+  Scatter(ScatterStore<T>&, T* data, long n, long, bool = false) : base(data), span(n) {}
   template <class U>
   KOKKOS_INLINE_FUNCTION void add(T* p, const U& v) const {
     atomic_add(p, v);

@@ -122,7 +122,7 @@ class RealStages(Stages):
 
         port = translate_mode(kernel, source, options, getattr(self.config, "mode", None) or "auto",
                               program=self.program)
-        reason = unsupported_reason(kernel)  # the proof needs a harness that can drive the routine
+        reason = unsupported_reason(kernel, port.mode == "hybrid")  # the proof needs a harness that can drive it
         if reason:
             raise TranslationRefused(kernel.name, [ir.Diagnostic(
                 "harness-unsupported", f"{port.mode} port not provable: {reason}", kernel.line_start, kernel.file)])

@@ -39,7 +39,7 @@ def open_lines(em, n, names: dict[str, str], pad: str) -> list[str]:
         sym = em.tab[x]
         out += [pad + f"static pf::ScatterStore<{sym.ctype}> {sc}_store;  // per-thread copies, kept between calls",
                 pad + f"pf::Scatter<{sym.ctype}> {sc}({sc}_store, {sym.c}.data(), static_cast<long>({sym.c}.span()), "
-                      f"{its});"]
+                      f"{its}{', true' if em.options.scatter_copies else ''});"]
     return out
 
 
