@@ -20,8 +20,8 @@ def kernel_checks(kernel: ir.Kernel) -> list[ir.Diagnostic]:
         out.append(ir.Diagnostic("module-variable", f"module variables {names} are shared state the port cannot reach", line))
     res = kernel.result
     if res is not None and res.dims:  # hybrid: the function stays Fortran, its loops become kernels
-        out.append(ir.Diagnostic("array-result", f"function result '{res.name}' is an array: a C++ entry returns "
-                                 "one value", res.line or kernel.line_start))
+        out.append(ir.Diagnostic("array-result", f"function result '{res.name}' is an array (a C++ function "
+                                 "returns one value)", res.line or kernel.line_start))
     for a in kernel.args:
         if a.optional:
             out.append(ir.Diagnostic("optional-argument", f"OPTIONAL argument '{a.name}'", a.line))
