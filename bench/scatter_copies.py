@@ -5,8 +5,9 @@ with IB computed from X(I)) is translated three times: the default (copies while
 within 4 MB and the kernel updates at least a quarter as many times as threads x bins, else
 atomics), ``scatter_copies`` (the optimizer's variant: copies whatever the size) and Kokkos'
 own policies (``host_loops=False``: Kokkos atomics). Each is built against the OpenMP Kokkos
-install and timed in-process (median of 15 calls after the first) on N items over bin counts
-from a hundred to N, which is where contention turns into cache misses. Writes a markdown table.
+install and timed in-process (median of 15 calls after the first; runs of the three variants
+interleaved) on N items over bin counts from a hundred to N, which is where contention turns
+into cache misses. Writes a markdown table.
 
     .venv/bin/python bench/scatter_copies.py --threads 2 --items 5570560 [--out bench/results/x.md]
 """
@@ -97,6 +98,7 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--items", type=int, default=5570560)
     ap.add_argument("--bins", default="100,10000,100000,250000,1000000,2000000")
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     kokkos = find_install("openmp")
@@ -104,17 +106,21 @@ def main() -> int:
         sys.exit("no Kokkos install with OpenMP (port-fortran kokkos install --backends serial,openmp)")
     bins = [int(b) for b in args.bins.split(",")] + [args.items]
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), OMP_PROC_BIND="spread", OMP_PLACES="threads")
-    times: dict[str, dict[int, float]] = {}
+    runs: dict[str, dict[int, list[float]]] = {v: {b: [] for b in bins} for v in VARIANTS}
     with tempfile.TemporaryDirectory() as tmp:
-        for name, opts in VARIANTS.items():
-            exe = build(name, opts, Path(tmp), kokkos)
-            out = subprocess.run([str(exe), str(args.items)] + [str(b) for b in bins], env=env, check=True,
-                                 capture_output=True, text=True).stdout
-            times[name] = {int(a): float(b) for a, b in (ln.split() for ln in out.splitlines() if ln.strip())}
+        exes = {name: build(name, opts, Path(tmp), kokkos) for name, opts in VARIANTS.items()}
+        for _ in range(args.rounds):  # the variants interleaved, so a busy spell hits them alike
+            for b in bins:
+                for name, exe in exes.items():
+                    out = subprocess.run([str(exe), str(args.items), str(b)], env=env, check=True,
+                                         capture_output=True, text=True).stdout
+                    runs[name][b] += [float(ln.split()[1]) for ln in out.splitlines() if ln.strip()]
+    times = {v: {b: sorted(ts)[len(ts) // 2] for b, ts in per.items()} for v, per in runs.items()}
     cmd = " ".join(["python", "bench/scatter_copies.py"] + sys.argv[1:])
     lines = [f"- command: `{cmd}`", f"- machine: {platform.node()}, {os.cpu_count()} logical CPUs; "
              f"{args.threads} OpenMP threads; {kokkos.describe() if hasattr(kokkos, 'describe') else kokkos.prefix}",
-             f"- histx over {args.items} items, median of 15 calls (ms)", "",
+             f"- histx over {args.items} items; ms, the median over {args.rounds} interleaved runs of each "
+             "variant's median of 15 calls", "",
              "| bins | " + " | ".join(VARIANTS) + " | copies / atomics |", "|---:|" + "---:|" * (len(VARIANTS) + 1)]
     for b in bins:
         row = [f"{times[v][b] * 1e3:.2f}" for v in VARIANTS]

@@ -503,6 +503,15 @@ def test_a_function_returning_an_array_is_proven_through_its_result(tmp_path):
     cpp.write_text(text.replace("+ 0.5 * x(i - 1)", "+ 0.25 * x(i - 1)", 1))
     v = make_harness(k, sf, d).verify("serial", seeds=1)
     assert not v.passed and "result" in v.reason
+    # a PURE function: its kernel's interface is pure (gfortran: "Subroutine call to
+    # 'ramp_l...' at (1) is not PURE" before; BookLeaf's utils_kn_getconn, utils_kn_arth)
+    k, sf = _kernel(DATA / "arrfun.f90", "ramp")
+    port = translate_mode(k, sf, None, "auto")
+    assert re.search(r"^    pure subroutine ramp_l\d+_kokkos\(", port.files["ramp_kokkos_mod.f90"], re.M)
+    assert "pure" not in (d / "outer2_kokkos_mod.f90").read_text()
+    write_port(port, tmp_path / "ramp")
+    v = make_harness(k, sf, tmp_path / "ramp").verify("openmp", seeds=1)
+    assert v.passed, v.reason
 
 
 @pytest.mark.integration

@@ -530,7 +530,10 @@ def _hybrid_port(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Op
                       outlined=infos, kept=kept, why=list(why or []), edits=[e.to_dict() for e in edits],
                       include_dirs_first=[str(Path(kernel.file).resolve().parent)], header=header,
                       module_reads=list(dict.fromkeys(n for o in outlined for n in o[2].module_reads)))
-    files = _files(kernel, [o[1] for o in outlined], info, k)
+    # a PURE (or ELEMENTAL) routine may call only pure procedures: the kernels' interfaces say so
+    head = " ".join(lines[kernel.line_start - 1:max(head_last, kernel.line_start)]).lower().split("(")[0].split()
+    pure = "pure " if "pure" in head or ("elemental" in head and "impure" not in head) else ""
+    files = _files(kernel, [o[1] for o in outlined], info, k, pure)
     files[header or name] = "\n".join(new_lines)
     if header:  # the file as it is: it finds the edited header beside it before the original's
         files[name] = main_text
@@ -599,7 +602,7 @@ def _case(text: str, upper: bool) -> str:
     return text.upper() if upper else text.lower()
 
 
-def _files(kernel: ir.Kernel, parts: list[KernelParts], info: HybridInfo, k: str) -> dict[str, str]:
+def _files(kernel: ir.Kernel, parts: list[KernelParts], info: HybridInfo, k: str, pure: str = "") -> dict[str, str]:
     file = Path(kernel.file).name if kernel.file else "?"
     kernels = []
     for p in parts:
@@ -610,7 +613,7 @@ def _files(kernel: ir.Kernel, parts: list[KernelParts], info: HybridInfo, k: str
             "views_decl": render.views_signature(p.kernel, p.tab, p.used, with_names=False),
             "entry_decl": render.entry_signature(p.kernel, p.tab, decl=True),
             "module_decls": [ln for d in render.module_decls(p.kernel, p.tab, assumed_last=True) for ln in fortran_text.free_lines(d, " " * 6)],
-            "head": fortran_text.free_lines(f"subroutine {p.kernel.name}_kokkos({', '.join(a.name for a in p.kernel.args)}) "
+            "head": fortran_text.free_lines(f"{pure}subroutine {p.kernel.name}_kokkos({', '.join(a.name for a in p.kernel.args)}) "
                                  f"bind(C, name=\"{p.kernel.name}_kokkos\")", " " * 4),
         })
     return {

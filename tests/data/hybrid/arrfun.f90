@@ -15,4 +15,16 @@ contains
       end do
     end do
   end function outer2
+
+  ! PURE: the outlined kernel's interface is declared pure too (a pure
+  ! procedure calls only pure ones)
+  pure function ramp(n, x) result(r)
+    integer, intent(in) :: n
+    real(8), intent(in) :: x(n)
+    real(8) :: r(n)
+    integer :: i
+    do i = 1, n
+      r(i) = 2.0d0 * x(i) - real(i, 8)
+    end do
+  end function ramp
 end module arrfun
