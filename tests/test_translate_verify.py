@@ -17,6 +17,7 @@ OpenMP backends. Features are grouped into few kernels to keep the builds few:
                        arithmetic IF + backward GOTO, an inlined FUNCTION, a DO with a step
   types.f90   cplx     complex(8), conjg/aimag/cmplx/abs, SELECT CASE, LOGICAL argument
               scatter  atomics for scattered updates (real(4)), a reduction with an integer count
+              zsums    two complex sums in one loop: one reducer of Kokkos::complex fields
   arrays.f90  matvt    TeamPolicy: a team per column, TeamThreadRange reduction (team_reductions)
   norms.f     sqnorm   section reductions (rms(m) summed, big(m) a max, under inner component
                        loops: one MDRange reduce with a pf::Private accumulator per thread); a
@@ -106,6 +107,7 @@ CASES = [
     ("sections.f90", "secw"),
     ("sections.f90", "secl"),
     ("deposit.f90", "deposit"),
+    ("types.f90", "zsums"),
 ]
 OPTIONS = {"matvt": TranslateOptions(team_reductions=True)}
 
@@ -121,6 +123,7 @@ SPEC_EDITS = {
     "stats": {"reduction": ["s", "p"]},
     "strided": {"reduction": ["dot"]},
     "scatter": {"reduction": ["hist", "vsum"]},
+    "zsums": {"reduction": ["sx", "sy"]},
     # many particles on a small grid (per-thread copies on OpenMP), few on a large one (atomics)
     "deposit": {"sizes": {"correctness": [{"np": 1, "nx": 1, "ny": 1}, {"np": 400, "nx": 3, "ny": 4},
                                           {"np": 5, "nx": 30, "ny": 20}]},

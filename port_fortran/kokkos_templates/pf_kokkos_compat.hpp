@@ -621,6 +621,17 @@ KOKKOS_INLINE_FUNCTION void atomic_add(T* p, const U& v) {
 #endif
 }
 
+// nv reads a value as a plain one: Kokkos 3's complex adds and multiplies no volatile
+// values, it only copies from them (a join of several complex sums).
+template <class T>
+KOKKOS_INLINE_FUNCTION T nv(const volatile T& x) {
+  return T(x);
+}
+template <class T>
+KOKKOS_INLINE_FUNCTION const T& nv(const T& x) {
+  return x;
+}
+
 // The scattered updates of one array in an 'atomic' kernel on Kokkos OpenMP with several
 // threads: when the array is small next to the kernel's iterations (a charge grid, a
 // histogram), every thread adds into a private copy and the copies are summed into the array

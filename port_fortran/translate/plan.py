@@ -268,7 +268,7 @@ class Planner:
                         return None, (f"reduction into a section of {r.var}: the array needs constant extents of at "
                                       f"most {SECTION_ELEMENTS} elements (one copy per thread)")
                 if sym.ftype.base not in ("integer", "real", "complex") or (
-                        sym.ftype.base == "complex" and (r.op in ("min", "max") or len(red) > 1)):
+                        sym.ftype.base == "complex" and r.op in ("min", "max")):
                     return None, f"reduction on {r.var} of type {sym.ftype} not supported"
             why = ""
             if "conditional-independence" in codes:

@@ -51,11 +51,14 @@ def scalars_reducer(name: str, reds: list[tuple], line: int) -> str:
             fields.append(f"    {t} {f};")
             loop = ""
             d, sv, v = f"dest.{f}", f"src.{f}", f"v.{f}"
+        # Kokkos 3's volatile join: Kokkos::complex has no + or * of volatile values, only a
+        # copy from one (pf::nv) and an assignment to one
+        a, b = (f"pf::nv({d})", f"pf::nv({sv})") if "complex" in t else (d, sv)
         if op == "sum":
-            joins.append(f"    {loop}{d} = {d} + {sv};")
+            joins.append(f"    {loop}{d} = {a} + {b};")
             inits.append(f"    {loop}{v} = 0;")
         elif op == "prod":
-            joins.append(f"    {loop}{d} = {d} * {sv};")
+            joins.append(f"    {loop}{d} = {a} * {b};")
             inits.append(f"    {loop}{v} = 1;")
         elif op == "max":
             joins.append(f"    {loop}if ({sv} > {d}) {d} = {sv};")

@@ -45,3 +45,19 @@ subroutine scatter(n, nb, idx, v, hist, cnt, vsum)
     vsum = vsum + 0.5 * v(i)
   end do
 end subroutine scatter
+
+! two complex sums in one loop: one reducer struct of Kokkos::complex fields (Kokkos 3's
+! volatile join reads them through pf::nv)
+subroutine zsums(n, x, y, sx, sy)
+  implicit none
+  integer, intent(in) :: n
+  complex(8), intent(in) :: x(n), y(n)
+  complex(8), intent(out) :: sx, sy
+  integer :: i
+  sx = (0.0d0, 0.0d0)
+  sy = (0.0d0, 0.0d0)
+  do i = 1, n
+    sx = sx + x(i)
+    sy = sy + conjg(y(i)) * x(i)
+  end do
+end subroutine zsums
