@@ -832,6 +832,59 @@ def test_scratch_arrays_filled_before_use_are_private(tmp_path):
     assert not third.info.parallel and "u" not in third.info.private  # filled only when a(i) > 0
 
 
+def test_scratch_written_element_by_element_at_constant_subscripts_is_private(tmp_path):
+    # CCS-QCD's unrolled colour loops: `ic = 1; yt(ic, 3) = ...; ic = 2; yt(ic, 3) = ...`, each
+    # element read after the iteration wrote it (also between writes), the subscript scalar
+    # followed through its constant values in order (one array per loop: an array read
+    # outside its loop is never private)
+    k = kernel(tmp_path, """
+        do i = 1, n
+          ic = 1
+          yt(ic, 1) = a(i)
+          yt(ic, 2) = 2 * a(i)
+          b(i) = yt(1, 1) + yt(ic, 2)
+          ic = 2
+          yt(ic, 1) = b(i)
+          yt(ic, 2) = 3 * b(i)
+          ic = 1
+          c(i) = yt(ic, 2) * yt(2, 1) + yt(2, ic + 1)
+        end do
+        do i = 1, n
+          ic = 1
+          yu(ic, 1) = a(i)
+          ic = 2
+          c(i) = yu(ic, 1)
+        end do
+        do i = 1, n
+          ic = 1
+          if (a(i) > 0) ic = 2
+          yv(ic, 1) = a(i)
+          c(i) = yv(1, 1)
+        end do
+        do i = 1, n
+          ic = 1
+          do j = 1, 2
+            c(i) = c(i) + yw(ic, 1)
+            ic = 2
+            yw(ic, 1) = a(i)
+          end do
+        end do
+        do i = 1, n
+          ic = 1
+          yx(ic, 1) = a(i)
+          if (a(i) > 0) goto 10
+          ic = 2
+   10     c(i) = yx(ic, 1)
+        end do
+    """, decls="integer ic\n  real(8) yt(2, 2), yu(2, 2), yv(2, 2), yw(2, 2), yx(2, 2)")
+    good, stale, branch, inner, jump = [d for d in k.loops() if d.var == "i"]
+    assert good.info.parallel and {"yt", "ic"} <= set(good.info.private), codes(good)
+    assert not stale.info.parallel  # yu(2, 1) is read, written by no statement of the iteration
+    assert not branch.info.parallel  # after the IF, ic may be 1 or 2
+    assert not inner.info.parallel  # the second pass of j reads yw(2, 1), written only after the first read
+    assert not jump.info.parallel  # the GOTO may skip ic = 2
+
+
 def test_scratch_filled_at_several_depths_of_one_nest_is_private(tmp_path):
     # a block set up per iteration by one nest: its off-diagonal elements by the inner loop,
     # its diagonal beside that loop (w(l, l) = ...), then read whole. Every level of the nest

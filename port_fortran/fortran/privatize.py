@@ -72,10 +72,16 @@ def _scan_kills(stmts: list[ir.Stmt], name: str, bounds: list, env: dict, fills=
     a value from another iteration). ``sites`` (accesses.CallSites): what calls write and
     read of it."""
     boxes: list = []
+    base, track = env, _tracks(stmts)
     for k, st in enumerate(stmts):
+        if k and track:
+            env = _step(env, base, stmts[k - 1], sites)
         if fills is not None and fills(st):
             return "killed"
         grown = _call_boxes(st, name, env, sites) if isinstance(st, ir.CallStmt) else []
+        point = _point_box(st, name, bounds, env) if track else None
+        if point is not None:
+            grown = [point]
         section = section_box(st, name, bounds, env)
         if section is not None:
             if all(affine.is_const(lo) and affine.is_const(hi) and (affine.constant(lo), affine.constant(hi)) == b
@@ -94,11 +100,14 @@ def _scan_kills(stmts: list[ir.Stmt], name: str, bounds: list, env: dict, fills=
             if _reads_within(stmts[k + 1:], name, seen, env, sites=sites):
                 return "killed"  # a part of it, and the iteration reads no element outside that part
             continue
+        if boxes and reads(st, name) and _reads_within([st], name, merge_boxes(boxes) + boxes, env, sites=sites):
+            continue  # reads only elements this iteration wrote before
         if isinstance(st, ir.Do):
-            if reads(st, name) or _scan_kills(st.body, name, bounds, env, fills, sites) == "unsafe":
+            inner = _loop_env(env, base, st, sites) if track else base
+            if reads(st, name) or _scan_kills(st.body, name, bounds, inner, fills, sites) == "unsafe":
                 return "unsafe"
-        elif reads(st, name) or any(_scan_kills(b, name, bounds, env, fills, sites) == "unsafe"
-                                     for b in _bodies(st)):
+        elif reads(st, name) or any(_scan_kills(b, name, bounds, _loop_env(env, base, st, sites) if track else base,
+                                                fills, sites) == "unsafe" for b in _bodies(st)):
             return "unsafe"  # a write in one branch covers no read: only reads are looked for there
     return "clean"
 
@@ -114,6 +123,59 @@ def _bodies(st: ir.Stmt) -> list[list[ir.Stmt]]:
     if isinstance(st, ir.DoWhile):
         return [st.body]
     return []
+
+
+_JUMPS = (ir.Goto, ir.ComputedGoto, ir.ArithmeticIf)
+
+
+def _tracks(stmts: list[ir.Stmt]) -> bool:
+    """May the scan follow integer scalars set to constants through ``stmts`` in order? Not
+    where a GOTO could skip an assignment."""
+    return not any(isinstance(x, _JUMPS) for x in ir.walk(stmts))
+
+
+def _step(env: dict, base: dict, st: ir.Stmt, sites) -> dict:
+    """``env`` after ``st``: an integer scalar assigned a constant (``ic = 2``, in the order of
+    the statements: QCD's unrolled colour loops) holds it; whatever else ``st`` may change,
+    at any depth, is forgotten (an unmodelled statement forgets them all)."""
+    if isinstance(st, ir.Assign) and isinstance(st.target, ir.Name) and (st.target.ftype is None or
+                                                                        st.target.ftype.base == "integer"):
+        p = affine.poly_of(st.value, env)
+        out = dict(env)
+        if p is not None and affine.is_const(p) and st.target.name not in base:
+            out[st.target.name] = affine.constant(p)
+        else:
+            out.pop(st.target.name, None)
+        return out
+    inner = list(ir.walk([st]))
+    if any(isinstance(x, ir.Unsupported) for x in inner):
+        return dict(base)
+    gone = assigned_names(inner, sites)
+    return {k: v for k, v in env.items() if k not in gone}
+
+
+def _loop_env(env: dict, base: dict, st: ir.Stmt, sites) -> dict:
+    """What holds at every pass through a loop's body (DO, DO WHILE): nothing the body or the
+    loop changes; another construct's bodies start from ``env`` itself."""
+    if not isinstance(st, (ir.Do, ir.DoWhile)):
+        return env
+    gone = assigned_names(list(ir.walk(st.body)), sites) | ({st.var} if isinstance(st, ir.Do) else set())
+    return {k: v for k, v in env.items() if k not in gone}
+
+
+def _point_box(st: ir.Stmt, name: str, bounds: list, env: dict) -> Optional[list]:
+    """The element an assignment ``name(c1, c2, ...) = ...`` writes, its subscripts constant
+    in ``env`` and its value not reading ``name``."""
+    if not (isinstance(st, ir.Assign) and isinstance(st.target, ir.ArrayRef) and st.target.name == name
+            and len(st.target.subscripts) == len(bounds)) or mentions(st.value, name):
+        return None
+    box = []
+    for sub in st.target.subscripts:
+        p = affine.poly_of(sub, env) if not isinstance(sub, ir.Slice) else None
+        if p is None or not affine.is_const(p):
+            return None
+        box.append((p, p))
+    return box
 
 
 def _full_write(do: ir.Do, name: str, bounds: list, env: dict) -> bool:
@@ -149,7 +211,10 @@ def _reads_within(stmts: list[ir.Stmt], name: str, boxes: list, env: dict, loops
     (``sites``: effects.Calls.actual_ref), or all of it when that is not known."""
     loops = loops or []
     names = set().union(*(affine.names(lo) | affine.names(hi) for box in boxes for lo, hi in box))
-    for st in stmts:
+    base, track = env, _tracks(stmts)
+    for k, st in enumerate(stmts):
+        if k and track:
+            env = _step(env, base, stmts[k - 1], sites)
         if assigned_names([st], sites) & names:
             return False
         if passes(st, name) and not _call_reads_within(st, name, boxes, env, loops, sites):
@@ -176,11 +241,13 @@ def _reads_within(stmts: list[ir.Stmt], name: str, boxes: list, env: dict, loops
                 if any(reads(x, name) for x in ir.walk(st.body)):
                     return False
                 continue
-            if not _reads_within(st.body, name, boxes, env, inner, sites):
+            if not _reads_within(st.body, name, boxes, _loop_env(env, base, st, sites) if track else base, inner,
+                                 sites):
                 return False
         else:
             for b in _bodies(st):
-                if not _reads_within(b, name, boxes, env, loops, sites):
+                if not _reads_within(b, name, boxes, _loop_env(env, base, st, sites) if track else base, loops,
+                                     sites):
                     return False
     return True
 
