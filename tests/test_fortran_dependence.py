@@ -877,12 +877,36 @@ def test_scratch_written_element_by_element_at_constant_subscripts_is_private(tm
    10     c(i) = yx(ic, 1)
         end do
     """, decls="integer ic\n  real(8) yt(2, 2), yu(2, 2), yv(2, 2), yw(2, 2), yx(2, 2)")
-    good, stale, branch, inner, jump = [d for d in k.loops() if d.var == "i"]
+    good, stale, branch, inner, jump = [d for d in k.loops() if d.var == "i"][:5]
     assert good.info.parallel and {"yt", "ic"} <= set(good.info.private), codes(good)
     assert not stale.info.parallel  # yu(2, 1) is read, written by no statement of the iteration
     assert not branch.info.parallel  # after the IF, ic may be 1 or 2
     assert not inner.info.parallel  # the second pass of j reads yw(2, 1), written only after the first read
     assert not jump.info.parallel  # the GOTO may skip ic = 2
+    # the same inside an inner loop and a branch (CCS-QCD writes and reads yt in a loop over
+    # the time slices, inside the loops over x, y, z): each pass reads what it wrote
+    k = kernel(tmp_path, """
+        do i = 1, n
+          do j = 1, 3
+            ic = 2
+            ys(ic, 1) = a(i) * j
+            if (a(i) > 0) then
+              ys(1, 1) = ys(ic, 1) + 1
+              c(i) = c(i) + ys(1, 1)
+            end if
+            c(i) = c(i) + ys(2, 1)
+          end do
+        end do
+        do i = 1, n
+          do j = 1, 3
+            c(i) = c(i) + yr(1, 1)
+            yr(1, 1) = a(i)
+          end do
+        end do
+    """, decls="integer ic\n  real(8) ys(2, 2), yr(2, 2)", name="k2.f90")
+    nested, late = [d for d in k.loops() if d.var == "i"]
+    assert nested.info.parallel and "ys" in nested.info.private, codes(nested)
+    assert not late.info.parallel  # yr(1, 1) read before the pass writes it
 
 
 def test_scratch_filled_at_several_depths_of_one_nest_is_private(tmp_path):

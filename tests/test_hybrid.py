@@ -465,6 +465,29 @@ def test_hybrid_ports_are_proven_on_serial_and_openmp(tmp_path):
     assert not v.passed and "y" in v.reason
 
 
+def test_a_scratch_array_only_the_nest_uses_is_a_local_of_its_kernel(tmp_path):
+    """CCS-QCD's mult_eo_tzyx (the Wilson-Dirac hopping term): its scratch `yt` filled element
+    by element in every iteration was an argument of the outlined kernel, so not private, and
+    the nest ran as a single-iteration kernel; as a local of the kernel it is private and the
+    nest parallel. Proven on serial and openmp."""
+    k, sf = _kernel(DATA / "unrolled.f90", "unrolled")
+    port = translate_mode(k, sf, None, "auto")
+    assert port.mode == "hybrid" and "parallel_for" in port.patterns, port.notes
+    mod = port.files["unrolled_kokkos_mod.f90"]
+    assert "yt" not in mod  # not an argument
+    why = _toolchain()
+    if why:
+        return
+    from port_fortran.harness.hybrid import make_harness
+    from port_fortran.translate import write_port
+
+    write_port(port, tmp_path / "unrolled")
+    h = make_harness(k, sf, tmp_path / "unrolled")
+    for b in ("serial", "openmp"):
+        v = h.verify(b, seeds=1)
+        assert v.passed, f"[{b}]: {v.reason}"
+
+
 def test_a_function_returning_an_array_is_a_hybrid_port():
     """Its C++ entry returns one value (a full port returned the View as a double and did not
     compile): refused as 'array-result' in full mode, hybrid in auto mode; only the Fortran

@@ -65,13 +65,14 @@ def _call_fills(st: ir.Stmt, name: str, bounds: list, size: int, sites) -> bool:
     return False
 
 
-def _scan_kills(stmts: list[ir.Stmt], name: str, bounds: list, env: dict, fills=None, sites=None) -> str:
+def _scan_kills(stmts: list[ir.Stmt], name: str, bounds: list, env: dict, fills=None, sites=None,
+                known: tuple = ()) -> str:
     """'killed' (a nest wrote all of ``name`` before any read, a call ``fills`` says filled
     it, or the nests and calls so far wrote parts of it that every later read of the
     iteration stays in), 'clean' (no read before any full write), 'unsafe' (a read may see
     a value from another iteration). ``sites`` (accesses.CallSites): what calls write and
-    read of it."""
-    boxes: list = []
+    read of it. ``known``: boxes of constant bounds the iteration wrote before ``stmts``."""
+    boxes: list = list(known)
     base, track = env, _tracks(stmts)
     for k, st in enumerate(stmts):
         if k and track:
@@ -80,7 +81,10 @@ def _scan_kills(stmts: list[ir.Stmt], name: str, bounds: list, env: dict, fills=
             return "killed"
         grown = _call_boxes(st, name, env, sites) if isinstance(st, ir.CallStmt) else []
         point = _point_box(st, name, bounds, env) if track else None
-        if point is not None:
+        if point is not None:  # yt(1, 1) = yt(1, 1) + h: what it reads must be written already
+            if reads(st, name) and not (boxes and _reads_within([st], name, merge_boxes(boxes) + boxes, env,
+                                                                 sites=sites)):
+                return "unsafe"
             grown = [point]
         section = section_box(st, name, bounds, env)
         if section is not None:
@@ -102,13 +106,20 @@ def _scan_kills(stmts: list[ir.Stmt], name: str, bounds: list, env: dict, fills=
             continue
         if boxes and reads(st, name) and _reads_within([st], name, merge_boxes(boxes) + boxes, env, sites=sites):
             continue  # reads only elements this iteration wrote before
-        if isinstance(st, ir.Do):
+        if isinstance(st, (ir.Do, ir.DoWhile, ir.If, ir.SelectCase)):
+            if any(mentions(e, name) for e in ir.stmt_exprs(st)):
+                return "unsafe"  # a bound or a condition reads it
             inner = _loop_env(env, base, st, sites) if track else base
-            if reads(st, name) or _scan_kills(st.body, name, bounds, inner, fills, sites) == "unsafe":
+            bodies = [st.body] if isinstance(st, ir.Do) else _bodies(st)
+            written = tuple(b for b in merge_boxes(boxes) + boxes
+                            if all(affine.is_const(lo) and affine.is_const(hi) for lo, hi in b))
+            if any(_scan_kills(b, name, bounds, inner, fills, sites, written) == "unsafe" for b in bodies):
                 return "unsafe"
-        elif reads(st, name) or any(_scan_kills(b, name, bounds, _loop_env(env, base, st, sites) if track else base,
-                                                fills, sites) == "unsafe" for b in _bodies(st)):
-            return "unsafe"  # a write in one branch covers no read: only reads are looked for there
+            # each read inside was preceded, in its own pass or branch, by a write of that element
+            # (a write in one branch covers no read after the construct: only reads count there)
+            continue
+        if reads(st, name):
+            return "unsafe"
     return "clean"
 
 
@@ -165,9 +176,9 @@ def _loop_env(env: dict, base: dict, st: ir.Stmt, sites) -> dict:
 
 def _point_box(st: ir.Stmt, name: str, bounds: list, env: dict) -> Optional[list]:
     """The element an assignment ``name(c1, c2, ...) = ...`` writes, its subscripts constant
-    in ``env`` and its value not reading ``name``."""
+    in ``env`` (what its value reads of ``name`` is the caller's to check)."""
     if not (isinstance(st, ir.Assign) and isinstance(st.target, ir.ArrayRef) and st.target.name == name
-            and len(st.target.subscripts) == len(bounds)) or mentions(st.value, name):
+            and len(st.target.subscripts) == len(bounds)):
         return None
     box = []
     for sub in st.target.subscripts:
@@ -535,3 +546,20 @@ def _same_call_writes(st: ir.CallStmt, name: str, varying: set, sites) -> bool:
         if not _same_writes(callee.body, callee.args[q].name, changed, set(), False):
             return False
     return True
+
+
+def nest_only_array(kernel: ir.Kernel, do: ir.Do, name: str) -> bool:
+    """Is ``name`` a local array of ``kernel`` that only the nest ``do`` uses (of constant
+    extents, no SAVE, DATA, COMMON, EQUIVALENCE or allocation, in a routine that contains no
+    procedures)? Its values before the nest are undefined and nothing reads it after, so a
+    nest outlined into a kernel of its own can hold it as a local (CCS-QCD's ``yt``) rather
+    than take it as an argument -- and then find it private to each iteration."""
+    v = kernel.locals.get(name)
+    if v is None or not v.dims or v.save or v.common is not None or v.parameter is not None or v.allocatable \
+            or getattr(v, "pointer", False) or kernel.kind == "program" or kernel.host \
+            or any(name in cls for cls in kernel.equivalences) \
+            or constant_bounds(v.dims, kernel.constants()) is None:
+        return False
+    inside = {id(x) for x in ir.walk([do])}
+    return not any(id(st) not in inside and any(mentions(e, name) for e in ir.stmt_exprs(st))
+                   for st in ir.walk(kernel.body))

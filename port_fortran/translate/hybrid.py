@@ -39,6 +39,7 @@ from ..fortran import ir
 from ..fortran.analysis import analyse_kernel
 from ..fortran.dataflow import FlowGraph, exposed_reads
 from ..fortran.dependence import kernel_context
+from ..fortran.privatize import nest_only_array
 from ..records import Port, TranslateOptions, TranslationRefused
 from . import fortran_text
 from . import render
@@ -265,7 +266,8 @@ def outline(kernel: ir.Kernel, do: ir.Do, flow: FlowGraph, name: str,
             raise Keep("unknown-name", f"'{nm}' in the loop nest has no declaration the tool can see", do.line)
         if isinstance(v, ir.Argument) and v.optional:
             raise Keep("optional-argument", f"the loop nest uses OPTIONAL argument '{nm}' (it may be absent)", do.line)
-        if v.parameter is not None and not isinstance(v, ir.Argument) and v is not kernel.result:
+        if (v.parameter is not None and not isinstance(v, ir.Argument) and v is not kernel.result) \
+                or nest_only_array(kernel, do, nm):
             locals_[nm] = copy.deepcopy(v)
             continue
         if v.dims:
