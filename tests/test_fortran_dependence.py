@@ -909,6 +909,35 @@ def test_scratch_written_element_by_element_at_constant_subscripts_is_private(tm
     assert not late.info.parallel  # yr(1, 1) read before the pass writes it
 
 
+def test_scratch_a_contained_procedure_names_hands_its_last_value_on(tmp_path):
+    # `w` is filled before every read in the loop, but `inner`, CONTAINed in the routine and
+    # called after the loop, reads it by host association: private copies alone would leave
+    # it as it was before the loop; the last iteration writes through
+    p = tmp_path / "host.f90"
+    p.write_text(textwrap.dedent("""
+        subroutine outer(n, a, c)
+          integer n
+          real(8) a(n), c(n)
+          real(8) w(2)
+          integer i
+          do i = 1, n
+            w(1) = a(i)
+            w(2) = 2 * a(i)
+            c(i) = w(1) + w(2)
+          end do
+          call inner()
+        contains
+          subroutine inner()
+            c(1) = w(1)
+          end subroutine
+        end subroutine
+    """).lstrip("\n"))
+    sf = parse_file(p, use_cache=False)
+    k = next(x for x in sf.kernels if x.name == "outer")
+    d = loop(k)
+    assert d.info.parallel and "w" in d.info.private and "w" in d.info.last_private
+
+
 def test_scratch_filled_at_several_depths_of_one_nest_is_private(tmp_path):
     # a block set up per iteration by one nest: its off-diagonal elements by the inner loop,
     # its diagonal beside that loop (w(l, l) = ...), then read whole. Every level of the nest

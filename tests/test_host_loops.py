@@ -188,7 +188,7 @@ def test_scattered_updates_are_plain_on_kokkos_serial_only():
     cpp = _cpp(_port("histogram.f", "histi"), "histi")
     assert re.search(r"pf_sc_ihist\.add\(&ihist\(idx\(i - 1\) - 1\), 1\);", cpp) and "Kokkos::atomic_add" not in cpp
     # set up before the kernel (per-thread copies kept between calls), summed after it
-    assert "static pf::ScatterStore<int> pf_sc_ihist_store;" in cpp
+    assert "static thread_local pf::ScatterStore<int> pf_sc_ihist_store;" in cpp  # a store per calling thread
     assert "pf::Scatter<int> pf_sc_ihist(pf_sc_ihist_store, ihist.data(), static_cast<long>(ihist.span()), " \
            "pf::trip(1, n, 1));" in cpp
     assert cpp.index("pf_sc_ihist.contribute();") > cpp.index("pf_sc_ihist.add(")

@@ -6,6 +6,7 @@ loop reads, is private to the iteration (a copy per iteration, ``pf::Private`` i
 instead of a dependence between iterations."""
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 from . import affine, ir
@@ -26,7 +27,7 @@ def privatizable_array(name: str, loop: ir.Do, kernel: ir.Kernel, env: dict, sit
     outside the loop reads it."""
     v = kernel.locals.get(name)
     if v is None or not v.dims or v.save or v.common is not None or v.parameter is not None or v.allocatable \
-            or any(name in cls for cls in kernel.equivalences):
+            or any(name in cls for cls in kernel.equivalences) or hosted(kernel, name):
         return False
     bounds = constant_bounds(v.dims, env)
     if bounds is None or element_count(bounds) > PRIVATE_ARRAY_ELEMENTS:
@@ -39,6 +40,14 @@ def privatizable_array(name: str, loop: ir.Do, kernel: ir.Kernel, env: dict, sit
         size = element_count(bounds)
         fills = lambda st: _call_fills(st, name, bounds, size, sites)  # noqa: E731
     return _scan_kills(loop.body, name, bounds, env, fills, sites) != "unsafe"
+
+
+def hosted(kernel: ir.Kernel, name: str) -> bool:
+    """May a procedure the routine CONTAINs use ``name`` by host association (it names it
+    after the CONTAINS statement)? Such a procedure, called after the loop, reads the array."""
+    text = kernel.source_text or ""
+    m = re.search(r"^[ \t]*contains[ \t]*(!.*)?$", text, re.M | re.I)
+    return m is not None and re.search(rf"\b{re.escape(name)}\b", text[m.end():], re.I) is not None
 
 
 def fills_before_reads(body: list[ir.Stmt], name: str, bounds: list, env: dict) -> bool:
@@ -556,7 +565,7 @@ def nest_only_array(kernel: ir.Kernel, do: ir.Do, name: str) -> bool:
     than take it as an argument -- and then find it private to each iteration."""
     v = kernel.locals.get(name)
     if v is None or not v.dims or v.save or v.common is not None or v.parameter is not None or v.allocatable \
-            or getattr(v, "pointer", False) or kernel.kind == "program" or kernel.host \
+            or getattr(v, "pointer", False) or kernel.kind == "program" or kernel.host or hosted(kernel, name) \
             or any(name in cls for cls in kernel.equivalences) \
             or constant_bounds(v.dims, kernel.constants()) is None:
         return False

@@ -533,7 +533,8 @@ def _hybrid_port(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Op
                       include_dirs_first=[str(Path(kernel.file).resolve().parent)], header=header,
                       module_reads=list(dict.fromkeys(n for o in outlined for n in o[2].module_reads)))
     # a PURE (or ELEMENTAL) routine may call only pure procedures: the kernels' interfaces say so
-    head = " ".join(lines[kernel.line_start - 1:max(head_last, kernel.line_start)]).lower().split("(")[0].split()
+    head = re.split(r"\b(?:function|subroutine)\b", " ".join(lines[kernel.line_start - 1:max(head_last, kernel.line_start)])
+                    .lower(), maxsplit=1)[0].replace("(", " ").split()
     pure = "pure " if "pure" in head or ("elemental" in head and "impure" not in head) else ""
     files = _files(kernel, [o[1] for o in outlined], info, k, pure)
     files[header or name] = "\n".join(new_lines)

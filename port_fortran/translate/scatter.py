@@ -37,7 +37,8 @@ def open_lines(em, n, names: dict[str, str], pad: str) -> list[str]:
     its = iterations(em, n) if names else ""
     for x, sc in names.items():
         sym = em.tab[x]
-        out += [pad + f"static pf::ScatterStore<{sym.ctype}> {sc}_store;  // per-thread copies, kept between calls",
+        out += [pad + f"static thread_local pf::ScatterStore<{sym.ctype}> {sc}_store;  // per-thread copies, kept "
+                      "between calls",
                 pad + f"pf::Scatter<{sym.ctype}> {sc}({sc}_store, {sym.c}.data(), static_cast<long>({sym.c}.span()), "
                       f"{its}{', true' if em.options.scatter_copies else ''});"]
     return out
