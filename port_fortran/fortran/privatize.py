@@ -570,5 +570,13 @@ def nest_only_array(kernel: ir.Kernel, do: ir.Do, name: str) -> bool:
             or constant_bounds(v.dims, kernel.constants()) is None:
         return False
     inside = {id(x) for x in ir.walk([do])}
-    return not any(id(st) not in inside and any(mentions(e, name) for e in ir.stmt_exprs(st))
+    return not any(id(st) not in inside and (any(mentions(e, name) for e in ir.stmt_exprs(st)) or _io_uses(st, name))
                    for st in ir.walk(kernel.body))
+
+
+def _io_uses(st: ir.Stmt, name: str) -> bool:
+    """May a statement the IR keeps unmodelled (I/O: ``print *, yt``) use ``name``?"""
+    if not isinstance(st, ir.Unsupported):
+        return False
+    return st.reads is None or name in st.reads or name in (st.writes or []) \
+        or re.search(rf"\b{re.escape(name)}\b", st.text or "", re.I) is not None
