@@ -51,6 +51,12 @@ def test_array_recurrences_of_distance_one_are_scans():
     assert port.patterns == ["scan"]
     cpp = port.files["scanip.kokkos.cpp"]
     assert "int pf_total = 0;" in cpp and "pf_acc += k(i - 1, j - 1);" in cpp
+    # stored one place on (SNAP's cell boundaries, ib(i+1) = ib(i) + dx): the value before the
+    # loop is xb(lo), read where the data is; a distance-two recurrence stays serial
+    port = _port(DATA / "scans.f", "scanb")
+    assert port.patterns == ["scan", "serial"], port.notes
+    cpp = port.files["scanb.kokkos.cpp"]
+    assert "if (i == pf_lo) pf_acc += xb(i - 1);" in cpp and "xb(i) = pf_acc;" in cpp
 
 
 @pytest.mark.parametrize("name", ["scanx", "scanp", "scan2", "scani"])
@@ -77,7 +83,8 @@ def _toolchain() -> str:
 
 @pytest.mark.integration
 @pytest.mark.parametrize("path,name", [(SAMPLES / "prefix.f", "psum"), (DATA / "scans.f", "scant"),
-                                       (DATA / "scans.f", "scana"), (DATA / "scans.f", "scanip")])
+                                       (DATA / "scans.f", "scana"), (DATA / "scans.f", "scanip"),
+                                       (DATA / "scans.f", "scanb")])
 def test_scans_are_proven_on_serial_and_openmp(tmp_path, path, name):
     why = _toolchain()
     if why:

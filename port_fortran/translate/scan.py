@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..fortran import ir
+from ..fortran import affine, ir
 from ..fortran.reductions import same_expr
 from ..fortran.render import expr_str
 from .access import names_in
@@ -64,17 +64,29 @@ def _terms(value: ir.Expr, is_sum) -> Optional[list]:
 
 
 def _shift_of(target: ir.ArrayRef, read: ir.ArrayRef, var: str) -> bool:
-    """``read`` is ``target`` one iteration back: the same subscripts but ``var`` -> ``var - 1``
-    in the one dimension indexed by ``var``."""
+    """``read`` is ``target`` one iteration back: the same subscripts but for the one
+    dimension indexed by ``var``, where ``read`` is ``target``'s subscript minus one
+    (``s(i)`` and ``s(i - 1)``, or ``b(i + 1)`` and ``b(i)``: the running sum stored one place
+    on), ``var`` with coefficient one in both."""
     if read.name != target.name or len(read.subscripts) != len(target.subscripts):
         return False
     moved = 0
     for t, r in zip(target.subscripts, read.subscripts):
-        tt, rt = expr_str(t).replace(" ", "").lower(), expr_str(r).replace(" ", "").lower()
-        if tt == var and rt == f"{var}-1":
-            moved += 1
-        elif tt != rt or var in names_in(t):
+        if var not in names_in(t) and var not in names_in(r):
+            if expr_str(t).replace(" ", "").lower() != expr_str(r).replace(" ", "").lower():
+                return False
+            continue
+        pt, pr = affine.poly_of(t), affine.poly_of(r)
+        if pt is None or pr is None:
             return False
+        ct, rest_t = affine.split(pt, var)
+        cr, rest_r = affine.split(pr, var)
+        if not all(c is not None and affine.is_const(c) and affine.constant(c) == 1 for c in (ct, cr)):
+            return False
+        diff = affine.add(rest_t, rest_r, -1)
+        if not (affine.is_const(diff) and affine.constant(diff) == 1):
+            return False
+        moved += 1
     return moved == 1
 
 

@@ -75,3 +75,17 @@
          K(I) = M
    10 CONTINUE
       END
+*
+      SUBROUTINE SCANB(NX, DX, XB, YB)
+*     cell boundaries, each one place on from the one before:
+*     XB(I+1) = XB(I) + DX (a running sum stored at I+1); YB a
+*     distance-two recurrence, kept serial
+      INTEGER NX, I
+      DOUBLE PRECISION DX, XB(NX+1), YB(NX+2)
+      DO 10 I = 1, NX
+         XB(I+1) = XB(I) + DX
+   10 CONTINUE
+      DO 20 I = 1, NX
+         YB(I+2) = YB(I) + DX
+   20 CONTINUE
+      END
