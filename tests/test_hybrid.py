@@ -403,6 +403,18 @@ def test_validator_wants_every_outlined_entry(tmp_path):
 # ------------------------------------------------------------------ integration: builds and proofs
 
 
+def _assert_proven(k, sf, port, d, backends=("serial", "openmp")):
+    """Write ``port`` to ``d`` and prove it against the original on each backend."""
+    from port_fortran.harness.hybrid import make_harness
+    from port_fortran.translate import write_port
+
+    write_port(port, d)
+    h = make_harness(k, sf, d)
+    for b in backends:
+        v = h.verify(b, seeds=1)
+        assert v.passed, f"[{b}]: {v.reason}"
+
+
 def _toolchain() -> str:
     return toolchain.missing()
 
@@ -481,17 +493,8 @@ def test_a_scratch_array_only_the_nest_uses_is_a_local_of_its_kernel(tmp_path):
         "write(*, '(a, es12.4)') ' check: ', sum(c)", "write(*, '(a, es12.4)') ' check: ', sum(c), yt(1, 1)"))
     kp, _ = _kernel(printed, "unrolled")
     assert not nest_only_array(kp, kp.loops()[0], "yt") and nest_only_array(k, k.loops()[0], "yt")
-    why = _toolchain()
-    if why:
-        return
-    from port_fortran.harness.hybrid import make_harness
-    from port_fortran.translate import write_port
-
-    write_port(port, tmp_path / "unrolled")
-    h = make_harness(k, sf, tmp_path / "unrolled")
-    for b in ("serial", "openmp"):
-        v = h.verify(b, seeds=1)
-        assert v.passed, f"[{b}]: {v.reason}"
+    if not _toolchain():
+        _assert_proven(k, sf, port, tmp_path / "unrolled")
 
 
 def test_a_function_returning_an_array_is_a_hybrid_port():
@@ -521,11 +524,7 @@ def test_a_function_returning_an_array_is_proven_through_its_result(tmp_path):
 
     k, sf = _kernel(DATA / "arrfun.f90", "outer2")
     d = tmp_path / "outer2"
-    write_port(translate_mode(k, sf, None, "auto"), d)
-    h = make_harness(k, sf, d)
-    for b in ("serial", "openmp"):
-        v = h.verify(b, seeds=1)
-        assert v.passed, f"[{b}]: {v.reason}"
+    _assert_proven(k, sf, translate_mode(k, sf, None, "auto"), d)
     cpp = d / "outer2.kokkos.cpp"
     text = cpp.read_text()
     assert "+ 0.5 * x(i - 1)" in text
