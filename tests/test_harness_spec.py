@@ -394,3 +394,35 @@ def test_an_index_read_through_abs_is_drawn_in_range():
         by = {r.name: r.data for r in recs}
         if by["ielreg"].size:
             assert by["ielreg"].min() >= 1 and by["ielreg"].max() <= by["w"].size
+
+
+def test_an_index_wrapped_by_mod_is_drawn_in_range():
+    """``ins = ielfc(is, iel)``, ``ins = MOD(ins, NFACE) + 1`` and ``MOD(ielfc(is, iel) + is,
+    NFACE) + 1`` subscript ``v``: ielfc holds face codes, drawn within v's first extent (from
+    [-5, 5], a negative code made subscript 0: BookLeaf's hydro_kn_limiteviscosity and
+    ale_kn_fluxndvl were refused original-out-of-bounds)."""
+    from port_fortran.fortran import parse_file
+
+    sf = parse_file(Path(__file__).parent / "data" / "harness" / "modindex.f90", use_cache=False)
+    k, scaled, reused = sf.kernels
+    assert ir_facts.index_arrays(k) == {"ielfc": [("v", 0, 0), ("v", 0, 0)]}
+    s = infer(k)
+    assert s.args["ielfc"].role == "index" and s.args["ielfc"].range == ["1", "nface"]
+    seen = 0
+    for c in cases(s, 5):
+        recs, _ = make_inputs(k, s, c)
+        by = {r.name: r.data for r in recs}
+        if by["ielfc"].size:
+            seen += 1
+            assert by["ielfc"].min() >= 1 and by["ielfc"].max() <= 4
+            for is_ in range(1, 5):  # every subscript the loop makes stays in 1..4
+                col = by["ielfc"].reshape(4, -1, order="F")[is_ - 1]
+                assert ((col % 4 + 1 >= 1) & ((col + is_) % 4 + 1 <= 4)).all()
+    assert seen
+    # a local set from an element times two is no index temp: icnt stays data
+    assert ir_facts.index_arrays(scaled) == {}
+    # a local reused for another index: each array is bounded by the uses its values reach
+    # (flow-insensitive, ielfc would have been drawn within w's extent and ielel within v's)
+    assert ir_facts.index_arrays(reused) == {"ielfc": [("v", 0, 0)], "ielel": [("w", 0, 0)]}
+    r = infer(reused)
+    assert (r.args["ielfc"].range, r.args["ielel"].range) == (["1", "nface"], ["1", "nel"])

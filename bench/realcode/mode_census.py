@@ -4,7 +4,9 @@ port's parallel patterns and a digest of the sources it generates, or the refusa
 (``translate_mode(..., 'auto')`` over the unit read as one program).
 
 A change that leaves this census unchanged for a code leaves that code's translations
-unchanged: its corpus rows can only move through the harness (inputs, proofs). Compare two
+unchanged: its corpus rows can only move through the harness (inputs, proofs). Each routine
+also carries a digest of the input spec the harness infers for it (``harness.infer``,
+printed as the spec file would be): a change of what the harness draws moves it too. Compare two
 versions of the tool by running this with each on PYTHONPATH (a ``git worktree`` of the
 older commit), then ``--diff``:
 
@@ -54,12 +56,24 @@ def census(src: Path, names=None) -> dict[str, list]:
                 # runtimes) are left out: a change there is one for all ports, judged on its own
                 digest = hashlib.sha1("".join(f"{n}\0{t}\0" for n, t in sorted((p.files or {}).items())
                                               if n not in SHARED).encode()).hexdigest()[:12]
-                out[key] = [p.mode, len(p.hybrid["outlined"]) if p.hybrid else 0, sorted(p.patterns or []), digest]
+                out[key] = [p.mode, len(p.hybrid["outlined"]) if p.hybrid else 0, sorted(p.patterns or []), digest,
+                            _spec_digest(k)]
             except TranslationRefused as exc:
                 out[key] = ["refused", exc.diagnostics[0].code]
             except Exception as exc:  # a tool bug: named, the census goes on
                 out[key] = ["exception", f"{type(exc).__name__}: {exc}"[:200]]
     return out
+
+
+def _spec_digest(k) -> str:
+    """A digest of the spec the harness infers for ``k`` (the text of its spec file)."""
+    from port_fortran.harness.infer import infer
+    from port_fortran.harness.spec import dump
+    try:
+        text = dump(infer(k), k)
+    except Exception as exc:  # the harness would say so for this routine: recorded, not fatal
+        return f"spec-error: {type(exc).__name__}"
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
 def diff(before: dict, after: dict) -> list[str]:
