@@ -494,11 +494,12 @@ def _loop_parents(kernel: ir.Kernel) -> dict[int, list[ir.Do]]:
 def index_arrays(kernel: ir.Kernel) -> dict[str, list[tuple[str, int, int]]]:
     """Integer array arguments whose values are used as subscripts: name -> list of
     (indexed array, dimension, constant offset added to the value). Directly
-    (``x(idx(i))``) or through a local scalar whose value there comes from such an element
-    or its absolute value (``iel = ielsort(ii)``, then ``elv0(iel)``: BookLeaf's connectivity
-    loops). Which assignments reach each use is the routine's control flow's to say
-    (``dataflow.reaching_defs``): a scalar reused for other work later (``ins`` holding a face
-    code, then an element number) marks each array only for the uses its values reach. A
+    (``x(idx(i))``) or through a local scalar whose every value there comes from such an
+    element or its absolute value (``iel = ielsort(ii)``, then ``elv0(iel)``: BookLeaf's
+    connectivity loops). Which assignments reach each use is the routine's control flow's to
+    say (``dataflow.reaching_defs``): a scalar reused for other work later (``ins`` holding a
+    face code, then an element number) marks each array only for the uses its values reach;
+    a use that some other value may reach (``next = nextp``, a copy) marks none. A
     value wrapped by MOD/MODULO before it subscripts (``ins = ielfc(is, iel)``,
     ``ins = MOD(ins, NFACE) + 1``, or ``MOD(ifcl + icn, NCORN) + 1``: the face or corner after
     the one an index array names) counts with offset 0: drawn within the indexed extent, its
@@ -545,8 +546,12 @@ def index_arrays(kernel: ir.Kernel) -> dict[str, list[tuple[str, int, int]]]:
         sts = found if found is not None else defs.get(name, [])  # may be unset: every assignment
         out: list[tuple[str, int]] = []
         for st in sts:
-            if isinstance(st, ir.Assign) and isinstance(st.target, ir.Name) and st.target.name == name:
-                out += [x for x in _index_sources(st.value, ints, reaching, st) or () if x not in out]
+            got = _index_sources(st.value, ints, reaching, st) if isinstance(st, ir.Assign) \
+                and isinstance(st.target, ir.Name) and st.target.name == name else None
+            if got is None:  # some value there is no index (a copy, a count, a DO variable)
+                out = []
+                break
+            out += [x for x in got if x not in out]
         memo[key] = out
         return out
 

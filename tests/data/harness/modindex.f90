@@ -48,3 +48,17 @@ subroutine reused(nel, ielfc, ielel, v, w, out)
     end do
   end do
 end subroutine reused
+
+subroutine chased(n, ip, x)
+  ! next follows a chain (next = nextp, a copy): its uses mark no index array
+  integer, intent(in) :: n
+  integer, intent(in) :: ip(n)
+  real(8), intent(inout) :: x(n)
+  integer :: j, next, nextp
+  next = ip(1)
+  do j = 1, n
+    x(next) = x(next) + 1.0d0
+    nextp = ip(next)
+    next = nextp
+  end do
+end subroutine chased
