@@ -32,6 +32,9 @@ class TranslateOptions:
     # (pf::Scatter; default: only where the copies stay small, else atomics): contention is a
     # matter of the data, so the optimizer measures this one
     scatter_copies: bool = False
+    # register blocking (translate/regblock.py): each iteration of a 2-D parallel band that
+    # runs an inner loop takes a block of (inner, outer) iterations, the inner loop jammed
+    register_block: Optional[tuple[int, int]] = None
     variant: str = "default"  # a name for reports
 
 

@@ -2,7 +2,8 @@
 
 Variants (bounded by ``optimizer_variants``), only where they can matter for the kernel:
 MDRange tile sizes and iteration order for tightly nested parallel loops, MDRange on/off,
-team-policy reductions for inner reductions, per-thread copies for scattered updates on
+team-policy reductions for inner reductions, register blocking of 2-D bands that run an inner
+loop (``regblock-4x4``: a matrix product's operands reused from registers), per-thread copies for scattered updates on
 Kokkos OpenMP whatever the array's size (``scatter-copies``: whether they pay depends on how
 the data collides), and on host backends Kokkos' own policies in
 place of the compat header's plain host loops (``kokkos-policies``; the host loops ignore
@@ -18,6 +19,7 @@ from typing import Optional
 from ..fortran import ir
 from ..records import TranslateOptions
 from ..translate.blocks import tiles_for
+from ..translate.regblock import blockable
 
 
 
@@ -51,6 +53,8 @@ def variants(kernel: ir.Kernel, base: Optional[TranslateOptions], limit: int,
     scattered = any(d.info.parallel and d.info.scattered for d in loops)
     if scattered and base.host_loops and base.atomic_scatter and (backends is None or "openmp" in backends):
         add("scatter-copies", scatter_copies=True)  # pf::Scatter's copies whatever the array's size
+    if base.register_block is None and any(blockable(d) for d in loops):
+        add("regblock-4x4", register_block=(4, 4))  # compute-bound bands: operands reused from registers
     if nested:
         if base.mdrange:
             for t in tiles[:2]:

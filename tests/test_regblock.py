@@ -1,0 +1,98 @@
+"""Register blocking of compute-bound 2-D bands (translate/regblock.py, issue 15): which bands
+are blocked, what the port prints, and (integration) that blocked ports are proven on Serial
+and OpenMP while a blocked port that drops part of an edge block is caught."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from port_fortran.agents import optimizer
+from port_fortran.fortran import parse_file
+from port_fortran.records import TranslateOptions
+from port_fortran.translate import translate_kernel, write_port
+
+DATA = Path(__file__).parent / "data" / "translate"
+SAMPLES = Path(__file__).parent.parent / "fortran_kernels"
+BLOCK = TranslateOptions(register_block=(4, 4), variant="regblock-4x4")
+
+
+def _kernel(path: Path, name: str):
+    sf = parse_file(str(path), use_cache=False)
+    return next(k for k in sf.kernels if k.name == name), sf
+
+
+def test_a_matrix_product_band_is_blocked_and_its_inner_loop_jammed():
+    k, sf = _kernel(SAMPLES / "blas3.f", "dgemm")
+    port = translate_kernel(k, sf, BLOCK)
+    assert port.patterns == ["mdrange"]
+    assert sum("register blocked 4x4" in n for n in port.notes) == 4  # the four transpose cases
+    cpp = port.files["dgemm.kokkos.cpp"]
+    first = cpp[cpp.index('"dgemm:L25"'):cpp.index('"dgemm:L36"')]
+    assert "pf::nest<2>({0, 0}, {(m - 1 + 4) / 4 - 1, (n - 1 + 4) / 4 - 1})" in first
+    jam = first[first.index("for (l = 1; l <= k; ++l) {"):first.index("} else {")]
+    # one pass of l feeds 16 sums, each in the original order (its own temporary)
+    assert jam.count(" = pf_temp_") == 16 and jam.count("a(pf_i0") == 16
+    assert "if (pf_i0" in first and "+ 3 <= m && pf_j0" in first  # full blocks only
+    assert "pf::min<int>(pf_i0" in first  # an edge block runs the original loops
+    # the default translation is untouched
+    assert "pf_bi" not in translate_kernel(k, sf).files["dgemm.kokkos.cpp"]
+
+
+def test_bands_of_other_shapes_are_left_alone():
+    for name in ("trimm", "mmlast"):
+        k, sf = _kernel(DATA / "regblock.f90", name)
+        assert "regblock-4x4" not in dict(optimizer.variants(k, None, 20))
+        assert translate_kernel(k, sf, BLOCK).files == translate_kernel(k, sf).files, name
+    k, sf = _kernel(SAMPLES / "stencil2d.f90", "jacobi2d")  # no inner loop: nothing to reuse
+    assert translate_kernel(k, sf, BLOCK).files == translate_kernel(k, sf).files
+    assert "regblock-4x4" not in dict(optimizer.variants(k, None, 20))
+    k, sf = _kernel(DATA / "regblock.f90", "mmacc")  # accumulating into c(i, j) itself
+    assert "regblock-4x4" in dict(optimizer.variants(k, None, 20))
+    assert "register blocked 4x4" in " ".join(translate_kernel(k, sf, BLOCK).notes)
+
+
+def _toolchain() -> str:
+    from port_fortran.build_runner.kokkos import find_install
+
+    if shutil.which("gfortran") is None:
+        return "gfortran not installed"
+    if find_install("serial") is None or find_install("openmp") is None:
+        return "no Kokkos install with serial and openmp"
+    return ""
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("path,name", [(SAMPLES / "blas3.f", "dgemm"), (DATA / "regblock.f90", "mmacc")])
+def test_blocked_ports_are_proven_on_serial_and_openmp(tmp_path, path, name):
+    why = _toolchain()
+    if why:
+        pytest.skip(why)
+    from port_fortran.harness import Harness
+
+    k, sf = _kernel(path, name)
+    write_port(translate_kernel(k, sf, BLOCK), tmp_path / name)
+    h = Harness(k, path, tmp_path / name, threads=2)
+    for backend in ("serial", "openmp"):
+        v = h.verify(backend, seeds=2)
+        assert v.passed, f"{backend}: {v.reason}"
+
+
+@pytest.mark.integration
+def test_a_blocked_port_dropping_an_edge_row_is_caught(tmp_path):
+    why = _toolchain()
+    if why:
+        pytest.skip(why)
+    from port_fortran.harness import Harness
+
+    k, sf = _kernel(DATA / "regblock.f90", "mmacc")
+    d = tmp_path / "mmacc"
+    write_port(translate_kernel(k, sf, BLOCK), d)
+    cpp = d / "mmacc.kokkos.cpp"
+    text = cpp.read_text()
+    i = text.index("pf::min<int>(pf_i0")
+    j = text.index("+ 3, m)", i)
+    cpp.write_text(text[:j] + "+ 2, m)" + text[j + len("+ 3, m)"):])  # the edge block's last row left out
+    v = Harness(k, DATA / "regblock.f90", d, threads=2).verify("serial", seeds=2)
+    assert not v.passed and "c" in v.reason
