@@ -31,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from port_fortran.agents.optimizer import variants  # noqa: E402
 from port_fortran.build_runner.kokkos import find_install  # noqa: E402
 from port_fortran.fortran import discover, parse_file  # noqa: E402
 from port_fortran.harness import Harness  # noqa: E402
@@ -91,6 +92,9 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--kernel", action="append", default=[], help="only these kernels")
+    ap.add_argument("--variant", default=None,
+                    help="translate with this optimizer variant (e.g. regblock-4x4) where the kernel has it "
+                         "(the pattern column names it); default: the default translation")
     ap.add_argument("-I", dest="include", action="append", default=[str(ROOT / "fortran_kernels" / "include")],
                     help="include directory for the sources (repeatable)")
     ap.add_argument("--out", default=str(Path(tempfile.gettempdir()) / "port-fortran-bench"),
@@ -118,7 +122,8 @@ def main(argv=None) -> int:
             if args.kernel and k.name not in args.kernel:
                 continue
             try:
-                port = translate_kernel(k, sf)
+                opts = dict(variants(k, None, 50, backends)).get(args.variant) if args.variant else None
+                port = translate_kernel(k, sf, opts)
             except TranslationRefused as exc:
                 skipped.append((f"{path.name}:{k.name}", "not ported: " + "; ".join(d.message for d in exc.diagnostics)[:160]))
                 continue
@@ -149,6 +154,11 @@ def main(argv=None) -> int:
             write_report(args, command, rows, skipped, time.time() - started, quiet=True)
     write_report(args, command, rows, skipped, time.time() - started)
     return 0
+
+
+def _variant(port) -> str:
+    v = port.options.variant if port.options is not None else "default"
+    return "" if v == "default" else f" ({v})"
 
 
 def write_report(args, command, rows, skipped, seconds, quiet: bool = False) -> Path:
@@ -198,7 +208,7 @@ def write_report(args, command, rows, skipped, seconds, quiet: bool = False) -> 
         kk = [t for t in timings if t.variant.startswith("kokkos-")]
         proven = ", ".join(sorted({t.variant[len("kokkos-"):] for t in kk if t.proven_sizes == t.sizes})) or "–"
         lines.append(
-            f"| {k.name} ({fname}) | {', '.join(port.patterns)} | {size} | {proven} | {fmt(fs and fs.median_s, 's')} | "
+            f"| {k.name} ({fname}) | {', '.join(port.patterns)}{_variant(port)} | {size} | {proven} | {fmt(fs and fs.median_s, 's')} | "
             f"{fmt(ks and ks.median_s, 's')} | {fmt(r_s)} | {fmt(fT and fT.median_s, 's')}{'' if fo else ' (serial)'} | "
             f"{fmt(ko and ko.median_s, 's')} | {fmt(r_o)} | {fmt(koc and koc.median_s, 's')} | "
             f"{fmt(ko and ko.gbytes_per_s)} | {fmt(ko and ko.gflops)} | {of_bandwidth(ko)} |")

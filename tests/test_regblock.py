@@ -33,18 +33,33 @@ def test_a_matrix_product_band_is_blocked_and_its_inner_loop_jammed():
     assert "pf::nest<2>({0, 0}, {(m - 1 + 4) / 4 - 1, (n - 1 + 4) / 4 - 1})" in first
     jam = first[first.index("for (l = 1; l <= k; ++l) {"):first.index("} else {")]
     # one pass of l feeds 16 sums, each in the original order (its own temporary)
-    assert jam.count(" = pf_temp_") == 16 and jam.count("a(pf_i0") == 16
-    assert "if (pf_i0" in first and "+ 3 <= m && pf_j0" in first  # full blocks only
-    assert "pf::min<int>(pf_i0" in first  # an edge block runs the original loops
+    assert jam.count(" = pf_temp_") == 16 and jam.count("a(pf_s") == 16
+    assert "if (pf_s" in first and "+ 3 <= m && pf_s" in first  # full blocks only
+    assert "pf::min<int>(pf_s" in first  # an edge block runs the original loops
     # the default translation is untouched
-    assert "pf_bi" not in translate_kernel(k, sf).files["dgemm.kokkos.cpp"]
+    assert "pf_b1" not in translate_kernel(k, sf).files["dgemm.kokkos.cpp"]
+
+
+def test_an_all_pairs_loop_is_blocked_along_its_one_parallel_loop():
+    """nbody's ``do i; sx = 0; do j; ... sx = sx + dx * rinv3``: four i per iteration, each
+    x(j), y(j), z(j), m(j) loaded once for the four."""
+    k, sf = _kernel(SAMPLES / "nbody.f90", "nbody_forces")
+    assert "regblock-4x4" in dict(optimizer.variants(k, None, 20))
+    port = translate_kernel(k, sf, BLOCK)
+    assert any("do i -> register blocked 4 (" in n for n in port.notes), port.notes
+    cpp = port.files["nbody_forces.kokkos.cpp"]
+    jam = cpp[cpp.index("for (j = 1; j <= n; ++j) {"):cpp.index("} else {")]
+    assert jam.count("m(j - 1)") == 4 and jam.count("pf::sqrt(") == 4
 
 
 def test_bands_of_other_shapes_are_left_alone():
-    for name in ("trimm", "mmlast"):
-        k, sf = _kernel(DATA / "regblock.f90", name)
-        assert "regblock-4x4" not in dict(optimizer.variants(k, None, 20))
-        assert translate_kernel(k, sf, BLOCK).files == translate_kernel(k, sf).files, name
+    k, sf = _kernel(DATA / "regblock.f90", "trimm")  # the inner loop's bound reads i
+    assert "regblock-4x4" not in dict(optimizer.variants(k, None, 20))
+    assert translate_kernel(k, sf, BLOCK).files == translate_kernel(k, sf).files
+    # j is read after its loop, so that loop is serial: only the loop over i is blocked
+    k, sf = _kernel(DATA / "regblock.f90", "mmlast")
+    notes = translate_kernel(k, sf, BLOCK).notes
+    assert any("do i -> register blocked 4 (" in n for n in notes) and not any("do j / do i" in n for n in notes)
     k, sf = _kernel(SAMPLES / "stencil2d.f90", "jacobi2d")  # no inner loop: nothing to reuse
     assert translate_kernel(k, sf, BLOCK).files == translate_kernel(k, sf).files
     assert "regblock-4x4" not in dict(optimizer.variants(k, None, 20))
@@ -64,7 +79,8 @@ def _toolchain() -> str:
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("path,name", [(SAMPLES / "blas3.f", "dgemm"), (DATA / "regblock.f90", "mmacc")])
+@pytest.mark.parametrize("path,name", [(SAMPLES / "blas3.f", "dgemm"), (DATA / "regblock.f90", "mmacc"),
+                                       (SAMPLES / "nbody.f90", "nbody_forces")])
 def test_blocked_ports_are_proven_on_serial_and_openmp(tmp_path, path, name):
     why = _toolchain()
     if why:
@@ -91,7 +107,7 @@ def test_a_blocked_port_dropping_an_edge_row_is_caught(tmp_path):
     write_port(translate_kernel(k, sf, BLOCK), d)
     cpp = d / "mmacc.kokkos.cpp"
     text = cpp.read_text()
-    i = text.index("pf::min<int>(pf_i0")
+    i = text.index("pf::min<int>(pf_s")
     j = text.index("+ 3, m)", i)
     cpp.write_text(text[:j] + "+ 2, m)" + text[j + len("+ 3, m)"):])  # the edge block's last row left out
     v = Harness(k, DATA / "regblock.f90", d, threads=2).verify("serial", seeds=2)

@@ -326,6 +326,19 @@ inline Nest<R> nest(const long (&lo)[R], const long (&hi)[R], const long (&tile)
 #define PF_HOST_LOOPS 1
 #endif
 
+// Register-blocked kernels (translate/regblock.py) are compiled by GCC without its loop
+// vectoriser: g++ 12 -O3 -march=native (AVX-512) vectorised dgemm's jammed inner loop across
+// two of its iterations and read a whole vector of the column after the last (a segfault where
+// that column crossed into an unmapped page: dgemm 'N','T', m = k = 1027 on Kokkos OpenMP).
+// The block's copies are what the blocking vectorises anyway (across registers, SLP).
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && !defined(__INTEL_COMPILER)
+#define PF_NO_LOOP_VECTORIZE_BEGIN _Pragma("GCC push_options") _Pragma("GCC optimize(\"no-tree-loop-vectorize\")")
+#define PF_NO_LOOP_VECTORIZE_END _Pragma("GCC pop_options")
+#else
+#define PF_NO_LOOP_VECTORIZE_BEGIN
+#define PF_NO_LOOP_VECTORIZE_END
+#endif
+
 // Chunks a host reduction over n iterations is cut into: one on a single thread (the loop's
 // own order), else a few per thread so a static schedule balances uneven iterations.
 inline long host_parts(long n) {

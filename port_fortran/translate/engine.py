@@ -160,6 +160,7 @@ class KernelParts:
     patterns: list[str]
     notes: list[str]
     versions: list[str]
+    blocked: bool = False  # register-blocked bands: compiled without GCC's loop vectoriser (compat header)
 
 
 def translate_parts(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None,
@@ -232,7 +233,7 @@ def _parts(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Translat
         views_body=_contiguity_checks(kernel, tab, body) + decls + lines,
         entry_signature='extern "C" ' + render.entry_signature(kernel, tab, decl=False),
         entry_body=render.entry_body(kernel, tab), patterns=patterns, notes=planner.notes,
-        versions=list(planner.versions))
+        versions=list(planner.versions), blocked=bool(blocked))
 
 
 def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: TranslateOptions, program=None) -> Port:
@@ -243,6 +244,7 @@ def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Tran
             "kernel.cpp.j2", k=k, kind=kernel.kind, file=Path(kernel.file).name if kernel.file else "?",
             line_start=kernel.line_start, line_end=kernel.line_end, helpers=parts.helpers,
             commons=parts.commons, views_signature=parts.views_signature, views_body=parts.views_body,
+            blocked=parts.blocked,
             entry_signature=parts.entry_signature, entry_body=parts.entry_body),
         **interface_files(kernel, parts.tab, parts.blocks, parts.used),
     }

@@ -613,6 +613,7 @@ def _files(kernel: ir.Kernel, parts: list[KernelParts], info: HybridInfo, k: str
             "name": p.kernel.name, "line_start": p.kernel.line_start, "line_end": p.kernel.line_end,
             "helpers": p.helpers, "commons": p.commons, "views_signature": p.views_signature,
             "views_body": p.views_body, "entry_signature": p.entry_signature, "entry_body": p.entry_body,
+            "blocked": p.blocked,
             "views_decl": render.views_signature(p.kernel, p.tab, p.used, with_names=False),
             "entry_decl": render.entry_signature(p.kernel, p.tab, decl=True),
             "module_decls": [ln for d in render.module_decls(p.kernel, p.tab, assumed_last=True) for ln in fortran_text.free_lines(d, " " * 6)],

@@ -36,6 +36,7 @@ Pure: IR in, IR out (the symbol table gains the renamed scalars).
 from __future__ import annotations
 
 import copy
+import itertools
 from typing import Optional
 
 from ..fortran import ir
@@ -75,16 +76,24 @@ def _calls_nothing(s: ir.Assign) -> bool:
 
 
 def _shape(outer: ir.Do):
-    """(outer, inner, pre, loop, post) of a band that can be blocked, else None."""
-    if not _plain(outer) or outer.info.tightly_nested_parallel < 2:
+    """(outer, inner, pre, loop, post) of a band that can be blocked, else None; ``outer`` is
+    None for a band of one loop (the all-pairs form: ``do i; s = 0; do j; s = s + f(i, j)``)."""
+    if not _plain(outer):
         return None
-    body = _stmts(outer.body)
-    if len(body) != 1 or not isinstance(body[0], ir.Do) or not _plain(body[0]):
-        return None
-    inner = body[0]
-    if outer.var in names_in(inner.start) | names_in(inner.end) or \
-            inner.var in names_in(outer.start) | names_in(outer.end):
-        return None
+    if outer.info.tightly_nested_parallel >= 2:
+        body = _stmts(outer.body)
+        if len(body) != 1 or not isinstance(body[0], ir.Do) or not _plain(body[0]):
+            return None
+        inner = body[0]
+        if outer.var in names_in(inner.start) | names_in(inner.end) or \
+                inner.var in names_in(outer.start) | names_in(outer.end):
+            return None
+        band_vars = {outer.var, inner.var}
+        private = set(inner.info.private) | set(outer.info.private)
+    else:
+        outer, inner = None, outer
+        band_vars = {inner.var}
+        private = set(inner.info.private)
     stmts = _stmts(inner.body)
     loops = [k for k, s in enumerate(stmts) if isinstance(s, ir.Do)]
     if len(loops) != 1:
@@ -94,12 +103,11 @@ def _shape(outer: ir.Do):
     pre, post, core = stmts[:at], stmts[at + 1:], _stmts(loop.body)
     if not core or not all(isinstance(s, ir.Assign) and _calls_nothing(s) for s in pre + post + core):
         return None
-    private = set(inner.info.private) | set(outer.info.private)
     assigned = {s.target.name for s in pre + post + core if isinstance(s.target, ir.Name)}
     if not assigned <= private or loop.var not in private:
         return None
     bound_names = names_in(loop.start) | names_in(loop.end) | names_in(loop.step)
-    if bound_names & (assigned | {outer.var, inner.var, loop.var}):
+    if bound_names & (assigned | band_vars | {loop.var}):
         return None
     return outer, inner, pre, loop, post
 
@@ -128,13 +136,15 @@ def register_blocked(body: list[ir.Stmt], tab: SymbolTable, block: tuple[int, in
         out: list[ir.Stmt] = []
         for s in stmts:
             shape = _shape(s) if isinstance(s, ir.Do) else None
-            if shape is not None and not ({shape[0].var, shape[1].var} & dummies) \
-                    and not _live_after(body, s, {shape[0].var, shape[1].var}):
+            band = [d for d in shape[:2] if d is not None] if shape is not None else []
+            if shape is not None and not ({d.var for d in band} & dummies) \
+                    and not _live_after(body, s, {d.var for d in band}):
                 out.append(_blocked(shape, tab, block))
-                notes.append(f"line {s.line}: do {shape[0].var} / do {shape[1].var} -> register blocked "
-                             f"{block[0]}x{block[1]} (each iteration of the band takes a block of "
-                             f"{shape[1].var} x {shape[0].var}, the loop of line {shape[3].line} jammed; "
-                             "edge blocks run the original loops)")
+                size = f"{block[0]}x{block[1]}" if shape[0] is not None else f"{block[0]}"
+                notes.append(f"line {s.line}: {' / '.join(f'do {d.var}' for d in band)} -> register blocked "
+                             f"{size} (each iteration of the band takes a block of "
+                             f"{' x '.join(d.var for d in reversed(band))}, the loop of line {shape[3].line} "
+                             "jammed; edge blocks run the original loops)")
                 continue
             if isinstance(s, ir.Do) and not s.info.parallel:
                 s.body = rec(s.body)
@@ -150,25 +160,26 @@ def register_blocked(body: list[ir.Stmt], tab: SymbolTable, block: tuple[int, in
 
 
 def _blocked(shape, tab: SymbolTable, block: tuple[int, int]) -> ir.Do:
+    """The blocked band: one loop over blocks per loop of the band (parallel, as the band
+    was), full blocks jammed, edge blocks through the original loops."""
     outer, inner, pre, loop, post = shape
-    ri, rj = block
-    bi, bj = tab.new_temp("bi", INT).name, tab.new_temp("bj", INT).name
-    i0, j0 = tab.new_temp("i0", INT).name, tab.new_temp("j0", INT).name
+    # per loop of the band, innermost first: (loop, block size, block-index temp, block start temp)
+    dims = [(inner, block[0])] + ([(outer, block[1])] if outer is not None else [])
+    dims = [(d, r, tab.new_temp("b", INT).name, tab.new_temp("s", INT).name) for d, r in dims]
     name = lambda n: ir.Name(n, ftype=INT)  # noqa: E731
-    assigned = [s.target.name for s in pre + _stmts(loop.body) + post if isinstance(s.target, ir.Name)]
-    assigned = list(dict.fromkeys(assigned))
+    assigned = list(dict.fromkeys(s.target.name for s in pre + _stmts(loop.body) + post
+                                  if isinstance(s.target, ir.Name)))
     copies: list[dict] = []
     renamed: list[str] = []
-    for jj in range(rj):
-        for ii in range(ri):
-            table: dict[str, ir.Expr] = {
-                inner.var: _bin("+", name(i0), _lit(ii)) if ii else name(i0),
-                outer.var: _bin("+", name(j0), _lit(jj)) if jj else name(j0)}
-            for v in assigned:
-                sym = tab.new_temp(f"{v}_", tab[v].ftype)
-                renamed.append(sym.name)
-                table[v] = ir.Name(sym.name, ftype=tab[v].ftype)
-            copies.append(table)
+    for offsets in itertools.product(*[range(r) for _d, r, _b, _s in reversed(dims)]):
+        table: dict[str, ir.Expr] = {}
+        for (d, _r, _b, s0), off in zip(reversed(dims), offsets):
+            table[d.var] = _bin("+", name(s0), _lit(off)) if off else name(s0)
+        for v in assigned:
+            sym = tab.new_temp(f"{v}_", tab[v].ftype)
+            renamed.append(sym.name)
+            table[v] = ir.Name(sym.name, ftype=tab[v].ftype)
+        copies.append(table)
 
     def each(stmts: list[ir.Stmt]) -> list[ir.Stmt]:
         out = []
@@ -180,42 +191,42 @@ def _blocked(shape, tab: SymbolTable, block: tuple[int, int]) -> ir.Do:
                 out.append(c)
         return out
 
-    jam = copy.deepcopy(loop)
+    def serial(d: ir.Do) -> ir.Do:
+        d.info = ir.LoopInfo(parallel=False, tightly_nested_parallel=0)
+        d.label = d.end_label = None
+        return d
+
+    jam = serial(copy.deepcopy(loop))
     jam.body = each(_stmts(loop.body))
-    jam.info = ir.LoopInfo(parallel=False, tightly_nested_parallel=0)
-    jam.label = None
-    jam.end_label = None
     full = each(pre) + [jam] + each(post)
     # an edge block: the original loops over what is left of the block, serially
-    edge_inner = copy.deepcopy(inner)
-    edge_inner.start = name(i0)
-    edge_inner.end = ir.FuncCall("min", [_bin("+", name(i0), _lit(ri - 1)), copy.deepcopy(inner.end)], True, ftype=INT)
-    edge_inner.info = ir.LoopInfo(parallel=False, tightly_nested_parallel=0)
-    edge_inner.label = edge_inner.end_label = None
-    edge_outer = copy.deepcopy(outer)
-    edge_outer.start = name(j0)
-    edge_outer.end = ir.FuncCall("min", [_bin("+", name(j0), _lit(rj - 1)), copy.deepcopy(outer.end)], True, ftype=INT)
-    edge_outer.body = [edge_inner]
-    edge_outer.info = ir.LoopInfo(parallel=False, tightly_nested_parallel=0)
-    edge_outer.label = edge_outer.end_label = None
-    whole = ir.BinOp("and", ir.BinOp("<=", _bin("+", name(i0), _lit(ri - 1)), copy.deepcopy(inner.end),
-                                      ftype=ir.LOGICAL),
-                     ir.BinOp("<=", _bin("+", name(j0), _lit(rj - 1)), copy.deepcopy(outer.end), ftype=ir.LOGICAL),
-                     ftype=ir.LOGICAL)
-    body = [ir.Assign(name(j0), _bin("+", copy.deepcopy(outer.start), _bin("*", name(bj), _lit(rj))), line=inner.line),
-            ir.Assign(name(i0), _bin("+", copy.deepcopy(inner.start), _bin("*", name(bi), _lit(ri))), line=inner.line),
-            ir.If(branches=[(whole, full)], else_body=[edge_outer], line=inner.line)]
-    private = list(dict.fromkeys(list(outer.info.private) + list(inner.info.private)
-                                 + [inner.var, outer.var, loop.var, i0, j0] + renamed))
+    edge: list[ir.Stmt] = copy.deepcopy(inner.body)
+    for d, r, _b, s0 in dims:
+        e = serial(copy.deepcopy(d))
+        e.start = name(s0)
+        e.end = ir.FuncCall("min", [_bin("+", name(s0), _lit(r - 1)), copy.deepcopy(d.end)], True, ftype=INT)
+        e.body = edge
+        edge = [e]
+    whole: Optional[ir.Expr] = None
+    for d, r, _b, s0 in dims:
+        c = ir.BinOp("<=", _bin("+", name(s0), _lit(r - 1)), copy.deepcopy(d.end), ftype=ir.LOGICAL)
+        whole = c if whole is None else ir.BinOp("and", whole, c, ftype=ir.LOGICAL)
+    body: list[ir.Stmt] = [ir.Assign(name(s0), _bin("+", copy.deepcopy(d.start), _bin("*", name(b), _lit(r))),
+                                     line=inner.line) for d, r, b, s0 in reversed(dims)]
+    body.append(ir.If(branches=[(whole, full)], else_body=edge, line=inner.line))
+    band_private = [x for d, _r, _b, _s in dims for x in d.info.private]
+    private = list(dict.fromkeys(band_private + [d.var for d, _r, _b, _s in dims] + [loop.var]
+                                 + [s0 for _d, _r, _b, s0 in dims] + renamed))
 
     def count(d: ir.Do, r: int) -> ir.Expr:  # blocks: (hi - lo + r) / r, none when hi < lo
         return _bin("-", _bin("/", _bin("+", _bin("-", copy.deepcopy(d.end), copy.deepcopy(d.start)), _lit(r)),
                               _lit(r)), _lit(1))
 
-    new_inner = ir.Do(bi, _lit(0), count(inner, ri), body=body, line=inner.line,
-                      info=ir.LoopInfo(parallel=True, private=private, tightly_nested_parallel=1))
-    new_inner.end_line = inner.end_line
-    new_outer = ir.Do(bj, _lit(0), count(outer, rj), body=[new_inner], line=outer.line,
-                      info=ir.LoopInfo(parallel=True, private=private + [bi], tightly_nested_parallel=2))
-    new_outer.end_line = outer.end_line
-    return new_outer
+    made: Optional[ir.Do] = None
+    for k, (d, r, b, _s) in enumerate(dims):  # innermost first: each wraps the one before
+        extra = [bb for _d, _r, bb, _ss in dims[:k]]
+        made = ir.Do(b, _lit(0), count(d, r), body=body if made is None else [made], line=d.line,
+                     info=ir.LoopInfo(parallel=True, private=private + extra, tightly_nested_parallel=k + 1))
+        made.end_line = d.end_line
+    assert made is not None
+    return made

@@ -34,7 +34,7 @@ subroutine trimm(n, a, b, c)
 end subroutine trimm
 
 subroutine mmlast(m, n, k, a, b, c, jl)
-  ! j is read after the band: not blocked
+  ! j is read after its loop (serial): only the loop over i is blocked
   integer, intent(in) :: m, n, k
   real(8), intent(in) :: a(m, k), b(k, n)
   real(8), intent(out) :: c(m, n)
