@@ -122,7 +122,8 @@ def build(variant: str, opts: TranslateOptions, work: Path, kokkos, backend: str
     (d / "main.cpp").write_text(MAIN)
     (d / "CMakeLists.txt").write_text(CMAKE.format(backend=backend, cublas=CUBLAS if backend == "cuda" else ""))
     cmake = os.environ.get("CMAKE", "cmake")
-    flags = "" if backend == "cuda" else "-march=native"
+    # the install's own extra flags (the CUDA 13 shim of a Kokkos < 4.7) are needed by its users too
+    flags = " ".join(x for x in ((kokkos.cxx_flags or ""), "" if backend == "cuda" else "-march=native") if x)
     res = subprocess.run([cmake, "-S", str(d), "-B", str(d / "build"), "-DCMAKE_BUILD_TYPE=Release",
                           f"-DKokkos_ROOT={kokkos.prefix}", f"-DCMAKE_CXX_COMPILER={kokkos.cxx_compiler or 'g++'}",
                           f"-DCMAKE_CXX_FLAGS={flags}"], capture_output=True, text=True)
