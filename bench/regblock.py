@@ -27,7 +27,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
+from benchbuild import cmake_build  # noqa: E402
 from port_fortran.build_runner.kokkos import find_install  # noqa: E402
 from port_fortran.fortran import parse_file  # noqa: E402
 from port_fortran.records import TranslateOptions  # noqa: E402
@@ -121,18 +123,9 @@ def build(variant: str, opts: TranslateOptions, work: Path, kokkos, backend: str
     write_port(translate_kernel(k, sf, opts), d / "port")
     (d / "main.cpp").write_text(MAIN)
     (d / "CMakeLists.txt").write_text(CMAKE.format(backend=backend, cublas=CUBLAS if backend == "cuda" else ""))
-    cmake = os.environ.get("CMAKE", "cmake")
     # the install's own extra flags (the CUDA 13 shim of a Kokkos < 4.7) are needed by its users too
     flags = " ".join(x for x in ((kokkos.cxx_flags or ""), "" if backend == "cuda" else "-march=native") if x)
-    res = subprocess.run([cmake, "-S", str(d), "-B", str(d / "build"), "-DCMAKE_BUILD_TYPE=Release",
-                          f"-DKokkos_ROOT={kokkos.prefix}", f"-DCMAKE_CXX_COMPILER={kokkos.cxx_compiler or 'g++'}",
-                          f"-DCMAKE_CXX_FLAGS={flags}"], capture_output=True, text=True)
-    if res.returncode:
-        sys.exit(f"cmake failed for {variant}:\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}")
-    res = subprocess.run([cmake, "--build", str(d / "build"), "-j", "8"], capture_output=True, text=True)
-    if res.returncode:
-        sys.exit(f"build failed for {variant}:\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}")
-    return d / "build" / "bench"
+    return cmake_build(d, kokkos, flags, variant)
 
 
 def main() -> int:

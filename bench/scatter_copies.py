@@ -23,7 +23,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
+from benchbuild import cmake_build  # noqa: E402
 from port_fortran.build_runner.kokkos import find_install  # noqa: E402
 from port_fortran.fortran import parse_file  # noqa: E402
 from port_fortran.records import TranslateOptions  # noqa: E402
@@ -85,12 +87,7 @@ def build(variant: str, opts: TranslateOptions, work: Path, kokkos) -> Path:
     write_port(translate_kernel(k, sf, opts), d / "port")
     (d / "main.cpp").write_text(MAIN)
     (d / "CMakeLists.txt").write_text(CMAKE)
-    cmake = os.environ.get("CMAKE", "cmake")
-    subprocess.run([cmake, "-S", str(d), "-B", str(d / "build"), "-DCMAKE_BUILD_TYPE=Release",
-                    f"-DKokkos_ROOT={kokkos.prefix}", f"-DCMAKE_CXX_COMPILER={kokkos.cxx_compiler or 'g++'}",
-                    "-DCMAKE_CXX_FLAGS=-march=native"], check=True, capture_output=True, text=True)
-    subprocess.run([cmake, "--build", str(d / "build"), "-j", "4"], check=True, capture_output=True, text=True)
-    return d / "build" / "bench"
+    return cmake_build(d, kokkos, "-march=native", variant)
 
 
 def main() -> int:

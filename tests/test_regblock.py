@@ -3,7 +3,7 @@ are blocked, what the port prints, and (integration) that blocked ports are prov
 and OpenMP while a blocked port that drops part of an edge block is caught."""
 from __future__ import annotations
 
-import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +12,9 @@ from port_fortran.agents import optimizer
 from port_fortran.fortran import parse_file
 from port_fortran.records import TranslateOptions
 from port_fortran.translate import translate_kernel, write_port
+
+sys.path.insert(0, str(Path(__file__).parent))
+import toolchain  # noqa: E402
 
 DATA = Path(__file__).parent / "data" / "translate"
 SAMPLES = Path(__file__).parent.parent / "fortran_kernels"
@@ -68,28 +71,23 @@ def test_bands_of_other_shapes_are_left_alone():
     assert "register blocked 4x4" in " ".join(translate_kernel(k, sf, BLOCK).notes)
 
 
-def _toolchain() -> str:
-    from port_fortran.build_runner.kokkos import find_install
+def _blocked_harness(path: Path, name: str, d: Path):
+    """The blocked port of ``name`` written to ``d`` and its harness (skips without the tools)."""
+    why = toolchain.missing()
+    if why:
+        pytest.skip(why)
+    from port_fortran.harness import Harness
 
-    if shutil.which("gfortran") is None:
-        return "gfortran not installed"
-    if find_install("serial") is None or find_install("openmp") is None:
-        return "no Kokkos install with serial and openmp"
-    return ""
+    k, sf = _kernel(path, name)
+    write_port(translate_kernel(k, sf, BLOCK), d)
+    return Harness(k, path, d, threads=2)
 
 
 @pytest.mark.integration
 @pytest.mark.parametrize("path,name", [(SAMPLES / "blas3.f", "dgemm"), (DATA / "regblock.f90", "mmacc"),
                                        (SAMPLES / "nbody.f90", "nbody_forces")])
 def test_blocked_ports_are_proven_on_serial_and_openmp(tmp_path, path, name):
-    why = _toolchain()
-    if why:
-        pytest.skip(why)
-    from port_fortran.harness import Harness
-
-    k, sf = _kernel(path, name)
-    write_port(translate_kernel(k, sf, BLOCK), tmp_path / name)
-    h = Harness(k, path, tmp_path / name, threads=2)
+    h = _blocked_harness(path, name, tmp_path / name)
     for backend in ("serial", "openmp"):
         v = h.verify(backend, seeds=2)
         assert v.passed, f"{backend}: {v.reason}"
@@ -97,18 +95,12 @@ def test_blocked_ports_are_proven_on_serial_and_openmp(tmp_path, path, name):
 
 @pytest.mark.integration
 def test_a_blocked_port_dropping_an_edge_row_is_caught(tmp_path):
-    why = _toolchain()
-    if why:
-        pytest.skip(why)
-    from port_fortran.harness import Harness
-
-    k, sf = _kernel(DATA / "regblock.f90", "mmacc")
     d = tmp_path / "mmacc"
-    write_port(translate_kernel(k, sf, BLOCK), d)
+    h = _blocked_harness(DATA / "regblock.f90", "mmacc", d)
     cpp = d / "mmacc.kokkos.cpp"
     text = cpp.read_text()
     i = text.index("pf::min<int>(pf_s")
     j = text.index("+ 3, m)", i)
     cpp.write_text(text[:j] + "+ 2, m)" + text[j + len("+ 3, m)"):])  # the edge block's last row left out
-    v = Harness(k, DATA / "regblock.f90", d, threads=2).verify("serial", seeds=2)
+    v = h.verify("serial", seeds=2)
     assert not v.passed and "c" in v.reason
