@@ -48,13 +48,16 @@ def variants(kernel: ir.Kernel, base: Optional[TranslateOptions], limit: int,
             out.append((name, o))
 
     parallel = any(d.info.parallel for d in loops)
+    # first: the optimizer keeps the first variant that wins, and on a compute-bound band
+    # (dgemm, all-pairs sums) reusing operands from registers is the win that matters (5x on
+    # dgemm's host port), where Kokkos' own policies won by noise
+    if base.register_block is None and any(blockable(d) for d in loops):
+        add("regblock-4x4", register_block=(4, 4))
     if host_only and parallel and base.host_loops:
         add("kokkos-policies", host_loops=False)
     scattered = any(d.info.parallel and d.info.scattered for d in loops)
     if scattered and base.host_loops and base.atomic_scatter and (backends is None or "openmp" in backends):
         add("scatter-copies", scatter_copies=True)  # pf::Scatter's copies whatever the array's size
-    if base.register_block is None and any(blockable(d) for d in loops):
-        add("regblock-4x4", register_block=(4, 4))  # compute-bound bands: operands reused from registers
     if nested:
         if base.mdrange:
             for t in tiles[:2]:
