@@ -24,12 +24,14 @@ Legal because the band's iterations are independent (the dependence analysis mad
 parallel): interleaving their statements changes no value, and each element still sums its
 terms in the original order (bit-identical results where the compiler contracts alike).
 
-Taken only on the exact shape (the optimizer's ``regblock-RIxRJ`` variant; the default
-translation is unchanged): two tightly nested parallel loops with unit steps, bounds
+Taken only on the exact shape (the optimizer's ``regblock-4x4`` variant; the default
+translation is unchanged): two tightly nested parallel loops (or one: the all-pairs form,
+``do i; s = 0; do j; s = s + f(i, j)``, blocked along ``i``) with unit steps, bounds
 independent of each other, no reduction, scatter, induction or condition on either; the
 inner body assignments around exactly one loop of assignments whose bounds read neither
 band variable nor a private; every scalar assigned a private of the band; no calls but
-intrinsic functions; the band variables not read after the band.
+intrinsic functions; the band variables plain locals (no dummy, COMMON, module or SAVE
+variable, whose value after the band a caller may see), not read after the band.
 
 Pure: IR in, IR out (the symbol table gains the renamed scalars).
 """
@@ -132,13 +134,17 @@ def register_blocked(body: list[ir.Stmt], tab: SymbolTable, block: tuple[int, in
     notes: list[str] = []
     dummies = {a.name for a in kernel.args} if kernel is not None else set()
 
+    def plain_local(name: str) -> bool:  # its value after the band is nobody else's to see
+        v = kernel.locals.get(name) if kernel is not None else None
+        return v is not None and v.common is None and v.module is None and not v.save
+
     def rec(stmts: list[ir.Stmt]) -> list[ir.Stmt]:
         out: list[ir.Stmt] = []
         for s in stmts:
             shape = _shape(s) if isinstance(s, ir.Do) else None
             band = [d for d in shape[:2] if d is not None] if shape is not None else []
             if shape is not None and not ({d.var for d in band} & dummies) \
-                    and not _live_after(body, s, {d.var for d in band}):
+                    and all(plain_local(d.var) for d in band) and not _live_after(body, s, {d.var for d in band}):
                 out.append(_blocked(shape, tab, block))
                 size = f"{block[0]}x{block[1]}" if shape[0] is not None else f"{block[0]}"
                 notes.append(f"line {s.line}: {' / '.join(f'do {d.var}' for d in band)} -> register blocked "

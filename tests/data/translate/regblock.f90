@@ -52,3 +52,4 @@ subroutine mmlast(m, n, k, a, b, c, jl)
   end do
   jl = j
 end subroutine mmlast
+
