@@ -113,6 +113,35 @@ def test_optimizer_keeps_only_a_verified_faster_variant(tmp_path):
     assert ks["kokkos-serial"] == 0.5
 
 
+class TwoWins(FakeStages):
+    """tile-32x8 halves the port's time, tile-64x4 quarters it (planned after it)."""
+
+    def bench(self, kernel, source, port_dir, backends):
+        out = super().bench(kernel, source, port_dir, backends)
+        if "variant tile-64x4" in self._cpp(kernel, port_dir):
+            for t in out[1:]:
+                t.median_s = 0.25
+        return out
+
+
+def test_optimizer_keeps_the_fastest_of_the_variants_that_win(tmp_path):
+    """Every planned rules variant is tried; the first win is not kept when a later one is
+    faster (Kokkos' own policies had won dgemm on noise before register blocking was tried)."""
+    from port_fortran.reports.collect import optimizer_variants
+
+    job, _ = make_job(tmp_path, "mm", ["nested"], optimizer_variants=3)
+    out = port_kernel(job, stages=TwoWins())
+    assert out.status == "verified"
+    assert "variant tile-64x4" in Path(job.port_dir, "mm.kokkos.cpp").read_text()
+    rows = optimizer_variants([a for a in db_of(job).attempts(job.run_id)])
+    by = {r["variant"]: r for r in rows}
+    assert by["tile-64x4"]["kept"] and not by["tile-32x8"]["kept"]
+    assert "not kept: tile-64x4 was faster (4.00x against 2.00x)" in by["tile-32x8"]["detail"]
+    assert sum(r["kept"] for r in rows) == 1 and len(rows) == 3
+    ks = {t["variant"]: t["median_s"] for t in db_of(job).timings(job.run_id)}
+    assert ks["kokkos-serial"] == 0.25
+
+
 def test_a_port_wrong_at_the_timing_sizes_is_debugged_before_it_is_timed(tmp_path):
     job, _ = make_job(tmp_path, "skp", ["wrong-large-unless-serial"])
     st = FakeStages()

@@ -9,7 +9,9 @@ the data collides), and on host backends Kokkos' own policies in
 place of the compat header's plain host loops (``kokkos-policies``; the host loops ignore
 tile sizes, so where every backend is a host one the tile variants use Kokkos' policies). A variant is kept only if it is verified on
 every requested backend AND faster than the baseline by more than the measured spread
-(records.Timing.spread_s) on at least one backend, and not slower beyond the spread on any.
+(records.Timing.spread_s) on at least one backend, and not slower beyond the spread on any;
+the pipeline tries every planned rules variant and keeps the winner with the largest speed-up
+(:func:`speedup`; an LLM's variants cost tokens, so there the first winner is kept).
 """
 from __future__ import annotations
 
@@ -89,6 +91,20 @@ def kokkos_times(timings: list[dict]) -> dict[str, dict]:
         if v.startswith("kokkos-") and (v not in out or (t.get("kernel_only", True) and not out[v].get("kernel_only", True))):
             out[v] = t
     return out
+
+
+def speedup(candidate: list[dict], baseline: list[dict]) -> float:
+    """The geometric mean over the Kokkos backends timed in both of baseline / candidate time
+    (1.0 when none is common): how the optimizer ranks the variants that win."""
+    cand, base = kokkos_times(candidate), kokkos_times(baseline)
+    ratios = [float(base[v]["median_s"]) / float(cand[v]["median_s"]) for v in sorted(set(cand) & set(base))
+              if float(cand[v]["median_s"]) > 0]
+    if not ratios:
+        return 1.0
+    prod = 1.0
+    for r in ratios:
+        prod *= r
+    return prod ** (1.0 / len(ratios))
 
 
 def is_better(candidate: list[dict], baseline: list[dict]) -> tuple[bool, str]:

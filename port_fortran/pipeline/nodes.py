@@ -407,18 +407,44 @@ def optimize(ctx: KernelContext, state: KernelState) -> dict:
             return {"opt": o, "route": "finalize", "history": hist}
         except Exception as exc:
             keep, why, vtimings = False, f"variant error: {type(exc).__name__}: {exc}", []
-    ctx.attempt("optimize", keep, f"variant {name}: {why}", model=model, seconds=time.monotonic() - t0)
-    if keep:
-        for fname in os.listdir(vdir):
-            src = vdir / fname
-            if src.is_file() and not fname.endswith((".spec.yaml", ".json")):
-                shutil.copy2(src, ctx.port_dir / fname)
-        o.update(done=True, kept=name)
-        return {"opt": o, "options": options_to_dict(cand) if cand else {}, "timings": vtimings,
-                "compiled": [], "verified": [], "route": "validate", "history": hist}
-    if len(plan) == 1:
-        o["done"] = True
-    return {"opt": o, "route": "finalize" if o.get("done") else "optimize", "history": hist}
+    seconds = time.monotonic() - t0
+    if keep and model == "rules":
+        # a win: the rules' variants are all tried (cheap, and the first win need not be the
+        # best: Kokkos' own policies had won dgemm on noise before register blocking was tried);
+        # the best of the wins is kept once the plan is done
+        o["wins"] = list(o.get("wins", [])) + [{
+            "name": name, "why": why, "seconds": seconds, "timings": vtimings,
+            "speedup": opt_agent.speedup(vtimings, o.get("baseline_timings") or []),
+            "options": options_to_dict(cand) if cand else {}}]
+    else:
+        ctx.attempt("optimize", keep, f"variant {name}: {why}", model=model, seconds=seconds)
+    if keep and model != "rules":  # an LLM's variant costs tokens: the first win is kept
+        return _keep_variant(ctx, o, name, vdir, options_to_dict(cand) if cand else {}, vtimings, hist)
+    if len(plan) > 1:
+        return {"opt": o, "route": "optimize", "history": hist}
+    wins = o.get("wins") or []
+    if wins:
+        best = max(wins, key=lambda w: w["speedup"])
+        for w in wins:
+            detail = w["why"] if w is best else (f"{w['why']}; not kept: {best['name']} was faster "
+                                                 f"({best['speedup']:.2f}x against {w['speedup']:.2f}x)")
+            ctx.attempt("optimize", w is best, f"variant {w['name']}: {detail}", model=model, seconds=w["seconds"])
+        return _keep_variant(ctx, o, best["name"], ctx.port_dir / "variants" / best["name"], best["options"],
+                             best["timings"], hist)
+    o["done"] = True
+    return {"opt": o, "route": "finalize", "history": hist}
+
+
+def _keep_variant(ctx: KernelContext, o: dict, name: str, vdir: Path, options: dict, timings: list,
+                  hist: list) -> dict:
+    """The variant's files replace the port's; it is proven again there (route validate)."""
+    for fname in os.listdir(vdir):
+        src = vdir / fname
+        if src.is_file() and not fname.endswith((".spec.yaml", ".json")):
+            shutil.copy2(src, ctx.port_dir / fname)
+    o.update(done=True, kept=name)
+    return {"opt": o, "options": options, "timings": timings,
+            "compiled": [], "verified": [], "route": "validate", "history": hist}
 
 def finalize(ctx: KernelContext, state: KernelState) -> dict:
     cfg = ctx.config
