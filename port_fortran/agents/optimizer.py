@@ -2,9 +2,9 @@
 
 Variants (bounded by ``optimizer_variants``), only where they can matter for the kernel:
 MDRange tile sizes and iteration order for tightly nested parallel loops, MDRange on/off,
-team-policy reductions for inner reductions, register blocking of 2-D bands that run an inner
-loop (``regblock-4x4``: a matrix product's operands reused from registers), per-thread copies for scattered updates on
-Kokkos OpenMP whatever the array's size (``scatter-copies``: whether they pay depends on how
+team-policy reductions for inner reductions, register blocking of bands that run an inner loop
+(``regblock-4x4``: a matrix product's operands reused from registers), per-thread copies for
+scattered updates on Kokkos OpenMP whatever the array's size (``scatter-copies``: whether they pay depends on how
 the data collides), and on host backends Kokkos' own policies in
 place of the compat header's plain host loops (``kokkos-policies``; the host loops ignore
 tile sizes, so where every backend is a host one the tile variants use Kokkos' policies). A variant is kept only if it is verified on
@@ -16,6 +16,7 @@ the pipeline tries every planned rules variant and keeps the winner with the lar
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Optional
 
 from ..fortran import ir
@@ -50,9 +51,9 @@ def variants(kernel: ir.Kernel, base: Optional[TranslateOptions], limit: int,
             out.append((name, o))
 
     parallel = any(d.info.parallel for d in loops)
-    # first: the optimizer keeps the first variant that wins, and on a compute-bound band
-    # (dgemm, all-pairs sums) reusing operands from registers is the win that matters (5x on
-    # dgemm's host port), where Kokkos' own policies won by noise
+    # first: ``limit`` (optimizer_variants, 2 by default) cuts the list, and an LLM chain keeps
+    # the first winner; on a compute-bound band (dgemm, all-pairs sums) reusing operands from
+    # registers is the win that matters (5x on dgemm's host port)
     if base.register_block is None and any(blockable(d) for d in loops):
         add("regblock-4x4", register_block=(4, 4))
     if host_only and parallel and base.host_loops:
@@ -99,12 +100,7 @@ def speedup(candidate: list[dict], baseline: list[dict]) -> float:
     cand, base = kokkos_times(candidate), kokkos_times(baseline)
     ratios = [float(base[v]["median_s"]) / float(cand[v]["median_s"]) for v in sorted(set(cand) & set(base))
               if float(cand[v]["median_s"]) > 0]
-    if not ratios:
-        return 1.0
-    prod = 1.0
-    for r in ratios:
-        prod *= r
-    return prod ** (1.0 / len(ratios))
+    return math.prod(ratios) ** (1.0 / len(ratios)) if ratios else 1.0
 
 
 def is_better(candidate: list[dict], baseline: list[dict]) -> tuple[bool, str]:
