@@ -1,7 +1,10 @@
 """Register blocking (the optimizer's ``regblock-4x4`` variant) against the default port of
-dgemm, on one Kokkos backend, at sizes larger than the harness's.
+a matrix product, on one Kokkos backend, at sizes larger than the harness's.
 
-``fortran_kernels/blas3.f``'s DGEMM ('N', 'N', m = n = k = N) is translated twice, the default
+``--form dot`` (the default): ``fortran_kernels/blas3.f``'s DGEMM ('N', 'N', m = n = k = N),
+each element a dot product; ``--form column``: ``tests/data/translate/sink.f``'s MMCOL, the
+same product a column at a time (the column scaled, then a column update per term: the form
+``fortran/sink.py`` turns into a band). The kernel is translated twice, the default
 and ``TranslateOptions(register_block=(4, 4))``; each port is built against the Kokkos install
 of the backend with a small driver that fills A, B, C on the backend's memory space, calls the
 views-level function (kernel only: the data stays where it is) and reports the median of
@@ -14,6 +17,9 @@ Writes a markdown table.
 
     .venv/bin/python bench/regblock.py --backend openmp --threads 2 --sizes 460,1024
     python3 bench/regblock.py --backend cuda --sizes 1024,2048,4096      # on the GPU machine
+
+``--tool-root DIR`` imports port_fortran from another checkout (an older commit's ports timed
+by the same driver).
 """
 from __future__ import annotations
 
@@ -30,16 +36,20 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from benchbuild import cmake_build  # noqa: E402
+if "--tool-root" in sys.argv:  # before the first import of port_fortran
+    sys.path.insert(0, str(Path(sys.argv[sys.argv.index("--tool-root") + 1]).resolve()))
 from port_fortran.build_runner.kokkos import find_install  # noqa: E402
-from port_fortran.fortran import parse_file  # noqa: E402
 from port_fortran.records import TranslateOptions  # noqa: E402
-from port_fortran.translate import translate_kernel, write_port  # noqa: E402
 
 VARIANTS = {"default": TranslateOptions(), "regblock-4x4": TranslateOptions(register_block=(4, 4),
                                                                             variant="regblock-4x4")}
 
+# form -> (source, kernel, the views-level call for C := A B with m = n = k = n)
+FORMS = {"dot": ("fortran_kernels/blas3.f", "dgemm", "dgemm_kokkos_views('N', 'N', n, n, n, 1.0, a, n, b, n, 0.0, c, n)"),
+         "column": ("tests/data/translate/sink.f", "mmcol", "mmcol_kokkos_views(n, n, n, 1.0, 0.0, a, n, b, n, c, n)")}
+
 MAIN = r"""
-#include "dgemm.kokkos.hpp"
+#include "@KERNEL@.kokkos.hpp"
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -70,7 +80,7 @@ int main(int argc, char** argv) {
       Kokkos::deep_copy(c, 0.0);
       Kokkos::fence();
       const double t0 = now();
-      dgemm_kokkos_views('N', 'N', n, n, n, 1.0, a, n, b, n, 0.0, c, n);
+      @CALL@;
       Kokkos::fence();
       if (r) t.push_back(now() - t0);
     }
@@ -107,7 +117,7 @@ find_package(Kokkos REQUIRED)
 set(PF_BACKEND {backend} CACHE STRING "")
 add_subdirectory(port)
 add_executable(bench main.cpp)
-target_link_libraries(bench PRIVATE dgemm_kokkos)
+target_link_libraries(bench PRIVATE {kernel}_kokkos)
 {cublas}
 """
 
@@ -116,13 +126,18 @@ target_compile_definitions(bench PRIVATE PF_CUBLAS)
 target_link_libraries(bench PRIVATE CUDA::cublas)"""
 
 
-def build(variant: str, opts: TranslateOptions, work: Path, kokkos, backend: str) -> Path:
-    sf = parse_file(str(ROOT / "fortran_kernels" / "blas3.f"))
-    k = next(k for k in sf.kernels if k.name == "dgemm")
+def build(variant: str, opts: TranslateOptions, work: Path, kokkos, backend: str, form: str) -> Path:
+    from port_fortran.fortran import parse_file
+    from port_fortran.translate import translate_kernel, write_port
+
+    source, kernel, call = FORMS[form]
+    sf = parse_file(str(ROOT / source))
+    k = next(k for k in sf.kernels if k.name == kernel)
     d = work / variant
     write_port(translate_kernel(k, sf, opts), d / "port")
-    (d / "main.cpp").write_text(MAIN)
-    (d / "CMakeLists.txt").write_text(CMAKE.format(backend=backend, cublas=CUBLAS if backend == "cuda" else ""))
+    (d / "main.cpp").write_text(MAIN.replace("@KERNEL@", kernel).replace("@CALL@", call))
+    (d / "CMakeLists.txt").write_text(CMAKE.format(backend=backend, kernel=kernel,
+                                                   cublas=CUBLAS if backend == "cuda" else ""))
     # the install's own extra flags (the CUDA 13 shim of a Kokkos < 4.7) are needed by its users too
     flags = " ".join(x for x in ((kokkos.cxx_flags or ""), "" if backend == "cuda" else "-march=native") if x)
     return cmake_build(d, kokkos, flags, variant)
@@ -137,6 +152,8 @@ def main() -> int:
     ap.add_argument("--sizes", default="460,1024")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--form", default="dot", choices=sorted(FORMS))
+    ap.add_argument("--tool-root", type=Path, help="import port_fortran from this checkout")
     args = ap.parse_args()
     kokkos = find_install(args.backend)
     if kokkos is None:
@@ -145,7 +162,7 @@ def main() -> int:
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), OMP_PROC_BIND="spread", OMP_PLACES="threads")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        exes = {name: build(name, opts, Path(tmp), kokkos, args.backend) for name, opts in VARIANTS.items()}
+        exes = {name: build(name, opts, Path(tmp), kokkos, args.backend, args.form) for name, opts in VARIANTS.items()}
         for n in sizes:
             got, cs = {}, {}
             for name, exe in exes.items():
@@ -165,7 +182,7 @@ def main() -> int:
              f"- machine: {platform.node()}, {os.cpu_count()} logical CPUs; backend {args.backend}"
              + (f", {args.threads} OpenMP threads" if args.backend == "openmp" else "")
              + f"; {kokkos.describe() if hasattr(kokkos, 'describe') else kokkos.prefix}",
-             f"- dgemm 'N','N', m = n = k = N, kernel only (arrays on the backend's memory space); the median of "
+             f"- {FORMS[args.form][1]} ({args.form} form) C := A B, m = n = k = N, kernel only (arrays on the backend's memory space); the median of "
              f"{args.repeats} calls after one warm-up; GFLOP/s = 2 N^3 / time", "",
              "| N | default | GFLOP/s | regblock-4x4 | GFLOP/s | speed-up | max diff / max abs(C) |"
              + (" cuBLAS | GFLOP/s | blocked / cuBLAS |" if args.backend == "cuda" else ""),

@@ -34,7 +34,7 @@ from .arraytest import LoopScope, join_conditions, never_same, pair_test
 from .dataflow import FlowGraph, IterationValues, exposed_reads
 from .facts import Facts, guard_facts, loop_var_facts, path_to
 from .inductions import find_inductions, induction_substitution
-from . import interchange
+from . import interchange, sink
 from .lastvalue import last_private_scalar
 from .privatize import last_private_array, privatizable_array, write_through_boxes
 from .reductions import (constant_section, index_loc_idiom, mentions, minmax_idiom, per_thread, reduction_op,
@@ -656,7 +656,8 @@ def analyse_loops(k: ir.Kernel, calls=None) -> None:
     effects are confined to its arguments is then analysed like the accesses it makes
     (without it, or for any other callee, a call keeps its loop serial). A serial loop
     around one parallel loop is then interchanged where the turned nest is parallel
-    (``interchange``)."""
+    (``interchange``), and a parallel column loop updating its rows through loops over them
+    sunk into a band where the rows stay independent (``sink``)."""
     ctx = kernel_context(k, calls)
     _visit(k.body, [], k, ctx)
     rejected: set = set()
@@ -664,7 +665,7 @@ def analyse_loops(k: ir.Kernel, calls=None) -> None:
         cand = next(((body, idx, do) for body, idx, do in interchange.candidates(k.body, ctx.arrays)
                      if (do.line, do.var) not in rejected), None)
         if cand is None:
-            return
+            break
         body, idx, outer = cand
         band = interchange.split(outer, ctx.arrays)[1]
         new = interchange.build(outer, ctx.arrays)
@@ -678,6 +679,7 @@ def analyse_loops(k: ir.Kernel, calls=None) -> None:
         else:
             body[idx] = outer
             rejected.add((outer.line, outer.var))
+    sink.apply(k, lambda: kernel_context(k, calls), _visit)
 
 
 def _visit(body: list[ir.Stmt], outer: list[ir.Do], k: ir.Kernel, ctx: Context) -> None:

@@ -160,7 +160,7 @@ class KernelParts:
     patterns: list[str]
     notes: list[str]
     versions: list[str]
-    blocked: bool = False  # register-blocked bands: compiled without GCC's loop vectoriser (compat header)
+    blocked: bool = False  # register-blocked bands run on the host: compiled without GCC's loop vectoriser (compat header)
 
 
 def translate_parts(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None,
@@ -195,9 +195,15 @@ def _parts(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Translat
     body = restructure(copy.deepcopy(kernel.body), tab)
     body = lower_arrays(body, tab)
     body = scalarize_element_reductions(body, tab)  # x(i) summed over j: into a scalar first
+    for d in ir.walk(body):  # a sunk nest's original order (its host form) goes through the same passes
+        if isinstance(d, ir.Do) and getattr(d, "host_original", None) is not None:
+            kept = scalarize_element_reductions(lower_arrays(restructure([copy.deepcopy(d.host_original)], tab),
+                                                             tab), tab)
+            d.host_original = kept[0] if len(kept) == 1 and isinstance(kept[0], ir.Do) else None
     blocked: list[str] = []
+    host_blocked = False
     if options.register_block:
-        body, blocked = register_blocked(body, tab, options.register_block, kernel)
+        body, blocked, host_blocked = register_blocked(body, tab, options.register_block, kernel)
 
     live_end = {a.name for a in kernel.args if a.intent in ("out", "inout") and not a.dims}
     live_end |= {m.name for b in blocks for m in b.used() if m.written and not m.rank}
@@ -233,7 +239,7 @@ def _parts(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Translat
         views_body=_contiguity_checks(kernel, tab, body) + decls + lines,
         entry_signature='extern "C" ' + render.entry_signature(kernel, tab, decl=False),
         entry_body=render.entry_body(kernel, tab), patterns=patterns, notes=planner.notes,
-        versions=list(planner.versions), blocked=bool(blocked))
+        versions=list(planner.versions), blocked=host_blocked)
 
 
 def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: TranslateOptions, program=None) -> Port:

@@ -1,4 +1,5 @@
-"""The host form of an interchanged nest (``fortran/interchange.py``).
+"""The host form of an interchanged nest (``fortran/interchange.py``) or a sunk one
+(``fortran/sink.py``: the original column loop, see the end).
 
 On a GPU the interchanged nest is what runs: one kernel over the band that was inside, the
 moved loop in every thread, adjacent threads on adjacent elements. On the host backends
@@ -62,12 +63,15 @@ def jammed(em, moved: ir.Do, pre: list, rest: list) -> Optional[tuple[str, str, 
 
 
 def host_form(em, n: PKernel, ind: int) -> Optional[list[str]]:
-    """The ``pf::host_chunks`` call for an interchanged band, or None when the kernel is
-    not one (or has what only the device form handles: inductions, last-private arrays,
-    atomics, a step other than 1)."""
+    """The ``pf::host_chunks`` call for an interchanged or sunk band, or None when the
+    kernel is neither (or has what only the device form handles: inductions, last-private
+    arrays, atomics, a step other than 1)."""
     do = n.band[0] if n.band else None
-    if do is None or not getattr(do.info, "interchanged", 0) or n.kind not in ("range", "mdrange") \
-            or n.inductions or n.last_private or n.atomic:
+    if do is None or n.kind not in ("range", "mdrange") or n.inductions or n.last_private or n.atomic:
+        return None
+    if getattr(do, "host_original", None) is not None:
+        return _sunk_host_form(em, n, do.host_original, ind)
+    if not getattr(do.info, "interchanged", 0):
         return None
     if any(d.step is not None and const_int(d.step, em.tab) != 1 for d in n.band):
         return None
@@ -132,6 +136,30 @@ def host_form(em, n: PKernel, ind: int) -> Optional[list[str]]:
         lines.extend(em.body(rest, depth, ctx))
     for tail in closes:
         lines.extend(tail)
+    em.lambda_scopes.pop()
+    pad = IND * ind
+    return ([pad + f"pf::host_chunks({em.kernel_name(n)}, {lo}, {hi}, [=](const long pf_b, const long pf_e) {{"]
+            + lines + [pad + "});"])
+
+
+def _sunk_host_form(em, n: PKernel, orig: ir.Do, ind: int) -> Optional[list[str]]:
+    """A sunk band's host form (``fortran/sink.py``): the original column loop in chunks,
+    each column's statements in their original order (the column updates contiguous and
+    vectorised, as the original ran them)."""
+    if orig.step is not None and const_int(orig.step, em.tab) != 1:
+        return None
+    sym = em.tab[orig.var]
+    lo, hi = em.ex(orig.start, sym.ftype, orig.line), em.ex(orig.end, sym.ftype, orig.line)
+    seen = {x.name for s in ir.walk([orig]) for e in ir.stmt_exprs(s) for x in ir.walk_expr(e)
+            if isinstance(x, (ir.Name, ir.ArrayRef))} | {s.var for s in ir.walk([orig]) if isinstance(s, ir.Do)}
+    names = [x for x in dict.fromkeys([d.var for d in n.band] + list(n.private)) if x in seen]  # a block's copies: not here
+    em.lambda_scopes.append(set(names))
+    ctx = {"device": True, "loops": [("lambda", orig.construct_name)], "atomic": set()}
+    lines = em.lambda_locals(names, ind + 1)
+    em.use(orig.var)
+    lines.append(IND * (ind + 1) + f"for ({sym.c} = static_cast<{sym.ctype}>(pf_b); {sym.c} <= pf_e; ++{sym.c}) {{")
+    lines.extend(em.body(orig.body, ind + 2, ctx))
+    lines.append(IND * (ind + 1) + "}")
     em.lambda_scopes.pop()
     pad = IND * ind
     return ([pad + f"pf::host_chunks({em.kernel_name(n)}, {lo}, {hi}, [=](const long pf_b, const long pf_e) {{"]

@@ -433,6 +433,9 @@ class Planner:
     def note_loop(self, do: ir.Do, text: str):
         turned = f" (interchanged: the loop of line {do.info.interchanged} moved outside)" \
             if getattr(do.info, "interchanged", 0) else ""
+        if getattr(do, "host_original", None) is not None:
+            turned = (f" (sunk: its loops over {do.body[0].var} made one loop around the column's statements; "
+                      "the host backends run the original order)")
         self.notes.append(f"line {do.line}: {fortran_do(do)}{turned} -> {text}")
 
     # ------------------------------------------------------------------ parallel loops

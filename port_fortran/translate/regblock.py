@@ -28,7 +28,7 @@ Taken only on the exact shape (the optimizer's ``regblock-4x4`` variant; the def
 translation is unchanged): two tightly nested parallel loops (or one: the all-pairs form,
 ``do i; s = 0; do j; s = s + f(i, j)``, blocked along ``i``) with unit steps, bounds
 independent of each other, no reduction, scatter, induction or condition on either; the
-inner body assignments around exactly one loop of assignments whose bounds read neither
+inner body assignments (or block IFs of them) around exactly one loop of assignments whose bounds read neither
 band variable nor a private; every scalar assigned a private of the band; no calls but
 intrinsic functions; the band variables plain locals (no dummy, COMMON, module or SAVE
 variable, whose value after the band a caller may see), not read after the band.
@@ -72,9 +72,29 @@ def _stmts(body: list[ir.Stmt]) -> list[ir.Stmt]:
     return [s for s in body if not isinstance(s, ir.Continue)]
 
 
-def _calls_nothing(s: ir.Assign) -> bool:
-    return not any(isinstance(x, ir.FuncCall) and not x.intrinsic
-                   for e in (s.target, s.value) for x in ir.walk_expr(e))
+def _calls_nothing(s: ir.Stmt) -> bool:
+    """An assignment, or a block IF of assignments (``if (beta == 0) then; c(i, j) = 0``),
+    that calls no function but intrinsics."""
+    if isinstance(s, ir.If):
+        return all(_calls_nothing(x) for x in _stmts(ir.children(s))) and not any(
+            isinstance(x, ir.FuncCall) and not x.intrinsic for c, _b in s.branches for x in ir.walk_expr(c))
+    return isinstance(s, ir.Assign) and not any(isinstance(x, ir.FuncCall) and not x.intrinsic
+                                                for e in (s.target, s.value) for x in ir.walk_expr(e))
+
+
+def _assigns(stmts: list[ir.Stmt]) -> list[ir.Assign]:
+    return [s for s in ir.walk(stmts) if isinstance(s, ir.Assign)]
+
+
+def _renamed(s: ir.Stmt, table: dict) -> ir.Stmt:
+    c = copy.deepcopy(s)
+    for x in [c] + list(ir.walk(ir.children(c))):
+        if isinstance(x, ir.Assign):
+            x.target = replace_names(x.target, table)
+            x.value = replace_names(x.value, table)
+        elif isinstance(x, ir.If):
+            x.branches = [(replace_names(e, table), b) for e, b in x.branches]
+    return c
 
 
 def _shape(outer: ir.Do):
@@ -103,9 +123,10 @@ def _shape(outer: ir.Do):
     at = loops[0]
     loop = stmts[at]
     pre, post, core = stmts[:at], stmts[at + 1:], _stmts(loop.body)
-    if not core or not all(isinstance(s, ir.Assign) and _calls_nothing(s) for s in pre + post + core):
+    if not core or not all(_calls_nothing(s) for s in pre + post) or \
+            not all(isinstance(s, ir.Assign) and _calls_nothing(s) for s in core):
         return None
-    assigned = {s.target.name for s in pre + post + core if isinstance(s.target, ir.Name)}
+    assigned = {s.target.name for s in _assigns(pre + post + core) if isinstance(s.target, ir.Name)}
     if not assigned <= private or loop.var not in private:
         return None
     bound_names = names_in(loop.start) | names_in(loop.end) | names_in(loop.step)
@@ -128,10 +149,12 @@ def _live_after(body: list[ir.Stmt], outer: ir.Do, names: set[str]) -> bool:
 
 
 def register_blocked(body: list[ir.Stmt], tab: SymbolTable, block: tuple[int, int],
-                     kernel: Optional[ir.Kernel] = None) -> tuple[list[ir.Stmt], list[str]]:
+                     kernel: Optional[ir.Kernel] = None) -> tuple[list[ir.Stmt], list[str], bool]:
     """``body`` with every band of the shape above blocked ``block`` = (RI, RJ) (inner loop,
-    outer loop), and one note per band."""
+    outer loop), one note per band, and whether a blocked band runs on the host backends too
+    (a sunk band keeps its original order there, ``fortran/sink.py``)."""
     notes: list[str] = []
+    on_host = []
     dummies = {a.name for a in kernel.args} if kernel is not None else set()
 
     def plain_local(name: str) -> bool:  # its value after the band is nobody else's to see
@@ -145,7 +168,10 @@ def register_blocked(body: list[ir.Stmt], tab: SymbolTable, block: tuple[int, in
             band = [d for d in shape[:2] if d is not None] if shape is not None else []
             if shape is not None and not ({d.var for d in band} & dummies) \
                     and all(plain_local(d.var) for d in band) and not _live_after(body, s, {d.var for d in band}):
-                out.append(_blocked(shape, tab, block))
+                made = _blocked(shape, tab, block)
+                made.host_original = getattr(s, "host_original", None)  # the host backends' order, if sunk
+                on_host.append(made.host_original is None)
+                out.append(made)
                 size = f"{block[0]}x{block[1]}" if shape[0] is not None else f"{block[0]}"
                 notes.append(f"line {s.line}: {' / '.join(f'do {d.var}' for d in band)} -> register blocked "
                              f"{size} (each iteration of the band takes a block of "
@@ -162,7 +188,8 @@ def register_blocked(body: list[ir.Stmt], tab: SymbolTable, block: tuple[int, in
             out.append(s)
         return out
 
-    return rec(body), notes
+    body = rec(body)
+    return body, notes, any(on_host)
 
 
 def _blocked(shape, tab: SymbolTable, block: tuple[int, int]) -> ir.Do:
@@ -173,7 +200,7 @@ def _blocked(shape, tab: SymbolTable, block: tuple[int, int]) -> ir.Do:
     dims = [(inner, block[0])] + ([(outer, block[1])] if outer is not None else [])
     dims = [(d, r, tab.new_temp("b", INT).name, tab.new_temp("s", INT).name) for d, r in dims]
     name = lambda n: ir.Name(n, ftype=INT)  # noqa: E731
-    assigned = list(dict.fromkeys(s.target.name for s in pre + _stmts(loop.body) + post
+    assigned = list(dict.fromkeys(s.target.name for s in _assigns(pre + _stmts(loop.body) + post)
                                   if isinstance(s.target, ir.Name)))
     copies: list[dict] = []
     renamed: list[str] = []
@@ -190,11 +217,7 @@ def _blocked(shape, tab: SymbolTable, block: tuple[int, int]) -> ir.Do:
     def each(stmts: list[ir.Stmt]) -> list[ir.Stmt]:
         out = []
         for s in stmts:
-            for t in copies:
-                c = copy.deepcopy(s)
-                c.target = replace_names(c.target, t)
-                c.value = replace_names(c.value, t)
-                out.append(c)
+            out.extend(_renamed(s, t) for t in copies)
         return out
 
     def serial(d: ir.Do) -> ir.Do:
