@@ -22,6 +22,7 @@ from .cexpr import function_cname
 from .checks import kernel_checks
 from .element_reductions import scalarize_element_reductions
 from .regblock import register_blocked
+from .promote import promoted
 from .emit import Emitter, zero_init
 from .hoist import hoist_array_bounds
 from .lower import lower_arrays
@@ -204,6 +205,7 @@ def _parts(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Translat
     host_blocked = False
     if options.register_block:
         body, blocked, host_blocked = register_blocked(body, tab, options.register_block, kernel)
+    body, kept = promoted(body, tab)
 
     live_end = {a.name for a in kernel.args if a.intent in ("out", "inout") and not a.dims}
     live_end |= {m.name for b in blocks for m in b.used() if m.written and not m.rank}
@@ -228,7 +230,7 @@ def _parts(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Translat
     for fn in callees:
         where = f"line {fn.line_start}" if fn.file == kernel.file else f"{fn.file}:{fn.line_start}"
         planner.notes.append(f"{fn.kind} {fn.name} ({where}) -> KOKKOS_INLINE_FUNCTION {function_cname(fn.name)}")
-    planner.notes += blocked + common_blocks.notes(kernel)
+    planner.notes += blocked + kept + common_blocks.notes(kernel)
     patterns = list(planner.patterns)
     if not patterns and not any(isinstance(n, PKernel) for n in plan):
         planner.notes.append("no array work: the routine runs on the host")

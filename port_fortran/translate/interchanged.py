@@ -76,6 +76,7 @@ def host_form(em, n: PKernel, ind: int) -> Optional[list[str]]:
     if any(d.step is not None and const_int(d.step, em.tab) != 1 for d in n.band):
         return None
     inner = [s for s in n.band[-1].body if not isinstance(s, ir.Continue)]
+    inner = [getattr(s, "unpromoted", None) or s for s in inner]  # translate/promote.py's registers: device form
     if len(inner) != 1 or not isinstance(inner[0], ir.Do):
         return None
     moved = inner[0]
@@ -150,9 +151,11 @@ def _sunk_host_form(em, n: PKernel, orig: ir.Do, ind: int) -> Optional[list[str]
         return None
     sym = em.tab[orig.var]
     lo, hi = em.ex(orig.start, sym.ftype, orig.line), em.ex(orig.end, sym.ftype, orig.line)
-    seen = {x.name for s in ir.walk([orig]) for e in ir.stmt_exprs(s) for x in ir.walk_expr(e)
-            if isinstance(x, (ir.Name, ir.ArrayRef))} | {s.var for s in ir.walk([orig]) if isinstance(s, ir.Do)}
-    names = [x for x in dict.fromkeys([d.var for d in n.band] + list(n.private)) if x in seen]  # a block's copies: not here
+    # the scalars the original sets, each thread's own (the column loop was parallel with no
+    # reduction): its own lowering's temporaries included, not a blocked band's copies
+    names = list(dict.fromkeys([s.var for s in ir.walk([orig]) if isinstance(s, ir.Do)] +
+                               [s.target.name for s in ir.walk([orig])
+                                if isinstance(s, ir.Assign) and isinstance(s.target, ir.Name)]))
     em.lambda_scopes.append(set(names))
     ctx = {"device": True, "loops": [("lambda", orig.construct_name)], "atomic": set()}
     lines = em.lambda_locals(names, ind + 1)

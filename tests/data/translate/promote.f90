@@ -1,0 +1,41 @@
+! promote.f90 -- array elements an inner loop updates in place (translate/promote.py).
+! Written for port-fortran's tests.
+subroutine rowacc(m, n, a, x, y)
+  ! y(i) summed over the columns in place: kept in a register for the loop over l
+  integer, intent(in) :: m, n
+  real(8), intent(in) :: a(m, n), x(n)
+  real(8), intent(inout) :: y(m)
+  integer :: i, l
+  do i = 1, m
+    do l = 1, n
+      y(i) = y(i) + a(i, l) * x(l)
+    end do
+  end do
+end subroutine rowacc
+
+subroutine twoel(m, n, j1, j2, a, y)
+  ! y(i, j1) and y(i, j2) are the same element when j1 = j2: neither is kept in a register
+  integer, intent(in) :: m, n, j1, j2
+  real(8), intent(in) :: a(m, n)
+  real(8), intent(inout) :: y(m, 2)
+  integer :: i, l
+  do i = 1, m
+    do l = 1, n
+      y(i, j1) = y(i, j1) + a(i, l)
+      y(i, j2) = y(i, j2) * 0.5d0
+    end do
+  end do
+end subroutine twoel
+
+subroutine backw(m, n, a, y)
+  ! a loop running backwards: left as it is
+  integer, intent(in) :: m, n
+  real(8), intent(in) :: a(m, n)
+  real(8), intent(inout) :: y(m)
+  integer :: i, l
+  do i = 1, m
+    do l = n, 1, -1
+      y(i) = 0.5d0 * y(i) + a(i, l)
+    end do
+  end do
+end subroutine backw
