@@ -60,6 +60,16 @@ def test_a_column_by_column_product_becomes_a_band_over_columns_and_rows():
     assert "regblock-8x8" not in dict(optimizer.variants(k, None, 20, ["serial", "openmp"]))
 
 
+def test_a_product_skipping_zero_terms_is_sunk_and_blocked_with_its_test_per_element():
+    """``if (b(l, j) .ne. 0) then; temp = b(l, j); do i ...``: the test sits between the loop
+    over terms and the rows; sunk, each element of a block runs it for its own column."""
+    k, sf = _kernel("mmcolz")
+    assert any("(sunk:" in n for n in translate_kernel(k, sf).notes)
+    blocked = translate_kernel(k, sf, BLOCK)
+    assert any("do j / do i -> register blocked 4x4" in n for n in blocked.notes), blocked.notes
+    assert any("16 elements of c kept in registers" in n for n in blocked.notes), blocked.notes
+
+
 @pytest.mark.parametrize("name", ["difcol", "nrmcol", "uptri"])
 def test_columns_whose_rows_are_not_independent_are_left_as_they_were(name):
     """difcol: the second loop over i reads w(i + 1, j), which the first writes (the built
@@ -96,6 +106,14 @@ def _harness(name: str, opts, d: Path, device_form: bool = False):
                          ids=["host-form", "device-form", "blocked"])
 def test_the_sunk_product_is_proven_on_serial_and_openmp(tmp_path, opts, device):
     h = _harness("mmcol", opts, tmp_path / "mmcol", device)
+    for backend in ("serial", "openmp"):
+        v = h.verify(backend, seeds=2)
+        assert v.passed, f"{backend}: {v.reason}"
+
+
+@pytest.mark.integration
+def test_the_blocked_product_skipping_zero_terms_is_proven_in_its_device_form(tmp_path):
+    h = _harness("mmcolz", BLOCK, tmp_path / "mmcolz", device_form=True)
     for backend in ("serial", "openmp"):
         v = h.verify(backend, seeds=2)
         assert v.passed, f"{backend}: {v.reason}"

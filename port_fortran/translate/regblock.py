@@ -28,7 +28,7 @@ Taken only on the exact shape (the optimizer's ``regblock-4x4`` variant; the def
 translation is unchanged): two tightly nested parallel loops (or one: the all-pairs form,
 ``do i; s = 0; do j; s = s + f(i, j)``, blocked along ``i``) with unit steps, bounds
 independent of each other, no reduction, scatter, induction or condition on either; the
-inner body assignments (or block IFs of them) around exactly one loop of assignments whose bounds read neither
+inner body assignments (or block IFs of them) around exactly one loop of such statements whose bounds read neither
 band variable nor a private; every scalar assigned a private of the band; no calls but
 intrinsic functions; the band variables plain locals (no dummy, COMMON, module or SAVE
 variable, whose value after the band a caller may see), not read after the band.
@@ -123,8 +123,7 @@ def _shape(outer: ir.Do):
     at = loops[0]
     loop = stmts[at]
     pre, post, core = stmts[:at], stmts[at + 1:], _stmts(loop.body)
-    if not core or not all(_calls_nothing(s) for s in pre + post) or \
-            not all(isinstance(s, ir.Assign) and _calls_nothing(s) for s in core):
+    if not core or not all(_calls_nothing(s) for s in pre + post + core):
         return None
     assigned = {s.target.name for s in _assigns(pre + post + core) if isinstance(s.target, ir.Name)}
     if not assigned <= private or loop.var not in private:

@@ -75,3 +75,21 @@ C     the scale read between the loops is what the first loop wrote
    20    CONTINUE
    30 CONTINUE
       END
+
+      SUBROUTINE MMCOLZ(M, N, K, A, LDA, B, LDB, C, LDC)
+C     C := C + A*B a column at a time, terms with a zero B(L,J) skipped
+      INTEGER M, N, K, LDA, LDB, LDC
+      DOUBLE PRECISION A(LDA,*), B(LDB,*), C(LDC,*)
+      DOUBLE PRECISION TEMP
+      INTEGER I, J, L
+      DO 30 J = 1, N
+         DO 20 L = 1, K
+            IF (B(L,J) .NE. 0.0D0) THEN
+               TEMP = B(L,J)
+               DO 10 I = 1, M
+                  C(I,J) = C(I,J) + TEMP*A(I,L)
+   10          CONTINUE
+            END IF
+   20    CONTINUE
+   30 CONTINUE
+      END
