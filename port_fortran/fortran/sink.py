@@ -44,7 +44,7 @@ import copy
 from typing import Iterator, Optional
 
 from . import ir
-from .interchange import _LEAVE, _names, _written, enclosing
+from .interchange import _LEAVE, _lists, _names, _written, enclosing
 
 _OUTSIDE = (ir.Assign, ir.If, ir.Do, ir.Continue)
 
@@ -85,23 +85,13 @@ def candidates(body: list[ir.Stmt]) -> Iterator[tuple[list[ir.Stmt], int, ir.Do]
                 yield from candidates(child)
 
 
-def _lists(s: ir.Stmt) -> list[list[ir.Stmt]]:
-    if isinstance(s, ir.If):
-        return [b for _, b in s.branches] + [s.else_body]
-    if isinstance(s, ir.DoWhile):
-        return [s.body]
-    if isinstance(s, ir.SelectCase):
-        return [c.body for c in s.cases]
-    return []
-
-
 def _plain(d: ir.Do) -> bool:
     i = d.info
     return bool(i.parallel and not i.reductions and not i.scattered and not i.inductions and i.condition is None
                 and not i.early_exit)
 
 
-def _key(e: Optional[ir.Expr]):
+def expr_key(e: Optional[ir.Expr]):
     """A structural key of an expression (names, literals, operators; no types or lines)."""
     if e is None:
         return None
@@ -152,8 +142,8 @@ def split(outer: ir.Do) -> Optional[tuple[str, list[ir.Do]]]:
 
     if not visit(outer.body) or not rows:
         return None
-    head = (_key(rows[0].start), _key(rows[0].end), _key(rows[0].step))
-    if any((_key(d.start), _key(d.end), _key(d.step)) != head for d in rows[1:]):
+    head = (expr_key(rows[0].start), expr_key(rows[0].end), expr_key(rows[0].step))
+    if any((expr_key(d.start), expr_key(d.end), expr_key(d.step)) != head for d in rows[1:]):
         return None
     bounds = _names([x for x in (rows[0].start, rows[0].end, rows[0].step) if x is not None])
     written = set().union(*(_written(d.body) for d in rows)) | {var}

@@ -31,16 +31,11 @@ import copy
 from typing import Optional
 
 from ..fortran import ir
+from ..fortran.sink import expr_key as _key
 from .access import names_in
 from .symbols import SymbolTable
 
 _BODY = (ir.Assign, ir.If, ir.Do, ir.Continue)
-
-
-def _key(e: ir.Expr):
-    return tuple((type(x).__name__, getattr(x, "name", None), getattr(x, "op", None),
-                  str(getattr(x, "value", "")) if isinstance(x, ir.Literal) else None)
-                 for x in ir.walk_expr(e))
 
 
 def _exprs(stmts: list[ir.Stmt]):
