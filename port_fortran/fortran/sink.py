@@ -184,4 +184,5 @@ def build(outer: ir.Do) -> ir.Do:
     new = ir.Do(outer.var, outer.start, outer.end, outer.step, [inner], construct_name=outer.construct_name,
                 end_label=outer.end_label, line=outer.line, label=outer.label, end_line=outer.end_line)
     new.host_original = outer
+    new.sunk_rows = var
     return new

@@ -161,7 +161,7 @@ class KernelParts:
     patterns: list[str]
     notes: list[str]
     versions: list[str]
-    blocked: bool = False  # register-blocked bands run on the host: compiled without GCC's loop vectoriser (compat header)
+    blocked: bool = False  # blocked bands run on the host: compiled without the loop vectoriser (compat header)
 
 
 def translate_parts(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None,

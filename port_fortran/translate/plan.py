@@ -434,7 +434,8 @@ class Planner:
         turned = f" (interchanged: the loop of line {do.info.interchanged} moved outside)" \
             if getattr(do.info, "interchanged", 0) else ""
         if getattr(do, "host_original", None) is not None:
-            turned = (f" (sunk: its loops over {do.body[0].var} made one loop around the column's statements; "
+            rows = getattr(do, "sunk_rows", None) or "the rows"
+            turned = (f" (sunk: its loops over {rows} made one loop around the column's statements; "
                       "the host backends run the original order)")
         self.notes.append(f"line {do.line}: {fortran_do(do)}{turned} -> {text}")
 

@@ -21,7 +21,10 @@ whose body is assignments, block IFs and loops only (no call but intrinsic funct
 exit), for every array written there whose references in the loop read nothing the loop
 assigns (its own variable, inner loop variables, assigned scalars) and are, two by two,
 the same element or provably different ones (the same base plus different constants in some
-dimension: a register-blocked band's 16 elements, each then in its own register). Each element then takes the same values in the same order: identical
+dimension: a register-blocked band's 16 elements, each then in its own register); of those,
+the elements an assignment of the loop's own body touches (every pass, not under an IF: an
+element touched only under a condition may be out of bounds, or another thread's, when the
+condition does not hold). Each element then takes the same values in the same order: identical
 results. The temporary is private to the enclosing parallel loops.
 
 Pure: IR in, IR out (the symbol table gains the temporaries)."""
@@ -57,6 +60,11 @@ def _candidates(loop: ir.Do, tab: SymbolTable) -> list[ir.ArrayRef]:
     assigned = {loop.var} | {s.var for s in ir.walk(loop.body) if isinstance(s, ir.Do)} | \
         {s.target.name for s in ir.walk(loop.body) if isinstance(s, ir.Assign) and isinstance(s.target, ir.Name)}
     written = [s.target for s in ir.walk(loop.body) if isinstance(s, ir.Assign) and isinstance(s.target, ir.ArrayRef)]
+    # elements every pass of the loop touches (an assignment of its own body, not under an IF
+    # or in an inner loop): only those may be loaded before it and stored after it -- one the
+    # original touches under a condition may be out of bounds, or another thread's, when not
+    every_pass = {_key(x) for s in loop.body if isinstance(s, ir.Assign) for e in (s.target, s.value)
+                  for x in ir.walk_expr(e) if isinstance(x, ir.ArrayRef)}
     out: list[ir.ArrayRef] = []
     for name in dict.fromkeys(t.name for t in written):
         sym = tab.get(name)
@@ -70,7 +78,7 @@ def _candidates(loop: ir.Do, tab: SymbolTable) -> list[ir.ArrayRef]:
                 any((names_in(r) - {name}) & assigned for r in refs):
             continue
         if all(_distinct(a, b) for n, a in enumerate(refs) for b in refs[n + 1:]):
-            out += refs
+            out += [r for r in refs if _key(r) in every_pass]
     return out
 
 

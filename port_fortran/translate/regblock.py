@@ -169,6 +169,7 @@ def register_blocked(body: list[ir.Stmt], tab: SymbolTable, block: tuple[int, in
                     and all(plain_local(d.var) for d in band) and not _live_after(body, s, {d.var for d in band}):
                 made = _blocked(shape, tab, block)
                 made.host_original = getattr(s, "host_original", None)  # the host backends' order, if sunk
+                made.sunk_rows = getattr(s, "sunk_rows", None)
                 on_host.append(made.host_original is None)
                 out.append(made)
                 size = f"{block[0]}x{block[1]}" if shape[0] is not None else f"{block[0]}"
