@@ -60,6 +60,13 @@ template <class T>
 using HostView = Kokkos::View<T, Kokkos::LayoutLeft, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 template <class T>
 using View = Kokkos::View<T, Kokkos::LayoutLeft, MemSpace>;
+// What a port's kernel function takes (the caller keeps the arrays alive for the call): a
+// lambda capturing only unmanaged views is trivially copyable, so on the host g++ keeps
+// its fields in registers (scalar replacement of the closure) and can vectorise a loop
+// across the kernel's iterations; a managed view's reference count (branches in its copy and
+// destructor) kept nbody's outer loop from vectorising ("control flow in loop").
+template <class T>
+using KView = Kokkos::View<T, Kokkos::LayoutLeft, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
 // ---------------------------------------------------------------- memory the host cannot read
 // True when MemSpace is memory the host cannot address (a GPU without HMM/ATS), or when
@@ -452,6 +459,45 @@ inline void parallel_for(const char* label, const Range& p, const F& f) {
   Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace>(0, parts), [=](const long c) {
     const F fl(f);  // see host_copy
     host_loop(lo + n * c / parts, lo + n * (c + 1) / parts, fl);
+  });
+#else
+  Kokkos::parallel_for(label, p, f);
+#endif
+}
+
+// parallel_for_simd: a 1-D parallel_for whose iterations the host runs as SIMD lanes
+// (OpenMP simd on the range), for a kernel the translator found fit (translate/outer_simd.py:
+// an inner loop carrying a floating-point sum in a private scalar, each lane on its own
+// contiguous element, the inner loop bottom-tested in this version). g++ otherwise vectorises the inner loop and adds the lanes of each sum
+// one by one (nbody: 2x gfortran's time, which vectorises the outer loop). The iterations
+// are independent (the loop is parallel) and each lane computes its element exactly as
+// before. On a device: parallel_for.
+#ifdef PF_HOST_LOOPS
+template <class Body>
+KOKKOS_FORCEINLINE_FUNCTION void host_loop_simd(long b, long e, const Body& body) {
+  if (b >= -2147483647L && e <= 2147483647L) {
+    const int ib = static_cast<int>(b), ie = static_cast<int>(e);
+#pragma omp simd
+    for (int i = ib; i < ie; ++i) body(i);
+  } else {
+    for (long i = b; i < e; ++i) body(i);
+  }
+}
+#endif
+
+template <class F>
+inline void parallel_for_simd(const char* label, const Range& p, const F& f) {
+#ifdef PF_HOST_LOOPS
+  if (host_inline()) {
+    const F fl(f);  // a local copy: its fields (unmanaged views, scalars) in registers
+    host_loop_simd(static_cast<long>(p.begin()), static_cast<long>(p.end()), fl);
+    return;
+  }
+  const long lo = static_cast<long>(p.begin()), n = static_cast<long>(p.end()) - lo;
+  const long parts = host_parts(n);
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace>(0, parts), [=](const long c) {
+    const F fl(f);  // see host_copy
+    host_loop_simd(lo + n * c / parts, lo + n * (c + 1) / parts, fl);
   });
 #else
   Kokkos::parallel_for(label, p, f);

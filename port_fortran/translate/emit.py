@@ -15,7 +15,7 @@ from .blocks import fast_order
 from .cexpr import ExprPrinter, function_cname
 from ..fortran.fills import constant_bounds
 from .plan import PHost, PIf, PKernel, PLoop, PVersion, PWhile, atomic_increment, constant_extents
-from . import cstrings, last_private, reducers
+from . import cstrings, last_private, outer_simd, reducers
 from .interchanged import host_form
 from .scan import emit_scan
 from .scatter import close_lines as scatter_close, open_lines as scatter_open, scatter_names
@@ -46,6 +46,7 @@ class Emitter:
         self.structs: list[str] = []
         self.host_used: set[str] = set()
         self.lambda_scopes: list[set[str]] = []
+        self.lanes: list[ir.Do] = []  # 1-D kernels the host runs as SIMD lanes (outer_simd.py)
         self.callees = callees or {}  # name -> Kernel (same-source routines used)
         self.label = kernel.name
 
@@ -413,9 +414,12 @@ class Emitter:
             out += self.induction_final(n, ind + 1)
             out.append(pad + "}")
         else:
-            launch = [pad + f"{self.ns}::parallel_for({self.kernel_name(n)}, {policy}, KOKKOS_LAMBDA({', '.join(args)}) {{"]
             host = host_form(self, n, ind)
-            out += (["#ifdef PF_HOST_LOOPS"] + host + ["#else"] if host else []) + launch + lines + [pad + "});"]
+            kern = [pad + f"{self.ns}::parallel_for({self.kernel_name(n)}, {policy}, KOKKOS_LAMBDA({', '.join(args)}) {{"]
+            kern += lines + [pad + "});"]
+            lanes = not host and self.ns == "pf" and outer_simd.fits(n, self.tab) and outer_simd.versioned(kern, pad)
+            self.lanes += [do] if lanes else []  # engine.py notes them
+            out += (["#ifdef PF_HOST_LOOPS"] + host + ["#else"] if host else []) + (lanes or kern)
             out += ["#endif"] if host else []
         out += last_private.after(self, n, ind)
         if scatter:  # in a block: the per-thread copies set up before, summed after

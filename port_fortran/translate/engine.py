@@ -231,6 +231,8 @@ def _parts(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Translat
         where = f"line {fn.line_start}" if fn.file == kernel.file else f"{fn.file}:{fn.line_start}"
         planner.notes.append(f"{fn.kind} {fn.name} ({where}) -> KOKKOS_INLINE_FUNCTION {function_cname(fn.name)}")
     planner.notes += blocked + kept + common_blocks.notes(kernel)
+    planner.notes += [f"line {d.line}: do {d.var} -> on the host backends its iterations run as SIMD lanes "
+                      "(each lane one element; the inner loop's sums stay in order)" for d in em.lanes]
     patterns = list(planner.patterns)
     if not patterns and not any(isinstance(n, PKernel) for n in plan):
         planner.notes.append("no array work: the routine runs on the host")

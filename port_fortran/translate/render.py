@@ -39,7 +39,8 @@ def runtime_header() -> str:
 
 
 def view_type(sym, const: bool) -> str:
-    return f"pf::View<{'const ' if const else ''}{sym.ctype}{'*' * sym.rank}>"
+    """A kernel function's array parameter: unmanaged (pf::KView, pf_kokkos_compat.hpp)."""
+    return f"pf::KView<{'const ' if const else ''}{sym.ctype}{'*' * sym.rank}>"
 
 
 def views_params(kernel: ir.Kernel, tab: SymbolTable, used: set[str]) -> list[str]:
