@@ -162,7 +162,7 @@ def test_written_members_are_references_and_stored_back():
     port = translate_kernel(k, sf)
     cpp = port.files["accum.kokkos.cpp"]
     assert "int& ncall" in cpp and "double& total" in cpp and "double scale" in cpp
-    assert "pf::View<double*> hist" in cpp
+    assert "pf::KView<double*> hist" in cpp
     assert "accc_.ncall = ncall;" in cpp and "accc_.total = total;" in cpp
     assert "pf::from_device(h_hist, d_hist);" in cpp
     assert "reduce" in port.patterns
