@@ -445,33 +445,13 @@ inline bool host_inline() {
 #endif
 }
 
-template <class F>
-inline void parallel_for(const char* label, const Range& p, const F& f) {
-#ifdef PF_HOST_LOOPS
-  if (host_inline()) {
-    host_loop(static_cast<long>(p.begin()), static_cast<long>(p.end()), f);
-    return;
-  }
-  // Kokkos' host loop hands the functor a 64-bit index that the lambda's int narrows: the
-  // subscripts are then not affine and the loop does not vectorise (dgemv's column update)
-  const long lo = static_cast<long>(p.begin()), n = static_cast<long>(p.end()) - lo;
-  const long parts = host_parts(n);
-  Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace>(0, parts), [=](const long c) {
-    const F fl(f);  // see host_copy
-    host_loop(lo + n * c / parts, lo + n * (c + 1) / parts, fl);
-  });
-#else
-  Kokkos::parallel_for(label, p, f);
-#endif
-}
-
 // parallel_for_simd: a 1-D parallel_for whose iterations the host runs as SIMD lanes
 // (OpenMP simd on the range), for a kernel the translator found fit (translate/outer_simd.py:
 // an inner loop carrying a floating-point sum in a private scalar, each lane on its own
-// contiguous element, the inner loop bottom-tested in this version). g++ otherwise vectorises the inner loop and adds the lanes of each sum
-// one by one (nbody: 2x gfortran's time, which vectorises the outer loop). The iterations
-// are independent (the loop is parallel) and each lane computes its element exactly as
-// before. On a device: parallel_for.
+// contiguous element, the inner loop bottom-tested in this version). g++ otherwise
+// vectorises the inner loop and adds the lanes of each sum one by one (nbody: 2x gfortran's
+// time, which vectorises the outer loop). The iterations are independent (the loop is
+// parallel) and each lane computes its element exactly as before. On a device: parallel_for.
 #ifdef PF_HOST_LOOPS
 template <class Body>
 KOKKOS_FORCEINLINE_FUNCTION void host_loop_simd(long b, long e, const Body& body) {
@@ -483,22 +463,48 @@ KOKKOS_FORCEINLINE_FUNCTION void host_loop_simd(long b, long e, const Body& body
     for (long i = b; i < e; ++i) body(i);
   }
 }
+
+// The host's loop of a 1-D parallel_for (Simd: of a parallel_for_simd): on one thread in
+// place, else one chunk of the range per host part.
+template <bool Simd, class F>
+inline void host_range_for(const char* label, const Range& p, const F& f) {
+  const long lo = static_cast<long>(p.begin()), n = static_cast<long>(p.end()) - lo;
+  if (host_inline()) {
+    if constexpr (Simd) {
+      const F fl(f);  // a local copy: its fields (unmanaged views, scalars) in registers
+      host_loop_simd(lo, lo + n, fl);
+    } else {
+      host_loop(lo, lo + n, f);
+    }
+    return;
+  }
+  // Kokkos' host loop hands the functor a 64-bit index that the lambda's int narrows: the
+  // subscripts are then not affine and the loop does not vectorise (dgemv's column update)
+  const long parts = host_parts(n);
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace>(0, parts), [=](const long c) {
+    const F fl(f);  // see host_copy
+    if constexpr (Simd) {
+      host_loop_simd(lo + n * c / parts, lo + n * (c + 1) / parts, fl);
+    } else {
+      host_loop(lo + n * c / parts, lo + n * (c + 1) / parts, fl);
+    }
+  });
+}
 #endif
+
+template <class F>
+inline void parallel_for(const char* label, const Range& p, const F& f) {
+#ifdef PF_HOST_LOOPS
+  host_range_for<false>(label, p, f);
+#else
+  Kokkos::parallel_for(label, p, f);
+#endif
+}
 
 template <class F>
 inline void parallel_for_simd(const char* label, const Range& p, const F& f) {
 #ifdef PF_HOST_LOOPS
-  if (host_inline()) {
-    const F fl(f);  // a local copy: its fields (unmanaged views, scalars) in registers
-    host_loop_simd(static_cast<long>(p.begin()), static_cast<long>(p.end()), fl);
-    return;
-  }
-  const long lo = static_cast<long>(p.begin()), n = static_cast<long>(p.end()) - lo;
-  const long parts = host_parts(n);
-  Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace>(0, parts), [=](const long c) {
-    const F fl(f);  // see host_copy
-    host_loop_simd(lo + n * c / parts, lo + n * (c + 1) / parts, fl);
-  });
+  host_range_for<true>(label, p, f);
 #else
   Kokkos::parallel_for(label, p, f);
 #endif
