@@ -18,6 +18,7 @@ import corpus as cp  # noqa: E402
 import fscan  # noqa: E402
 import get  # noqa: E402
 import run_corpus as rc  # noqa: E402
+import speed  # noqa: E402
 
 
 # ----------------------------------------------------------------------------- corpus.yaml
@@ -343,6 +344,37 @@ def test_results_markdown_and_json(tmp_path):
     assert "| c | 9 | 8 | 2 | 1 | 1 | 0 | 2 | 4 | 2 (25.0 %) | 1 (12.5 %) |" in text
     assert "| lost:parse-error | 2 | 2 |" in text
     assert json.loads(js.read_text())["aggregate"]["total"]["lost"] == 4
+
+
+def test_bench_times_the_verified_ports_and_tabulates_issue_15s_ratios(tmp_path):
+    """--bench: the unit's configuration asks for timings; the rows carry each verified port's
+    Serial/F and OpenMP/F@T from the run database; the results show the counts within 1.1x
+    and list the ports above it, slowest first."""
+    from types import SimpleNamespace
+    fft = next(c for c in cp.load() if c.name == "fftpack")
+    cfg = rc.unit_config(SimpleNamespace(code=fft, unit=fft.units[0], src_root=None, bench_threads=2))
+    assert cfg["bench"] is True and cfg["threads"] == 2
+    assert rc.unit_config(SimpleNamespace(code=fft, unit=fft.units[0], src_root=None))["bench"] is False
+    out, meta = _fake_run(tmp_path)
+    db = rc._open_db(out)
+    for kid, variant, threads, secs in [("a.f90:axpy", "fortran-serial", 1, 2.0), ("a.f90:axpy", "kokkos-serial", 1, 1.8),
+                                        ("a.f90:axpy", "kokkos-openmp", 2, 1.0),
+                                        ("a.f90:cumsum", "fortran-serial", 1, 1.0), ("a.f90:cumsum", "fortran-openmp", 2, 0.5),
+                                        ("a.f90:cumsum", "kokkos-serial", 1, 1.5), ("a.f90:cumsum", "kokkos-openmp", 2, 0.6),
+                                        ("a.f90:report", "fortran-serial", 1, 1.0)]:
+        db.add_timing(meta["run_id"], kid, variant, secs, threads=threads)
+    db.close()
+    rows = rc.collect_unit("c", "u", SCAN, rc.db_kernels(out, meta["run_id"]), meta, tmp_path / "code",
+                           rc.db_timings(out, meta["run_id"]))
+    by = {r["routine"]: r for r in rows}
+    assert by["axpy"]["timing"]["serial_ratio"] == 0.9 and by["axpy"]["timing"]["openmp_ratio"] == 0.5
+    assert not by["axpy"]["timing"]["fortran_threads_is_openmp"]
+    assert by["cumsum"]["timing"]["serial_ratio"] == 1.5 and by["cumsum"]["timing"]["openmp_ratio"] == 1.2
+    assert "timing" not in by["report"]  # refused: its timings (if any) say nothing about a port
+    text = "\n".join(speed.speed_section(rows, ["c"]))
+    assert "| c | 2 | 1 of 2 | 1.16 | 1 of 2 | 0.77 |" in text
+    assert text.index("Ports above 1.1x") < text.index("| c | cumsum (a.f90:20)")
+    assert "axpy (a.f90" not in text
 
 
 def test_merge_keeps_a_code_only_an_override_ran():

@@ -45,6 +45,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus as cp  # noqa: E402
 import fscan  # noqa: E402
+import speed  # noqa: E402
 
 DEFAULT_OUT = cp.HERE / "out"
 DEFAULT_SRC = cp.HERE / "src"
@@ -99,6 +100,7 @@ class UnitPlan:
     fflags: list[str]
     kernels: list[str] = field(default_factory=list)  # --kernel filter (only when there is context)
     src_root: Optional[Path] = None  # the materialised codes (inputs of `programs` are under them)
+    bench_threads: Optional[int] = None  # --bench: time the verified ports at this many OpenMP threads
 
     @property
     def key(self) -> str:
@@ -225,6 +227,8 @@ def unit_config(plan: UnitPlan) -> dict:
     """The unit's run configuration: the corpus defaults, how its programs run, what the
     corpus states about its routines."""
     cfg = dict(RUN_CONFIG)
+    if getattr(plan, "bench_threads", None):
+        cfg.update(bench=True, threads=plan.bench_threads)
     programs = cp.unit_programs(plan.code, plan.unit, plan.src_root) if plan.src_root is not None else {}
     if programs:
         cfg["programs"] = programs
@@ -329,12 +333,23 @@ def db_kernels(out_dir: Path, run_id: Optional[str]) -> list[dict]:
         db.close()
 
 
+def db_timings(out_dir: Path, run_id: Optional[str]) -> dict[str, list[dict]]:
+    """The run's timings (``--bench``) by kernel id."""
+    if not run_id or not (out_dir / DB_NAME).is_file():
+        return {}
+    db = _open_db(out_dir)
+    try:
+        return speed.by_kernel(db.timings(run_id))
+    finally:
+        db.close()
+
+
 def is_parallel(patterns: list[str]) -> bool:
     return bool(set(patterns) & PARALLEL_PATTERNS)
 
 
 def collect_unit(code_name: str, unit_name: str, scan: list[dict], kernels: list[dict], meta: dict,
-                 code_root: Path) -> list[dict]:
+                 code_root: Path, timings: Optional[dict[str, list[dict]]] = None) -> list[dict]:
     """One row per routine of the unit's own files: the scan joined with the tool's kernels.
 
     ``scan``: fscan rows (file relative to the code root); ``kernels``: the run's kernel rows
@@ -369,7 +384,7 @@ def collect_unit(code_name: str, unit_name: str, scan: list[dict], kernels: list
         k = min(cands, key=lambda c: abs((c["line_start"] or 0) - s["line"])) if cands else None
         if k is not None:
             cands.remove(k)
-            _apply_kernel(row, k, timeouts)
+            _apply_kernel(row, k, timeouts, timings)
         elif s["file"] in file_errors:
             e = file_errors[s["file"]]
             row.update(reason_code=e["reason_code"] or "parse-error",
@@ -397,7 +412,7 @@ def collect_unit(code_name: str, unit_name: str, scan: list[dict], kernels: list
                    "line": k["line_start"], "end_line": k["line_end"], "host": None, "internal": False,
                    "has_loops": None, "loops": None, "status": "lost", "reason_code": "", "reason": "",
                    "parallel": False, "patterns": [], "tool_line": None, "seconds": None, "scan_missed": True}
-            _apply_kernel(row, k, timeouts)
+            _apply_kernel(row, k, timeouts, timings)
             rows.append(row)
     return rows
 
@@ -407,7 +422,7 @@ def _last_line(text: str) -> str:
     return lines[-1][:300] if lines else "(no output)"
 
 
-def _apply_kernel(row: dict, k: dict, timeouts: set[str]) -> None:
+def _apply_kernel(row: dict, k: dict, timeouts: set[str], timings: Optional[dict[str, list[dict]]] = None) -> None:
     pats = json.loads(k["patterns"] or "[]") if isinstance(k["patterns"], str) else list(k["patterns"] or [])
     status = k["status"]
     code = k["reason_code"] or ""
@@ -423,6 +438,10 @@ def _apply_kernel(row: dict, k: dict, timeouts: set[str]) -> None:
                patterns=pats, parallel=status == "verified" and is_parallel(pats), tool_line=k["line_start"],
                port_dir=k.get("port_dir") or "",
                seconds=(k["finished"] - k["started"]) if k.get("finished") and k.get("started") else None)
+    if status == "verified" and timings and timings.get(k["kernel_id"]):
+        t = speed.summarise(timings[k["kernel_id"]])
+        if t is not None:
+            row["timing"] = t
 
 
 # ----------------------------------------------------------------------------- aggregation
@@ -509,7 +528,7 @@ def render_markdown(results: dict) -> str:
     codes = [c for c in agg if c != "total"]
     out = [f"# Real-code corpus: results of {results['date']}", ""]
     out += ["Every routine of every unit of `bench/realcode/corpus.yaml` through `port-fortran` "
-            "(backends serial+openmp, rules model, no timing, no optimizer). Routines are counted "
+            f"(backends serial+openmp, rules model, {'verified ports timed (--bench)' if results.get('bench_threads') else 'no timing'}, no optimizer). Routines are counted "
             "independently of the tool (`bench/realcode/fscan.py`): `lost` are routines the tool never "
             "recorded (a file it could not read, a main program, an internal procedure). "
             "Percentages are of the routines that contain a DO loop.", ""]
@@ -545,6 +564,7 @@ def render_markdown(results: dict) -> str:
     out += ["", "## Routines with loops: status and reason code", "", "| status:reason code | routines |", "|---|---:|"]
     for k, n in loops_only["by_status_code"].items():
         out.append(f"| {k} | {n} |")
+    out += speed.speed_section(results["rows"], codes)
     out += ["", "## Units", "", "| unit | files | routines | verified | minutes | runs (exit codes) | timeouts |",
             "|---|---:|---:|---:|---:|---|---|"]
     for u in results["units"]:
@@ -622,6 +642,10 @@ def main(argv: Optional[list[str]] = None) -> int:
                     help="comma-separated: only these routines of the units (port-fortran --kernel); "
                          "the table then counts the others as lost: merge it with merge_results --routines")
     ap.add_argument("--report-only", action="store_true", help="only tabulate what has run")
+    ap.add_argument("--bench", type=int, default=0, metavar="THREADS",
+                    help="also time every verified port against its original (Kokkos Serial, and OpenMP at THREADS "
+                         "threads against the original at THREADS); the results get a speed section (issue #15). "
+                         "Run with -j 1: ports timed side by side disturb each other")
     ap.add_argument("--compile-check", action="store_true",
                     help="compile every unit's files with gfortran (module order) and report failures")
     ap.add_argument("--port-fortran", default=f"{sys.executable} -m port_fortran.cli",
@@ -640,6 +664,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         if not args.report_only:
             for i, (code, unit) in enumerate(pairs, 1):
                 plan = plan_unit(code, unit, args.src, args.out)
+                plan.bench_threads = args.bench or None
                 if args.force and plan.out_dir.exists():
                     shutil.rmtree(plan.out_dir)
                 scan = scan_unit(code, unit, args.src)
@@ -696,7 +721,7 @@ def gather(pairs, codes, args, fflags_ok: bool) -> dict:
         # improves the tables without running the tool again; scan.json is what the run used
         scan = scan_unit(code, unit, args.src)
         rows += collect_unit(code.name, unit.name, scan, db_kernels(d, meta.get("run_id")), meta,
-                             cp.code_root(args.src, code))
+                             cp.code_root(args.src, code), db_timings(d, meta.get("run_id")))
         units.append({k: meta.get(k) for k in ("code", "unit", "status", "exit_codes", "seconds", "timeouts",
                                                 "unit_timeout", "files", "run_id", "fflags", "fflags_passed")})
     prefixes = [str(Path(args.src).resolve()) + "/", str(Path(args.out).resolve()) + "/"]
@@ -711,6 +736,8 @@ def gather(pairs, codes, args, fflags_ok: bool) -> dict:
     return {
         "date": args.date, "command": command_line(),
         "tool_commit": tool_commit(), "machine": machine(), "jobs": args.jobs, "kernel_limit": args.kernel_limit,
+        "bench_threads": getattr(args, "bench", 0) or max(
+            (r["timing"].get("threads") or 0 for r in rows if r.get("timing")), default=0) or None,
         "seconds": seconds, "units_done": done, "units_error": err, "units_missing": missing,
         "fflags_note": note, "scan_missed": sum(1 for r in rows if r.get("scan_missed")),
         "aggregate": aggregate_by_code(rows, names), "units": units,
