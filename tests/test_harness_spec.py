@@ -120,6 +120,45 @@ def test_timing_sizes_leave_the_caches(blas):
     assert TIMING_BYTES / 2 <= total <= TIMING_BYTES * 1.1
 
 
+HALO_F90 = """
+subroutine smooth_halo(x_min, x_max, y_min, y_max, depth, xc, u, v, m, w)
+  implicit none
+  integer :: x_min, x_max, y_min, y_max, depth, m, j, k
+  real(kind=8) :: xc(x_min-2:x_max+2)
+  real(kind=8) :: u(x_min-depth:x_max+depth, y_min-depth:y_max+depth)
+  real(kind=8) :: v(x_min-depth:x_max+depth, y_min-depth:y_max+depth)
+  real(kind=8) :: w(2*m)
+  do k = y_min - depth, y_max + depth
+    do j = x_min - depth, x_max + depth
+      v(j, k) = u(j, k) * xc(j)
+    end do
+  end do
+end subroutine
+"""
+
+
+def test_timing_sizes_keep_a_ghost_cell_width_at_its_correctness_value(tmp_path):
+    """A size that only widens dimensions other sizes span (a halo depth) is not scaled
+    with the grid at the timing sizes: a real run keeps its halo a few cells deep, and
+    code like this one (xc declared two cells past the grid, read over the halo) reads
+    outside its arrays when the halo grows with the grid. A size in a product (m) or
+    alone in a bound still scales; so does a width that sizes a dimension of its own
+    (w(2*m, depth))."""
+    from port_fortran.harness.infer import offset_names
+
+    k = parse_file(str(write_source(tmp_path, "halo.f90", HALO_F90))).kernels[0]
+    sizes = ["x_min", "x_max", "y_min", "y_max", "depth", "m"]
+    assert offset_names(k, sizes) == {"depth"}
+    s = infer(k)
+    t = s.timing
+    assert t["depth"] == min(c["depth"] for c in s.correctness) == 1
+    assert t["x_min"] == t["y_min"] == 1 and t["x_max"] > 100 and t["m"] > 100
+    lay = layout(k, s, t)
+    assert TIMING_BYTES / 2 <= sum(a.nbytes for a in lay.arrays.values()) <= TIMING_BYTES * 1.1
+    k2 = parse_file(str(write_source(tmp_path, "halo2.f90", HALO_F90.replace("w(2*m)", "w(2*m, depth)")))).kernels[0]
+    assert offset_names(k2, sizes) == set()
+
+
 def test_timing_sizes_do_not_swallow_a_bug_in_the_layout(blas, monkeypatch):
     """Only a spec expression without a value at some scale means "too large"; any other
     error in the layout is a bug and reaches the caller (it used to become a silent

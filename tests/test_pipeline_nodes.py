@@ -42,14 +42,20 @@ def test_profile_hint_leaves_out_an_unreadable_profile_but_raises_a_bug(tmp_path
 
 def test_an_original_failing_at_the_timing_sizes_is_its_fault_not_the_ports():
     # the correctness cases passed; at the timing sizes the original itself fails (harness
-    # redraw: code set). The run is refused with that code (no debugging of a correct port),
-    # the reason saying where
+    # redraw or the bounds-checked original: code set). The port stays verified (no
+    # debugging of a correct port, no refusal of a proven one) and the note says it is not
+    # timed there and why; a port that differs there fails as before
     from port_fortran.pipeline.nodes import _with_proof
-    from port_fortran.records import Verdict
+    from port_fortran.records import CaseResult, Verdict
 
     ok = Verdict("serial", True, reason="")
-    bad = Verdict("serial", False, reason="the original fails on every input tried", code="original-failed")
+    case = CaseResult(seed=1, sizes={"n": 4096, "h": 1}, passed=False, code="original-out-of-bounds")
+    bad = Verdict("serial", False, cases=[case], reason="the original reads outside its arrays",
+                  code="original-out-of-bounds")
     got = _with_proof(ok, bad)
-    assert not got.passed and got.code == "original-failed" and got.reason.startswith("at the timing sizes")
+    assert got.passed and got.code == "" and not got.cases
+    assert got.notes == ["not timed on serial: at the timing sizes {'n': 4096, 'h': 1} the original is at fault "
+                         "[original-out-of-bounds]: the original reads outside its arrays; give sizes.timing in "
+                         "the kernel's spec"]
     port_wrong = _with_proof(ok, Verdict("serial", False, reason="x differs"))
     assert not port_wrong.passed and port_wrong.code == "" and port_wrong.reason == "x differs"

@@ -537,6 +537,7 @@ class Harness(CaseRunner, CheckedOriginal):
         v = Verdict(backend, cr.passed, cases=[cr])
         if not cr.passed:
             v.reason = f"at the timing sizes, {case.label()}: " + (cr.error or _first_failure(cr))
+            v.code = cr.code  # the original's own failure there (harness.redraw, checked): not the port's
         v.notes.append(proof_text(v))
         self._proofs[backend] = (key, v)
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -361,20 +361,62 @@ def lower_bound_names(kernel: ir.Kernel) -> set[str]:
     return lows - highs
 
 
+def _signed_terms(e: ir.Expr, sign: int = 1) -> list[tuple[int, ir.Expr]]:
+    if isinstance(e, ir.BinOp) and e.op in ("+", "-"):
+        return _signed_terms(e.left, sign) + _signed_terms(e.right, -sign if e.op == "-" else sign)
+    if isinstance(e, ir.UnaryOp) and e.op in ("+", "-"):
+        return _signed_terms(e.operand, -sign if e.op == "-" else sign)
+    return [(sign, e)]
+
+
+def offset_names(kernel: ir.Kernel, names) -> set[str]:
+    """Sizes that only ever widen a dimension other sizes span: the ghost-cell width ``h``
+    of ``a(x_min-h:x_max+h)``: in every dimension it appears in, a term of its own taken
+    from the lower bound and added to the upper one, beside terms naming other sizes;
+    never a bound by itself, inside a product, or narrowing."""
+    names = set(names)
+    seen: set[str] = set()
+    spans: set[str] = set()  # appears otherwise: it sizes something
+    for v in list(kernel.args) + list(kernel.locals.values()):
+        for d in v.dims:
+            widens: dict[str, int] = {}  # name -> bounds of this dimension it widens (lower, upper)
+            for e, widening in ((d.lower, -1), (d.upper, 1)):
+                if e is None:
+                    continue
+                terms = _signed_terms(e)
+                term_names = [{x.name for x in ir.walk_expr(t) if isinstance(x, ir.Name)} & names for _, t in terms]
+                for i, (sign, t) in enumerate(terms):
+                    for n in term_names[i]:
+                        seen.add(n)
+                        alone = isinstance(t, ir.Name) and t.name == n and sign == widening
+                        others = any(term_names[j] - {n} for j in range(len(terms)) if j != i)
+                        if alone and others:
+                            widens[n] = widens.get(n, 0) + 1
+                        else:
+                            spans.add(n)
+            spans.update(n for n, k in widens.items() if k < 2)  # both ends, or it is the span's own end
+    return seen - spans
+
+
 def timing_sizes(kernel: ir.Kernel, spec: Spec) -> dict[str, int]:
     """Sizes whose array data is about TIMING_BYTES (all sizes scaled together, except
     lower bounds: they stay at Fortran's default 1, where the code that declares
-    ``cellx(x_min-2:x_max+2)`` and reads ``cellx(1)`` expects them)."""
+    ``cellx(x_min-2:x_max+2)`` and reads ``cellx(1)`` expects them; and ghost-cell widths
+    (:func:`offset_names`): they keep their smallest correctness value, as a real run
+    keeps its halo a few cells deep whatever the grid, where code that reads
+    ``cellx(j)`` for ``j`` over the halo expects it)."""
     names = spec.sizes()
     if not names:
         return {}
     starts = lower_bound_names(kernel) & set(names)
+    offsets = {n: max(1, min((int(c[n]) for c in spec.correctness if isinstance(c.get(n), int)), default=1))
+               for n in offset_names(kernel, names) - starts}
     nnz_sizes = following_sizes(spec.args, nnz_factor=5)
 
     order = _ordering(kernel, names)
 
     def sizes_for(s: int) -> dict[str, int]:
-        env = {n: (1 if n in starts else s) for n in names if n not in nnz_sizes}
+        env = {n: (1 if n in starts else offsets.get(n, s)) for n in names if n not in nnz_sizes}
         for n, rule in nnz_sizes.items():
             try:
                 env[n] = follow(rule, env)

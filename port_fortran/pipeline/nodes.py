@@ -564,15 +564,21 @@ def _prove_timing(st, kernel, source, port_dir: Path, backend: str):
 
 def _with_proof(verdict, proof):
     """The verdict of the correctness cases with the timing-size case appended: one
-    verdict per backend, failing when either fails (the timing-size failure named)."""
+    verdict per backend, failing when the port fails at the timing sizes (the failure
+    named). Where the original itself rejects the timing-size inputs (a code: it fails,
+    reads outside its arrays, returns inf/NaN there) the port stays verified by its
+    correctness cases and is not timed on that backend (the note says why; the bench
+    skips a backend whose timing-size proof did not pass)."""
+    if not proof.passed and getattr(proof, "code", ""):
+        sizes = proof.cases[0].sizes if proof.cases else {}
+        return dataclasses.replace(verdict, notes=list(verdict.notes) + [
+            f"not timed on {proof.backend}: at the timing sizes {sizes} the original is at fault "
+            f"[{proof.code}]: {proof.reason}; give sizes.timing in the kernel's spec"])
     out = dataclasses.replace(verdict, cases=list(verdict.cases) + list(proof.cases),
                               notes=list(verdict.notes) + list(proof.notes))
     if not proof.passed:
         out.passed = False
         out.reason = proof.reason or "not verified at the timing sizes"
-        if getattr(proof, "code", ""):  # the original itself fails there: not the port's fault
-            out.code = proof.code
-            out.reason = f"at the timing sizes {proof.cases[0].sizes if proof.cases else ''}: {out.reason}"
     return out
 
 
