@@ -159,6 +159,18 @@ def test_timing_sizes_keep_a_ghost_cell_width_at_its_correctness_value(tmp_path)
     assert offset_names(k2, sizes) == set()
 
 
+def test_an_argument_named_off_survives_an_edited_spec_file(tmp_path):
+    """YAML 1.1 reads the keys on/off/yes/no as booleans: a dummy named ``off`` made an
+    edited spec unreadable (a bool key beside the string ones)."""
+    k = parse_file(str(ROOT / "tests" / "data" / "timing" / "packh.f90")).kernels[0]
+    path = tmp_path / "packh.spec.yaml"
+    load_or_infer(k, path)
+    path.write_text(path.read_text().replace("off: {role: scalar, intent: in, range: [1, 5]}",
+                                             "off: {role: scalar, intent: in, range: [2, 3]}"))
+    s = load_or_infer(k, path)
+    assert s.edited and s.args["off"].range == [2, 3]
+
+
 def test_timing_sizes_do_not_swallow_a_bug_in_the_layout(blas, monkeypatch):
     """Only a spec expression without a value at some scale means "too large"; any other
     error in the layout is a bug and reaches the caller (it used to become a silent

@@ -16,7 +16,7 @@ from . import ir_facts
 from .constraints import element_name
 from .inputs import layout
 from .spec import (CORRECTNESS_SIZES, TIMING_BYTES, TIMING_FLOPS, TIMING_MAX_EXTENT, ArgSpec, Spec, _canon_hash,
-                   dump, follow, following_sizes, infer_tolerances, parse)
+                   dump, follow, following_sizes, infer_tolerances, load_spec_yaml, parse)
 from .versions import choose
 
 
@@ -398,19 +398,21 @@ def offset_names(kernel: ir.Kernel, names) -> set[str]:
     return seen - spans
 
 
-def timing_sizes(kernel: ir.Kernel, spec: Spec) -> dict[str, int]:
+def timing_sizes(kernel: ir.Kernel, spec: Spec, small_offsets: bool = True) -> dict[str, int]:
     """Sizes whose array data is about TIMING_BYTES (all sizes scaled together, except
     lower bounds: they stay at Fortran's default 1, where the code that declares
     ``cellx(x_min-2:x_max+2)`` and reads ``cellx(1)`` expects them; and ghost-cell widths
     (:func:`offset_names`): they keep their smallest correctness value, as a real run
     keeps its halo a few cells deep whatever the grid, where code that reads
-    ``cellx(j)`` for ``j`` over the halo expects it)."""
+    ``cellx(j)`` for ``j`` over the halo expects it). ``small_offsets=False``: the widths
+    scale with the rest (the harness's second choice, where the original rejects the first:
+    TeaLeaf's pack kernels walk ``depth`` cells into a halo nothing ties to ``depth``)."""
     names = spec.sizes()
     if not names:
         return {}
     starts = lower_bound_names(kernel) & set(names)
     offsets = {n: max(1, min((int(c[n]) for c in spec.correctness if isinstance(c.get(n), int)), default=1))
-               for n in offset_names(kernel, names) - starts}
+               for n in offset_names(kernel, names) - starts} if small_offsets else {}
     nnz_sizes = following_sizes(spec.args, nnz_factor=5)
 
     order = _ordering(kernel, names)
@@ -458,7 +460,7 @@ def load_or_infer(kernel: ir.Kernel, path: Path, hints: Optional[dict] = None) -
     if path.exists():
         text = path.read_text()
         try:
-            data = yaml.safe_load(text)
+            data = load_spec_yaml(text)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             line = f":{mark.line + 1}" if mark is not None else ""

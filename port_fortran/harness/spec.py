@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -32,6 +33,23 @@ TOL = {  # (relative tolerance) by real kind
     4: 1e-5,
 }
 
+
+
+class _SpecLoader(yaml.SafeLoader):
+    """YAML 1.1's safe loader with booleans only spelled true/false (YAML 1.2): a Fortran
+    argument named ``on``, ``off``, ``yes`` or ``no`` stays a name, not a boolean key."""
+
+
+_SpecLoader.yaml_implicit_resolvers = {
+    k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:bool"]
+    for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+_SpecLoader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+                                  list("tTfF"))
+
+
+def load_spec_yaml(text: str):
+    """A spec file's YAML (``yaml.YAMLError`` on bad YAML)."""
+    return yaml.load(text, Loader=_SpecLoader)
 
 @dataclass
 class ArgSpec:

@@ -27,6 +27,7 @@ from ..fortran.reductions import SECTION_ELEMENTS, index_loc_idiom, per_thread
 from ..fortran.render import expr_str
 from . import cstrings
 from .access import names_in, scalars_written
+from .launches import small_trips
 from .scan import match_scan
 from .symbols import Refusal, SymbolTable
 
@@ -407,6 +408,9 @@ class Planner:
                     return self.versioned(s, kind, why)
                 return self.parallel_region(s, kind, why)
             bounds = [x for x in (s.start, s.end, s.step) if x is not None]
+            small = small_trips(s, lambda d: self.parallel_kind(d)[0] is not None, self.kernel.constants())
+            if small is not None and self.stmt_touches_arrays(s):  # launches.py: a launch per pass does not pay
+                return self.note_loop(s, f"serial, whole in one kernel (not parallel: {why}; {small})") or "device"
             if self.would_launch(s.body) and self.host_expr_ok(bounds):
                 self.note_loop(s, f"host loop (not parallel: {why}); launches the parallel loops inside")
                 body = self.plan_list(s.body)
