@@ -16,13 +16,13 @@ Whether a call may sit in a parallel loop is the dependence analysis' question
 (``fortran/effects.py``); this module only translates, and refuses what it cannot."""
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from typing import Optional
 
 from ..fortran import ir
 from ..records import TranslateOptions
 from ..fortran.common_use import names_used
+from ..fortran.interchange import source_order
 from . import render
 from .checks import kernel_checks
 from .access import reads_deep, scalars_written
@@ -53,7 +53,7 @@ def device_function(fn: ir.Kernel, source: Optional[ir.SourceFile], options: Tra
     if program is not None:
         source = program.source_of(fn) or source
     tab = build_symbols(fn, source, program)
-    body = restructure(copy.deepcopy(fn.body), tab)
+    body = restructure(source_order(fn.body), tab)  # its loops run in order in one thread
     body = lower_arrays(body, tab)
     for s in ir.walk(body):
         for e in ir.stmt_exprs(s):
