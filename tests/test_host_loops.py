@@ -94,7 +94,7 @@ def test_tight_nests_are_nests_fastest_index_first_and_keep_the_optimizers_tiles
     assert "pf::nest<3>({1, 1, 1}, {nx, ny, nz}, {64, 4, 1})" in tiled
     # on the host the innermost plain loop is dimension 0 (the contiguous index)
     host = _host_branch(_function(compat_header(), "inline void parallel_for(const char* label, const Nest<R>& m"))
-    assert "host_loop(lo0, hi0" in host and "h.indices(c, idx);" in host
+    assert "host_loop(lo0, hi0" in host and "h.next(idx)" in host
 
 
 def test_column_updates_go_through_the_rows_four_columns_at_a_time_on_the_host():
@@ -227,3 +227,69 @@ def test_host_reductions_run_in_a_function_of_their_own(tmp_path):
     assert res.returncode == 0, res.stderr[-3000:]
     syms = subprocess.run(["nm", "-C", str(obj)], capture_output=True, text=True, check=True).stdout
     assert re.search(r" [tTwW] .*pf::host_reduce_loop<Kokkos::Sum<double", syms), syms[-2000:]
+
+
+NEST_PROGRAM = r"""
+#include <cstdio>
+#include "pf_kokkos_compat.hpp"
+// every element of a nest visited exactly once, on the thread count of the run: rows of one
+// element (a halo of depth 1), an odd number of rows, a rank-3 nest, empty nests
+int main() {
+  pf::ensure_initialized();
+  int bad = 0;
+  {
+    Kokkos::View<int**, Kokkos::LayoutLeft, Kokkos::HostSpace> a("a", 1, 37);
+    pf::parallel_for("rows1", pf::nest<2>({1, -5}, {1, 31}), [=](const int j, const int k) { a(j - 1, k + 5) += 1; });
+    for (int k = 0; k < 37; ++k) bad += a(0, k) != 1;
+  }
+  {
+    Kokkos::View<int***, Kokkos::LayoutLeft, Kokkos::HostSpace> b("b", 2, 5, 7);
+    pf::parallel_for("r3", pf::nest<3>({0, 1, 1}, {1, 5, 7}), [=](const int i, const int j, const int k) { b(i, j - 1, k - 1) += 1 + i; });
+    for (int i = 0; i < 2; ++i) for (int j = 0; j < 5; ++j) for (int k = 0; k < 7; ++k) bad += b(i, j, k) != 1 + i;
+    double s = 0;
+    pf::parallel_reduce("sum3", pf::nest<3>({0, 1, 1}, {1, 5, 7}),
+        [=](const int i, const int j, const int k, double& acc) { acc += b(i, j - 1, k - 1) * (j + 10 * k); }, Kokkos::Sum<double>(s));
+    double want = 0;
+    for (int i = 0; i < 2; ++i) for (int j = 1; j <= 5; ++j) for (int k = 1; k <= 7; ++k) want += (1 + i) * (j + 10 * k);
+    bad += s != want;
+  }
+  {
+    int hit = 0;
+    int* h = &hit;
+    pf::parallel_for("empty", pf::nest<2>({1, 4}, {3, 2}), [=](const int, const int) { *h = 1; });
+    pf::parallel_for("empty0", pf::nest<3>({1, 1, 1}, {0, 4, 4}), [=](const int, const int, const int) { *h = 1; });
+    double s = 5;
+    pf::parallel_reduce("esum", pf::nest<2>({1, 4}, {3, 2}), [=](const int, const int, double& acc) { acc += 1; }, Kokkos::Sum<double>(s));
+    bad += hit + (s != 0);
+  }
+  std::printf("threads %d bad %d\n", (int)pf::ExecSpace().concurrency(), bad);
+  return bad != 0;
+}
+"""
+
+
+@pytest.mark.integration
+def test_host_nests_visit_every_element_once_in_runs_of_rows(tmp_path):
+    """A nest on the host runs in a few parts per thread, each a run of rows stepped by an
+    odometer (one functor copy per part: TeaLeaf's halo nests, rows of depth 1, copied it per
+    element); rows of one element, rank 3, a reduction and empty nests on 1, 2 and 3 threads."""
+    from port_fortran.build_runner.kokkos import find_install
+    from port_fortran.translate.render import runtime_header, strings_header
+
+    inst = find_install("openmp")
+    if inst is None:
+        pytest.skip("no Kokkos install with openmp")
+    (tmp_path / "pf_kokkos_compat.hpp").write_text(compat_header())
+    (tmp_path / "pf_runtime.hpp").write_text(runtime_header())
+    (tmp_path / "pf_strings.hpp").write_text(strings_header())
+    (tmp_path / "main.cpp").write_text(NEST_PROGRAM)
+    lib = next(p for p in (Path(inst.prefix) / "lib", Path(inst.prefix) / "lib64") if (p / "libkokkoscore.a").exists())
+    cmd = [os.environ.get("CXX", "g++"), "-std=c++17", "-O2", "-fopenmp", "-DPF_BACKEND_OPENMP", "-I", str(tmp_path),
+           "-isystem", f"{inst.prefix}/include", str(tmp_path / "main.cpp"), "-o", str(tmp_path / "nests"),
+           str(lib / "libkokkoscontainers.a"), str(lib / "libkokkoscore.a"), "-ldl"]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    for threads in (1, 2, 3):
+        run = subprocess.run([str(tmp_path / "nests")], capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "OMP_NUM_THREADS": str(threads), "OMP_PROC_BIND": "false"})
+        assert run.returncode == 0 and f"threads {threads} bad 0" in run.stdout, run.stdout + run.stderr

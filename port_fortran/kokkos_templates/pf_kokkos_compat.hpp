@@ -597,8 +597,20 @@ struct HostNest {
   // the indices of dimensions 1..R-1 of outer iteration c (dimension 1 fastest)
   void indices(long c, long (&idx)[R]) const {
     for (int d = 1; d < R; ++d) {
+      if (n[d] == 0) {  // an empty nest: no iteration reads them
+        idx[d] = lo[d];
+        continue;
+      }
       idx[d] = lo[d] + c % n[d];
       c /= n[d];
+    }
+  }
+  // the indices of the next outer iteration (an odometer: no division per row, which a nest of
+  // short rows -- a halo of depth 1 -- paid per element)
+  void next(long (&idx)[R]) const {
+    for (int d = 1; d < R; ++d) {
+      if (++idx[d] < lo[d] + n[d]) return;
+      idx[d] = lo[d];
     }
   }
 };
@@ -620,17 +632,24 @@ inline void parallel_for(const char* label, const Nest<R>& m, const F& f) {
   const long lo0 = h.lo[0], hi0 = h.lo[0] + h.n[0];
   if (host_inline()) {
     long idx[R];
-    for (long c = 0; c < h.outer; ++c) {
-      h.indices(c, idx);
+    h.indices(0, idx);
+    for (long c = 0; c < h.outer; ++c, h.next(idx)) {
       host_loop(lo0, hi0, [&](auto i) { host_call(f, i, idx, std::make_index_sequence<R - 1>()); });
     }
     return;
   }
-  Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace>(0, h.outer), [=](const long c) {
+  // a few parts per thread, each a run of rows: one functor copy per part, not per row (a
+  // nest whose rows are a few elements -- TeaLeaf's halo unpack, depth 1 or 2 -- copied the
+  // functor and dispatched once per element)
+  const long n = h.outer, parts = host_parts(n);
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace>(0, parts), [=](const long p) {
     const F fl(f);  // see host_copy
     long idx[R];
-    h.indices(c, idx);
-    host_loop(lo0, hi0, [&](auto i) { host_call(fl, i, idx, std::make_index_sequence<R - 1>()); });
+    const long b = n * p / parts, e = n * (p + 1) / parts;
+    h.indices(b, idx);
+    for (long c = b; c < e; ++c, h.next(idx)) {
+      host_loop(lo0, hi0, [&](auto i) { host_call(fl, i, idx, std::make_index_sequence<R - 1>()); });
+    }
   });
 #else
   Kokkos::parallel_for(label, m.policy(), f);
@@ -647,8 +666,8 @@ inline void parallel_reduce(const char* label, const Nest<R>& m, const F& f, con
     V acc;
     reducer.init(acc);
     long idx[R];
-    for (long c = 0; c < n; ++c) {
-      h.indices(c, idx);
+    h.indices(0, idx);
+    for (long c = 0; c < n; ++c, h.next(idx)) {
       acc = host_reduce_loop<Reducer>(lo0, hi0, acc, [&](auto i, V& a) { host_call_red(f, i, idx, a, std::make_index_sequence<R - 1>()); });
     }
     reducer.reference() = acc;
@@ -662,8 +681,9 @@ inline void parallel_reduce(const char* label, const Nest<R>& m, const F& f, con
         reducer.init(acc);
         const F fl(f);  // see host_copy
         long idx[R];
-        for (long c = n * p / parts, e = n * (p + 1) / parts; c < e; ++c) {
-          h.indices(c, idx);
+        const long b = n * p / parts, e = n * (p + 1) / parts;
+        h.indices(b, idx);
+        for (long c = b; c < e; ++c, h.next(idx)) {
           acc = host_reduce_loop<Reducer>(lo0, hi0, acc, [&](auto i, V& a) { host_call_red(fl, i, idx, a, std::make_index_sequence<R - 1>()); });
         }
         reducer.join(out, acc);
