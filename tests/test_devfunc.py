@@ -13,8 +13,11 @@ Test Fortran (``tests/data/devfunc``, written for these tests):
   lib/physics.f   ADD2S, PRESS, WEIGHT -> HORNER (another file); SHOUT (I/O), SCALED (COMMON)
   impure.f        loops calling SHOUT and SCALED: serial, the reason naming callee and line
   errexit.f       helpers ending the program on bad arguments (test_error_exits.py)
-  blocks.f90      PINIT calls BFACT (blocks of rows, a recurrence down each column of a
-                  block) outside any loop: the device function keeps the source's order
+  blocks.f90      BFACT (blocks of rows, a recurrence down each column of a block, parallel
+                  over the columns): PINIT calls it outside any loop (inlined, its loop a
+                  kernel of PINIT), PSWEEP in a loop (a device function, in the source's
+                  order), PFLAT with arrays declared otherwise (a device function); PNORM
+                  calls BSUM (a sum into its scalar dummy) with N - 1 for its M: inlined
   deps.f          verdicts: disjoint and overlapping windows, columns, spills, slabs, a
                   whole array, a callee passing its dummy on (MID3 -> FILLM), legacy Y(1)
 """
@@ -177,7 +180,7 @@ def test_setbv_is_one_mdrange_kernel_calling_a_device_function():
 
 
 def test_a_device_function_runs_its_loops_in_the_source_order():
-    """BFACT's own port turns its nest (columns outside, one launch); as PINIT's device
+    """BFACT's own port turns its nest (columns outside, one launch); as PSWEEP's device
     function the loops run in one thread, where the turn only loses the cache order (TeaLeaf's
     tea_block_init: 2.3x gfortran's time on one core)."""
     f = DATA / "blocks.f90"
@@ -185,17 +188,41 @@ def test_a_device_function_runs_its_loops_in_the_source_order():
     own = translate_kernel(*load_for_port(prog, f, "bfact"), program=prog)
     assert any("interchanged" in n for n in own.notes)  # the premise: the analysis turns it
     assert 'pf::parallel_for("bfact:L16", pf::range(1, nx)' in own.files["bfact.kokkos.cpp"]  # over the columns
-    port = translate_kernel(*load_for_port(prog, f, "pinit"), program=prog)
-    fn = port.files["pinit.kokkos.cpp"]
+    port = translate_kernel(*load_for_port(prog, f, "psweep"), program=prog)
+    fn = port.files["psweep.kokkos.cpp"]
     fn = fn[fn.index("KOKKOS_INLINE_FUNCTION void bfact_fn"):]
     assert fn.index("for (kb = 1; kb <= ny; kb += 4)") < fn.index("for (i = 1; i <= nx; ++i)")
+
+
+def test_a_call_outside_the_loops_to_a_parallel_routine_is_inlined():
+    """PINIT calls BFACT in an IF outside its loops: inlined, BFACT's column loop is a
+    kernel of PINIT (as a device function the whole factorisation ran in one single-iteration
+    kernel: one thread; TeaLeaf's solvers calling tea_block_solve, 1.6x the original on 2
+    OpenMP threads). BFACT's locals take new names, its module constant NB comes along."""
+    f = DATA / "blocks.f90"
+    prog = build_program([f])
+    port = translate_kernel(*load_for_port(prog, f, "pinit"), program=prog)
+    code = port.files["pinit.kokkos.cpp"]
+    assert "bfact_fn" not in code and "single_for" not in code
+    assert 'pf::parallel_for("pinit:L40", pf::range(1, nx), KOKKOS_LAMBDA(const int bfact_i)' in code
+    assert "bfact_kb += 4" in code  # NB = 4, BFACT's constant
+    assert any(n.startswith("line 40: call bfact -> inlined") for n in port.notes)
+    # a sum into a written scalar dummy (PNORM's local S), N - 1 for BSUM's M: X(M + 1) is X(N)
+    norm = translate_kernel(*load_for_port(prog, f, "pnorm"), program=prog)
+    assert norm.patterns == ["reduce"]
+    assert 'pf::parallel_reduce("pnorm:L80", pf::range(1, n - 1)' in norm.files["pnorm.kokkos.cpp"]
+    # arrays declared with other bounds than the dummies (sequence association): not inlined
+    flat = translate_kernel(*load_for_port(prog, f, "pflat"), program=prog)
+    assert "bfact_fn(4, n / 4, d.data()" in flat.files["pflat.kokkos.cpp"]
+    assert not any("inlined" in n for n in flat.notes)
 
 
 # ------------------------------------------------------------------ proof
 
 PORTS = [("grid.f", "setbv", []), ("fields.f", "fields", [LIB]), ("cread.f", "init", []),
          # callees with error exits, a COMMON table passed on to a reader (test_error_exits.py)
-         ("errexit.f", "apply", []), ("errexit.f", "smooth", []), ("blocks.f90", "pinit", [])]
+         ("errexit.f", "apply", []), ("errexit.f", "smooth", []),
+         ("blocks.f90", "pinit", []), ("blocks.f90", "psweep", []), ("blocks.f90", "pnorm", [])]
 
 
 def harness(tmp_path, file, name, others):

@@ -25,6 +25,7 @@ from .regblock import register_blocked
 from .promote import promoted
 from .emit import Emitter, zero_init
 from .hoist import hoist_array_bounds
+from .inline_calls import inline_host_calls
 from .lower import lower_arrays
 from .plan import PKernel, Planner
 from .structure import restructure
@@ -173,7 +174,10 @@ def translate_parts(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None,
 
 
 def _parts(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: TranslateOptions,
-           program=None, module_reads: bool = False) -> KernelParts:
+           program=None, module_reads: bool = False, inline: bool = False) -> KernelParts:
+    """``inline``: calls outside the loops to routines with parallel loops are inlined
+    (``inline_calls``; a full port's, not an outlined nest's: those keep the original's lines)."""
+    kernel, inlined = inline_host_calls(kernel, program) if inline else (kernel, [])
     tab = build_symbols(kernel, source, program)
     blocks = common_blocks.blocks(kernel)  # refuses layouts it cannot be sure of
     render.result_ctype(kernel)
@@ -230,7 +234,7 @@ def _parts(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Translat
     for fn in callees:
         where = f"line {fn.line_start}" if fn.file == kernel.file else f"{fn.file}:{fn.line_start}"
         planner.notes.append(f"{fn.kind} {fn.name} ({where}) -> KOKKOS_INLINE_FUNCTION {function_cname(fn.name)}")
-    planner.notes += blocked + kept + common_blocks.notes(kernel)
+    planner.notes += inlined + blocked + kept + common_blocks.notes(kernel)
     planner.notes += [f"line {d.line}: do {d.var} -> on the host backends its iterations run as SIMD lanes "
                       "(each lane one element; the inner loop's sums stay in order)" for d in em.lanes]
     patterns = list(planner.patterns)
@@ -247,7 +251,7 @@ def _parts(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Translat
 
 
 def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: TranslateOptions, program=None) -> Port:
-    parts = _parts(kernel, source, options, program)
+    parts = _parts(kernel, source, options, program, inline=True)
     k = kernel.name
     files = {
         f"{k}.kokkos.cpp": render.render(

@@ -40,3 +40,43 @@ subroutine pinit(nx, ny, blocked, u, d, e, c, f)
     call bfact(nx, ny, d, e, c, f)
   end if
 end subroutine pinit
+
+! the factorisation repeated in a loop of the caller: the call stays a function called from
+! a kernel (the loop is the caller's, its iterations each run the whole callee)
+subroutine psweep(nx, ny, nsweep, d, e, c, f)
+  implicit none
+  integer :: nx, ny, nsweep, it
+  real(kind=8) :: d(nx, ny), e(nx, ny + 1), c(nx, ny), f(nx, ny)
+  do it = 1, nsweep
+    call bfact(nx, ny, d, e, c, f)
+  end do
+end subroutine psweep
+
+! the same arrays declared with other bounds than BFACT's dummies: not inlined
+subroutine pflat(n, d, e, c, f)
+  implicit none
+  integer :: n
+  real(kind=8) :: d(n), e(n + 4), c(n), f(n)
+  call bfact(4, n / 4, d, e, c, f)
+end subroutine pflat
+
+! a sum into a scalar dummy, and an expression for a scalar dummy: inlined, the sum is
+! PNORM's own reduction into its local S, the bound N - 1 spelled where BSUM reads M
+subroutine bsum(m, x, s)
+  implicit none
+  integer :: m, i
+  real(kind=8) :: x(m + 1), s
+  s = 0.0d0
+  do i = 1, m
+    s = s + x(i) * x(i + 1)
+  end do
+end subroutine bsum
+
+subroutine pnorm(n, x, r)
+  implicit none
+  integer :: n
+  real(kind=8) :: x(n), r, s
+  s = -1.0d0
+  if (n > 1) call bsum(n - 1, x, s)
+  r = sqrt(abs(s))
+end subroutine pnorm
