@@ -71,7 +71,7 @@ def _host_level(body: list[ir.Stmt], k: ir.Kernel, program, notes: list[str], ta
             got = _inline(s, k, program)
             if isinstance(got, list):
                 notes.append(f"line {s.line}: call {s.name} -> inlined: its loops are kernels of this port "
-                             "(as a function called inside one kernel they would run on one thread)")
+                             "(a function called in a kernel runs them on one thread)")
                 taken.add(s.name)
                 out += got
                 continue
@@ -133,6 +133,11 @@ def _inline(call: ir.CallStmt, k: ir.Kernel, program) -> Optional[list[ir.Stmt]]
         mine = k.module_vars.get(n) or k.locals.get(n)
         if mine is not None and (mine.parameter is None or repr(mine.parameter) != repr(v.parameter)):
             return None
+    known = set(fn.locals) | set(fn.module_vars) | {a.name for a in fn.args}
+    if any(isinstance(x, (ir.Name, ir.ArrayRef)) and x.name not in known for s in stmts
+           for e in ir.stmt_exprs(s) for x in ir.walk_expr(e)) or \
+            any(isinstance(s, ir.Do) and s.var not in known for s in stmts):
+        return None  # a name the callee does not declare (implicitly typed): kept as it is
     written = _written(stmts)
     caller_vars = {**k.module_vars, **k.locals, **{a.name: a for a in k.args}}
     exprs: dict[str, ir.Expr] = {}  # scalar dummy -> actual expression
