@@ -253,6 +253,19 @@ int main() {
     for (int i = 0; i < 2; ++i) for (int j = 1; j <= 5; ++j) for (int k = 1; k <= 7; ++k) want += (1 + i) * (j + 10 * k);
     bad += s != want;
   }
+  {  // one row (outer extent 1): the threads share the row
+    Kokkos::View<int*, Kokkos::HostSpace> c("c", 50);
+    pf::parallel_for("row", pf::nest<2>({1, 3}, {50, 3}), [=](const int j, const int k) { c(j - 1) += k; });
+    for (int j = 0; j < 50; ++j) bad += c(j) != 3;
+    double s = 0;
+    pf::parallel_reduce("rowsum", pf::nest<3>({1, 2, 2}, {40, 2, 2}),
+        [=](const int j, const int k, const int l, double& acc) { acc += j * k * l; }, Kokkos::Sum<double>(s));
+    bad += s != 4.0 * 820;
+    int once = 0;
+    int* o = &once;
+    pf::parallel_for("one", pf::range(7, 7), [=](const int i) { *o += i; });
+    bad += once != 7;
+  }
   {
     int hit = 0;
     int* h = &hit;
@@ -272,7 +285,8 @@ int main() {
 def test_host_nests_visit_every_element_once_in_runs_of_rows(tmp_path):
     """A nest on the host runs in a few parts per thread, each a run of rows stepped by an
     odometer (one functor copy per part: TeaLeaf's halo nests, rows of depth 1, copied it per
-    element); rows of one element, rank 3, a reduction and empty nests on 1, 2 and 3 threads."""
+    element), a nest of one row as a range over it; rows of one element, one row, rank 3,
+    reductions, one iteration and empty nests on 1, 2 and 3 threads."""
     from port_fortran.build_runner.kokkos import find_install
     from port_fortran.translate.render import runtime_header, strings_header
 

@@ -469,7 +469,7 @@ KOKKOS_FORCEINLINE_FUNCTION void host_loop_simd(long b, long e, const Body& body
 template <bool Simd, class F>
 inline void host_range_for(const char* label, const Range& p, const F& f) {
   const long lo = static_cast<long>(p.begin()), n = static_cast<long>(p.end()) - lo;
-  if (host_inline()) {
+  if (host_inline() || n <= 1) {  // one iteration: nothing to share, no parallel region
     if constexpr (Simd) {
       const F fl(f);  // a local copy: its fields (unmanaged views, scalars) in registers
       host_loop_simd(lo, lo + n, fl);
@@ -539,7 +539,7 @@ inline void parallel_reduce(const char* label, const Range& p, const F& f,
 #ifdef PF_HOST_LOOPS
   using V = typename Reducer::value_type;
   const long lo = static_cast<long>(p.begin()), n = static_cast<long>(p.end()) - lo;
-  if (host_inline()) {
+  if (host_inline() || n <= 1) {  // one iteration: no parallel region
     V acc;
     reducer.init(acc);
     acc = host_reduce_loop<Reducer>(lo, lo + n, acc, f);
@@ -638,6 +638,12 @@ inline void parallel_for(const char* label, const Nest<R>& m, const F& f) {
     }
     return;
   }
+  if (h.outer == 1) {  // one row (a halo of depth 1 along the slow index): the threads share it
+    long idx[R];
+    h.indices(0, idx);
+    host_range_for<false>(label, Range(lo0, hi0), [=](auto i) { host_call(f, i, idx, std::make_index_sequence<R - 1>()); });
+    return;
+  }
   // a few parts per thread, each a run of rows: one functor copy per part, not per row (a
   // nest whose rows are a few elements -- TeaLeaf's halo unpack, depth 1 or 2 -- copied the
   // functor and dispatched once per element)
@@ -671,6 +677,12 @@ inline void parallel_reduce(const char* label, const Nest<R>& m, const F& f, con
       acc = host_reduce_loop<Reducer>(lo0, hi0, acc, [&](auto i, V& a) { host_call_red(f, i, idx, a, std::make_index_sequence<R - 1>()); });
     }
     reducer.reference() = acc;
+    return;
+  }
+  if (n == 1) {  // one row: the threads share it
+    long idx[R];
+    h.indices(0, idx);
+    parallel_reduce(label, Range(lo0, hi0), [=](auto i, V& a) { host_call_red(f, i, idx, a, std::make_index_sequence<R - 1>()); }, reducer);
     return;
   }
   const long parts = host_parts(n);
