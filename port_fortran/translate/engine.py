@@ -251,7 +251,10 @@ def _parts(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Translat
 
 
 def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: TranslateOptions, program=None) -> Port:
-    parts = _parts(kernel, source, options, program, inline=True)
+    try:
+        parts = _parts(kernel, source, options, program, inline=True)
+    except Refusal:  # what the inlined statements make refusable stays a function call
+        parts = _parts(kernel, source, options, program)
     k = kernel.name
     files = {
         f"{k}.kokkos.cpp": render.render(
