@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 from ..fortran import ir
 from ..fortran.error_exits import as_device_callee
@@ -174,10 +174,9 @@ def translate_parts(kernel: ir.Kernel, source: Optional[ir.SourceFile] = None,
 
 
 def _parts(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: TranslateOptions,
-           program=None, module_reads: bool = False, inline: bool = False) -> KernelParts:
-    """``inline``: calls outside the loops to routines with parallel loops are inlined
-    (``inline_calls``; a full port's, not an outlined nest's: those keep the original's lines)."""
-    kernel, inlined = inline_host_calls(kernel, program) if inline else (kernel, [])
+           program=None, module_reads: bool = False, inlined: Sequence[str] = ()) -> KernelParts:
+    """``inlined``: the notes of the calls ``inline_calls`` inlined into ``kernel`` (a full
+    port's, not an outlined nest's: those keep the original's lines)."""
     tab = build_symbols(kernel, source, program)
     blocks = common_blocks.blocks(kernel)  # refuses layouts it cannot be sure of
     render.result_ctype(kernel)
@@ -234,7 +233,7 @@ def _parts(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Translat
     for fn in callees:
         where = f"line {fn.line_start}" if fn.file == kernel.file else f"{fn.file}:{fn.line_start}"
         planner.notes.append(f"{fn.kind} {fn.name} ({where}) -> KOKKOS_INLINE_FUNCTION {function_cname(fn.name)}")
-    planner.notes += inlined + blocked + kept + common_blocks.notes(kernel)
+    planner.notes += list(inlined) + blocked + kept + common_blocks.notes(kernel)
     planner.notes += [f"line {d.line}: do {d.var} -> on the host backends its iterations run as SIMD lanes "
                       "(each lane one element; the inner loop's sums stay in order)" for d in em.lanes]
     patterns = list(planner.patterns)
@@ -251,9 +250,12 @@ def _parts(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Translat
 
 
 def _translate(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: TranslateOptions, program=None) -> Port:
+    inlined, notes = inline_host_calls(kernel, program)
     try:
-        parts = _parts(kernel, source, options, program, inline=True)
+        parts = _parts(inlined, source, options, program, inlined=notes)
     except Refusal:  # what the inlined statements make refusable stays a function call
+        if not notes:
+            raise
         parts = _parts(kernel, source, options, program)
     k = kernel.name
     files = {

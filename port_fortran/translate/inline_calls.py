@@ -35,7 +35,7 @@ from typing import Optional
 
 from ..fortran import ir
 from ..fortran.affine import poly_of
-from ..fortran.interchange import source_order
+from ..fortran.interchange import _written, source_order
 from ..fortran.render import expr_str
 from ..fortran.rewrite import transform
 
@@ -141,7 +141,7 @@ def _inline(call: ir.CallStmt, k: ir.Kernel, program) -> Optional[list[ir.Stmt]]
            for e in ir.stmt_exprs(s) for x in ir.walk_expr(e)) or \
             any(isinstance(s, ir.Do) and s.var not in known for s in stmts):
         return None  # a name the callee does not declare (implicitly typed): kept as it is
-    written = _written(stmts)
+    written = _written(fn.body)  # no CALL in it: assignment targets and DO variables
     caller_vars = {**k.module_vars, **k.locals, **{a.name: a for a in k.args}}
     exprs: dict[str, ir.Expr] = {}  # scalar dummy -> actual expression
     arrays: dict[str, str] = {}  # array dummy -> the caller's array
@@ -207,16 +207,6 @@ def _inline(call: ir.CallStmt, k: ir.Kernel, program) -> Optional[list[ir.Stmt]]
         k.module_vars.setdefault(n, copy.deepcopy(v))
     k.uses = list(dict.fromkeys(list(k.uses) + list(fn.uses)))
     return body
-
-
-def _written(stmts: list[ir.Stmt]) -> set[str]:
-    out = set()
-    for s in stmts:
-        if isinstance(s, ir.Assign):
-            out.add(s.target.name)
-        elif isinstance(s, ir.Do):
-            out.add(s.var)
-    return out
 
 
 def _subst(e: ir.Expr, exprs: dict[str, ir.Expr], names: dict[str, str]) -> ir.Expr:
