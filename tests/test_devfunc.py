@@ -210,7 +210,7 @@ def test_a_call_outside_the_loops_to_a_parallel_routine_is_inlined():
     # a sum into a written scalar dummy (PNORM's local S), N - 1 for BSUM's M: X(M + 1) is X(N)
     norm = translate_kernel(*load_for_port(prog, f, "pnorm"), program=prog)
     assert norm.patterns == ["reduce"]
-    assert 'pf::parallel_reduce("pnorm:L80", pf::range(1, n - 1)' in norm.files["pnorm.kokkos.cpp"]
+    assert 'pf::parallel_reduce(pf::Label("pnorm:L80", 2), pf::range(1, n - 1)' in norm.files["pnorm.kokkos.cpp"]
     # arrays declared with other bounds than the dummies (sequence association): not inlined
     flat = translate_kernel(*load_for_port(prog, f, "pflat"), program=prog)
     assert "bfact_fn(4, n / 4, d.data()" in flat.files["pflat.kokkos.cpp"]

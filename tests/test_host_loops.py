@@ -56,9 +56,9 @@ def _host_branch(body: str) -> str:
 
 def test_reductions_go_through_the_compat_reduce_with_a_local_accumulator():
     cpp = _cpp(_port("vecops.F90", "vdist"), "vdist")
-    assert "pf::parallel_reduce(\"vdist:L36\", pf::range(1, n)" in cpp
+    assert "pf::parallel_reduce(pf::Label(\"vdist:L36\", 4), pf::range(1, n)" in cpp
     assert "Kokkos::parallel_reduce" not in cpp
-    host = _host_branch(_function(compat_header(), "inline void parallel_reduce(const char* label, "
+    host = _host_branch(_function(compat_header(), "inline void parallel_reduce(const Label& label, "
                                                    "const Range& p"))
     # the functor accumulates into `acc`, a local of the chunk; Kokkos' reference (`out`)
     # only receives each chunk's join
@@ -77,10 +77,10 @@ def test_reductions_go_through_the_compat_reduce_with_a_local_accumulator():
 def test_nest_reductions_and_loc_reductions_use_the_compat_reduce_too():
     # resid2d: a reduction over a 2-D nest; idmaxl: a maxloc reducer
     resid = _cpp(_port("stencil2d.f90", "resid2d"), "resid2d")
-    assert re.search(r"pf::parallel_reduce\(\"resid2d:L\d+\", pf::nest<2>\(", resid)
+    assert re.search(r"pf::parallel_reduce\(pf::Label\(\"resid2d:L\d+\", 2\), pf::nest<2>\(", resid)
     idmax = _cpp(_port("reduce.f", "idmaxl"), "idmaxl")
     assert "pf::parallel_reduce(" in idmax and "Kokkos::parallel_reduce" not in idmax
-    host = _host_branch(_function(compat_header(), "inline void parallel_reduce(const char* label, "
+    host = _host_branch(_function(compat_header(), "inline void parallel_reduce(const Label& label, "
                                                    "const Nest<R>& m"))
     assert "acc = host_reduce_loop<Reducer>(lo0, hi0, acc, [&](auto i, V& a) { host_call_red(f, i, idx, a," in host
     assert "reducer.join(out, acc);" in host
@@ -88,12 +88,12 @@ def test_nest_reductions_and_loc_reductions_use_the_compat_reduce_too():
 
 def test_tight_nests_are_nests_fastest_index_first_and_keep_the_optimizers_tiles():
     cpp = _cpp(_port("stencil3d.F90", "jacobi3d"), "jacobi3d")
-    assert "pf::parallel_for(\"jacobi3d:L27\", pf::nest<3>({1, 1, 1}, {nx, ny, nz}), " \
+    assert "pf::parallel_for(pf::Label(\"jacobi3d:L27\", 8), pf::nest<3>({1, 1, 1}, {nx, ny, nz}), " \
            "KOKKOS_LAMBDA(const int i, const int j, const int k)" in cpp
     tiled = _cpp(_port("stencil3d.F90", "jacobi3d", TranslateOptions(tile=(64, 4, 1))), "jacobi3d")
     assert "pf::nest<3>({1, 1, 1}, {nx, ny, nz}, {64, 4, 1})" in tiled
     # on the host the innermost plain loop is dimension 0 (the contiguous index)
-    host = _host_branch(_function(compat_header(), "inline void parallel_for(const char* label, const Nest<R>& m"))
+    host = _host_branch(_function(compat_header(), "inline void parallel_for(const Label& label, const Nest<R>& m"))
     assert "host_loop(lo0, hi0" in host and "h.next(idx)" in host
 
 
@@ -133,8 +133,8 @@ def test_host_loops_only_on_host_backends():
     text = compat_header()
     assert re.search(r"#if defined\(PF_BACKEND_SERIAL\) \|\| defined\(PF_BACKEND_OPENMP\)\n#define PF_HOST_LOOPS 1",
                      text)
-    for sig in ("inline void parallel_reduce(const char* label, const Range& p",
-                "inline void parallel_for(const char* label, const Nest<R>& m",
+    for sig in ("inline void parallel_reduce(const Label& label, const Range& p",
+                "inline void parallel_for(const Label& label, const Nest<R>& m",
                 "inline void single_for(const char* label"):
         body = _function(text, sig)
         assert "#else" in body and "Kokkos::parallel_" in body[body.index("#else"):]  # device: Kokkos' own
@@ -287,6 +287,15 @@ def test_host_nests_visit_every_element_once_in_runs_of_rows(tmp_path):
     odometer (one functor copy per part: TeaLeaf's halo nests, rows of depth 1, copied it per
     element), a nest of one row as a range over it; rows of one element, one row, rank 3,
     reductions, one iteration and empty nests on 1, 2 and 3 threads."""
+    exe = _openmp_program(tmp_path, NEST_PROGRAM, "nests")
+    for threads in (1, 2, 3):
+        run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "OMP_NUM_THREADS": str(threads), "OMP_PROC_BIND": "false"})
+        assert run.returncode == 0 and f"threads {threads} bad 0" in run.stdout, run.stdout + run.stderr
+
+
+def _openmp_program(tmp_path: Path, source: str, name: str) -> Path:
+    """``source`` (a main program using the compat header) built for Kokkos OpenMP."""
     from port_fortran.build_runner.kokkos import find_install
     from port_fortran.translate.render import runtime_header, strings_header
 
@@ -296,14 +305,56 @@ def test_host_nests_visit_every_element_once_in_runs_of_rows(tmp_path):
     (tmp_path / "pf_kokkos_compat.hpp").write_text(compat_header())
     (tmp_path / "pf_runtime.hpp").write_text(runtime_header())
     (tmp_path / "pf_strings.hpp").write_text(strings_header())
-    (tmp_path / "main.cpp").write_text(NEST_PROGRAM)
+    (tmp_path / f"{name}.cpp").write_text(source)
     lib = next(p for p in (Path(inst.prefix) / "lib", Path(inst.prefix) / "lib64") if (p / "libkokkoscore.a").exists())
     cmd = [os.environ.get("CXX", "g++"), "-std=c++17", "-O2", "-fopenmp", "-DPF_BACKEND_OPENMP", "-I", str(tmp_path),
-           "-isystem", f"{inst.prefix}/include", str(tmp_path / "main.cpp"), "-o", str(tmp_path / "nests"),
+           "-isystem", f"{inst.prefix}/include", str(tmp_path / f"{name}.cpp"), "-o", str(tmp_path / name),
            str(lib / "libkokkoscontainers.a"), str(lib / "libkokkoscore.a"), "-ldl"]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
-    for threads in (1, 2, 3):
-        run = subprocess.run([str(tmp_path / "nests")], capture_output=True, text=True, timeout=120,
-                             env={**os.environ, "OMP_NUM_THREADS": str(threads), "OMP_PROC_BIND": "false"})
-        assert run.returncode == 0 and f"threads {threads} bad 0" in run.stdout, run.stdout + run.stderr
+    return tmp_path / name
+
+
+SMALL_PROGRAM = r"""
+#include <cstdio>
+#include <omp.h>
+#include "pf_kokkos_compat.hpp"
+// where each kernel ran: in a parallel region (1) or on the calling thread (0)
+int main() {
+  pf::ensure_initialized();
+  Kokkos::View<int*, Kokkos::HostSpace> in("in", 200000);
+  auto ran = [&](long n) { int any = 0, all = 1; for (long i = 0; i < n; ++i) { any |= in(i); all &= in(i); } return any + all; };
+  // little work: 100 iterations of 2 references
+  pf::parallel_for(pf::Label("small", 2), pf::range(1, 100), [=](const int i) { in(i - 1) = omp_in_parallel(); });
+  const int small = ran(100);
+  // much work: 200000 iterations
+  pf::parallel_for(pf::Label("big", 2), pf::range(1, 200000), [=](const int i) { in(i - 1) = omp_in_parallel(); });
+  const int big = ran(200000);
+  // unknown work (a plain label): shared however small
+  pf::parallel_for("unknown", pf::range(1, 100), [=](const int i) { in(i - 1) = omp_in_parallel(); });
+  const int unknown = ran(100);
+  // a nest of 10 x 10 and a reduction over it, little work: in place, the sum in order
+  pf::parallel_for(pf::Label("nest", 3), pf::nest<2>({1, 1}, {10, 10}), [=](const int j, const int k) { in(j - 1 + 10 * (k - 1)) = omp_in_parallel(); });
+  const int nest = ran(100);
+  double s = 0;
+  int* w = &in(0);
+  pf::parallel_reduce(pf::Label("sum", 1), pf::nest<2>({1, 1}, {10, 10}), [=](const int j, const int k, double& acc) { acc += j + 100 * k; *w = omp_in_parallel(); }, Kokkos::Sum<double>(s));
+  const int sum_in = in(0);
+  std::printf("threads %d small %d big %d unknown %d nest %d sum %g in %d\n", (int)pf::ExecSpace().concurrency(), small, big, unknown, nest, s, sum_in);
+  return 0;
+}
+"""
+
+
+@pytest.mark.integration
+def test_kernels_of_little_work_run_on_the_calling_thread(tmp_path):
+    """A parallel region costs more than a kernel of a few thousand element references (TeaLeaf's
+    bottom halo unpack: 94 us as a Kokkos OpenMP kernel on 2 threads, 5 us in gfortran): a
+    kernel whose iterations times its work per iteration (pf::Label, from the translator) is
+    below PF_INLINE_WORK runs in place; one of much work, or of unknown work, is shared."""
+    exe = _openmp_program(tmp_path, SMALL_PROGRAM, "small")
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "OMP_NUM_THREADS": "2", "OMP_PROC_BIND": "false"})
+    assert run.returncode == 0, run.stdout + run.stderr
+    # 0: no iteration in a parallel region; 2: every one in one
+    assert "threads 2 small 0 big 2 unknown 2 nest 0 sum 55550 in 0" in run.stdout, run.stdout

@@ -612,14 +612,14 @@ def test_loop_bounds_that_read_arrays_are_computed_before_the_policy():
     gp) are temporaries a single-iteration kernel computes first; no policy reads an array."""
     k, sf = _kernel("linesolve.f", "xnorm")
     cpp = translate_kernel(k, sf).files["xnorm.kokkos.cpp"]
-    policies = re.findall(r"pf::parallel_(?:for|reduce)\(\"[^\"]+\", (.*?), KOKKOS_LAMBDA", cpp)
+    policies = re.findall(r"pf::parallel_(?:for|reduce)\((?:pf::Label\()?\"[^\"]+\"(?:, \d+\))?, (.*?), KOKKOS_LAMBDA", cpp)
     assert policies and all("gp(" not in p for p in policies), policies
     assert "pf::nest<4>({1, 1, 1, 1}, {3, pf_b3, pf_b2, pf_b1})" in cpp
     assert "pf_b1 = gp(2) - 2;" in cpp and "pf_dev_pf_b1.to_host();" in cpp  # k's end, gp(3) - 2
     # inside a time loop on the host (xsteps), before each kernel the loop launches
     k, sf = _kernel("linesolve.f", "xsteps")
     cpp = translate_kernel(k, sf).files["xsteps.kokkos.cpp"]
-    policies = re.findall(r"pf::parallel_(?:for|reduce)\(\"[^\"]+\", (.*?), KOKKOS_LAMBDA", cpp)
+    policies = re.findall(r"pf::parallel_(?:for|reduce)\((?:pf::Label\()?\"[^\"]+\"(?:, \d+\))?, (.*?), KOKKOS_LAMBDA", cpp)
     # (the sum into rms(it) over k a reduction into a scalar, pf_r1, made first)
     assert policies == ["pf::nest<3>({1, 1, 1}, {pf_b4, pf_b3, pf_b2})", "pf::range(1, pf_b5)"], policies
     assert cpp.index("for (it = 1; it <= nit; ++it) {") < cpp.index("pf_dev_pf_b4.to_host();") < cpp.index(policies[0])
@@ -773,7 +773,7 @@ def test_jumps_no_if_or_do_rewrite_covers_run_as_a_dispatch_loop():
     assert "if (pf_go1 == 0) {\n          k = k + 1;" in loop  # block 0 starts at label 10
     assert "pf_go1 = 3;\n            continue;" in loop and "break;" in loop
     assert body.index("if (n <= 1) {") < start  # before the region: as written
-    assert 'pf::parallel_for("factr:L28", pf::range(1, m)' in body
+    assert 'pf::parallel_for(pf::Label("factr:L28", 5), pf::range(1, m)' in body
 
 
 def test_a_jump_out_of_a_loop_to_the_routine_level_is_still_refused(tmp_path):
@@ -822,7 +822,7 @@ def test_a_sum_into_one_element_is_reduced_in_a_scalar_when_no_loop_around_is_pa
     sf = parse_file(str(src))
     cpp = translate_kernel(sf.kernels[0], sf).files["tri.kokkos.cpp"]
     assert "pf_r1 = x(i - 1);" in cpp and "x(i - 1) = pf_r1;" in cpp
-    assert re.search(r"parallel_reduce\(\"tri:L5\", pf::range\(1, i - 1\), KOKKOS_LAMBDA\(const int j, double& pf_r1\)",
+    assert re.search(r"parallel_reduce\(pf::Label\(\"tri:L5\", 2\), pf::range\(1, i - 1\), KOKKOS_LAMBDA\(const int j, double& pf_r1\)",
                      cpp)
     assert "pf_r1 = pf_r1 - a(j - 1, i - 1) * x(j - 1);" in cpp
     # x(j + 1) may be x(i): no reduction, the loop stays serial

@@ -445,6 +445,35 @@ inline bool host_inline() {
 #endif
 }
 
+// A kernel's label and the work of one of its iterations as the translator estimates it
+// (translate/work.py: the array elements its body reads and writes; 0 when unknown -- loops,
+// calls or array syntax in the body). A plain label converts to one of unknown work.
+struct Label {
+  const char* name;
+  long work;
+  Label(const char* n, long w = 0) : name(n), work(w) {}  // NOLINT: implicit on purpose
+};
+
+// A kernel whose whole work (iterations x work of one) is below PF_INLINE_WORK element
+// references runs on the calling thread on Kokkos OpenMP, as on one thread: opening a
+// parallel region costs microseconds (libgomp wakes and joins the team), more than such a
+// kernel's own time. TeaLeaf's bottom halo unpack (2882 iterations of two references, 5 us
+// in gfortran, whose orphaned !$OMP DO runs serially) took 94 us as a Kokkos OpenMP kernel on
+// 2 threads. Define PF_INLINE_WORK=0 to share every kernel. Not when a Kokkos tool is
+// loaded (its profile lists every kernel).
+#ifndef PF_INLINE_WORK
+#define PF_INLINE_WORK 8192
+#endif
+inline bool host_small(const Label& l, long iterations) {
+#if defined(PF_BACKEND_OPENMP)
+  return l.work > 0 && iterations <= PF_INLINE_WORK / l.work && !Kokkos::Tools::profileLibraryLoaded();
+#else
+  (void)l;
+  (void)iterations;
+  return false;
+#endif
+}
+
 // parallel_for_simd: a 1-D parallel_for whose iterations the host runs as SIMD lanes
 // (OpenMP simd on the range), for a kernel the translator found fit (translate/outer_simd.py:
 // an inner loop carrying a floating-point sum in a private scalar, each lane on its own
@@ -467,9 +496,9 @@ KOKKOS_FORCEINLINE_FUNCTION void host_loop_simd(long b, long e, const Body& body
 // The host's loop of a 1-D parallel_for (Simd: of a parallel_for_simd): on one thread in
 // place, else one chunk of the range per host part.
 template <bool Simd, class F>
-inline void host_range_for(const char* label, const Range& p, const F& f) {
+inline void host_range_for(const Label& label, const Range& p, const F& f) {
   const long lo = static_cast<long>(p.begin()), n = static_cast<long>(p.end()) - lo;
-  if (host_inline() || n <= 1) {  // one iteration: nothing to share, no parallel region
+  if (host_inline() || n <= 1 || host_small(label, n)) {  // one iteration or little work: no parallel region
     if constexpr (Simd) {
       const F fl(f);  // a local copy: its fields (unmanaged views, scalars) in registers
       host_loop_simd(lo, lo + n, fl);
@@ -481,7 +510,7 @@ inline void host_range_for(const char* label, const Range& p, const F& f) {
   // Kokkos' host loop hands the functor a 64-bit index that the lambda's int narrows: the
   // subscripts are then not affine and the loop does not vectorise (dgemv's column update)
   const long parts = host_parts(n);
-  Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace>(0, parts), [=](const long c) {
+  Kokkos::parallel_for(label.name, Kokkos::RangePolicy<ExecSpace>(0, parts), [=](const long c) {
     const F fl(f);  // see host_copy
     if constexpr (Simd) {
       host_loop_simd(lo + n * c / parts, lo + n * (c + 1) / parts, fl);
@@ -493,20 +522,20 @@ inline void host_range_for(const char* label, const Range& p, const F& f) {
 #endif
 
 template <class F>
-inline void parallel_for(const char* label, const Range& p, const F& f) {
+inline void parallel_for(const Label& label, const Range& p, const F& f) {
 #ifdef PF_HOST_LOOPS
   host_range_for<false>(label, p, f);
 #else
-  Kokkos::parallel_for(label, p, f);
+  Kokkos::parallel_for(label.name, p, f);
 #endif
 }
 
 template <class F>
-inline void parallel_for_simd(const char* label, const Range& p, const F& f) {
+inline void parallel_for_simd(const Label& label, const Range& p, const F& f) {
 #ifdef PF_HOST_LOOPS
   host_range_for<true>(label, p, f);
 #else
-  Kokkos::parallel_for(label, p, f);
+  Kokkos::parallel_for(label.name, p, f);
 #endif
 }
 
@@ -534,12 +563,12 @@ inline void host_chunks(const char* label, long lo, long hi, const F& f) {
 #endif
 
 template <class F, class Reducer>
-inline void parallel_reduce(const char* label, const Range& p, const F& f,
+inline void parallel_reduce(const Label& label, const Range& p, const F& f,
                             const Reducer& reducer) {
 #ifdef PF_HOST_LOOPS
   using V = typename Reducer::value_type;
   const long lo = static_cast<long>(p.begin()), n = static_cast<long>(p.end()) - lo;
-  if (host_inline() || n <= 1) {  // one iteration: no parallel region
+  if (host_inline() || n <= 1 || host_small(label, n)) {  // one iteration or little work: no parallel region
     V acc;
     reducer.init(acc);
     acc = host_reduce_loop<Reducer>(lo, lo + n, acc, f);
@@ -548,7 +577,7 @@ inline void parallel_reduce(const char* label, const Range& p, const F& f,
   }
   const long parts = host_parts(n);
   Kokkos::parallel_reduce(
-      label, Kokkos::RangePolicy<ExecSpace>(0, parts),
+      label.name, Kokkos::RangePolicy<ExecSpace>(0, parts),
       [=](const long c, V& out) {
         V acc;
         reducer.init(acc);
@@ -559,7 +588,7 @@ inline void parallel_reduce(const char* label, const Range& p, const F& f,
       },
       reducer);
 #else
-  Kokkos::parallel_reduce(label, p, f, reducer);
+  Kokkos::parallel_reduce(label.name, p, f, reducer);
 #endif
 }
 
@@ -626,11 +655,11 @@ KOKKOS_FORCEINLINE_FUNCTION void host_call_red(const F& f, I i, const Idx& idx, 
 #endif
 
 template <int R, class F>
-inline void parallel_for(const char* label, const Nest<R>& m, const F& f) {
+inline void parallel_for(const Label& label, const Nest<R>& m, const F& f) {
 #ifdef PF_HOST_LOOPS
   const HostNest<R> h(m);
   const long lo0 = h.lo[0], hi0 = h.lo[0] + h.n[0];
-  if (host_inline()) {
+  if (host_inline() || host_small(label, h.outer * h.n[0])) {
     long idx[R];
     h.indices(0, idx);
     for (long c = 0; c < h.outer; ++c, h.next(idx)) {
@@ -648,7 +677,7 @@ inline void parallel_for(const char* label, const Nest<R>& m, const F& f) {
   // nest whose rows are a few elements -- TeaLeaf's halo unpack, depth 1 or 2 -- copied the
   // functor and dispatched once per element)
   const long n = h.outer, parts = host_parts(n);
-  Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace>(0, parts), [=](const long p) {
+  Kokkos::parallel_for(label.name, Kokkos::RangePolicy<ExecSpace>(0, parts), [=](const long p) {
     const F fl(f);  // see host_copy
     long idx[R];
     const long b = n * p / parts, e = n * (p + 1) / parts;
@@ -658,17 +687,17 @@ inline void parallel_for(const char* label, const Nest<R>& m, const F& f) {
     }
   });
 #else
-  Kokkos::parallel_for(label, m.policy(), f);
+  Kokkos::parallel_for(label.name, m.policy(), f);
 #endif
 }
 
 template <int R, class F, class Reducer>
-inline void parallel_reduce(const char* label, const Nest<R>& m, const F& f, const Reducer& reducer) {
+inline void parallel_reduce(const Label& label, const Nest<R>& m, const F& f, const Reducer& reducer) {
 #ifdef PF_HOST_LOOPS
   using V = typename Reducer::value_type;
   const HostNest<R> h(m);
   const long lo0 = h.lo[0], hi0 = h.lo[0] + h.n[0], n = h.outer;
-  if (host_inline()) {
+  if (host_inline() || host_small(label, n * h.n[0])) {
     V acc;
     reducer.init(acc);
     long idx[R];
@@ -687,7 +716,7 @@ inline void parallel_reduce(const char* label, const Nest<R>& m, const F& f, con
   }
   const long parts = host_parts(n);
   Kokkos::parallel_reduce(
-      label, Kokkos::RangePolicy<ExecSpace>(0, parts),
+      label.name, Kokkos::RangePolicy<ExecSpace>(0, parts),
       [=](const long p, V& out) {
         V acc;
         reducer.init(acc);
@@ -702,7 +731,7 @@ inline void parallel_reduce(const char* label, const Nest<R>& m, const F& f, con
       },
       reducer);
 #else
-  Kokkos::parallel_reduce(label, m.policy(), f, reducer);
+  Kokkos::parallel_reduce(label.name, m.policy(), f, reducer);
 #endif
 }
 
