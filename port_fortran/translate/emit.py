@@ -16,7 +16,7 @@ from .cexpr import ExprPrinter, function_cname
 from ..fortran.fills import constant_bounds
 from .plan import PHost, PIf, PKernel, PLoop, PVersion, PWhile, atomic_increment, constant_extents
 from . import cstrings, last_private, outer_simd, reducers
-from .work import iteration_work
+from .work import launch_label
 from .interchanged import host_form
 from .scan import emit_scan
 from .scatter import close_lines as scatter_close, open_lines as scatter_open, scatter_names
@@ -266,13 +266,6 @@ class Emitter:
     def kernel_name(self, n: PKernel) -> str:
         return f'"{self.label}:L{n.line}"'
 
-    def launch_label(self, n: PKernel, body: list[ir.Stmt]) -> str:
-        """The label of a pf:: launch with the work of one iteration where it is known
-        (``pf::Label``: the host backends run a kernel of little work on the calling thread,
-        translate/work.py); the plain label otherwise, and for Kokkos' own launches."""
-        work = iteration_work(body, self.tab.is_array) if self.ns == "pf" else 0
-        return f"pf::Label({self.kernel_name(n)}, {work})" if work else self.kernel_name(n)
-
     def lambda_locals(self, names: list[str], ind: int, skip: set[str] = frozenset()) -> list[str]:
         out = []
         for nm in names:
@@ -416,16 +409,14 @@ class Emitter:
         if n.inductions:  # a block for the induction variables' starting values
             out.append(pad + "{")
             out += self.induction_setup(n, ind + 1)
-            out.append(pad + IND + f"{self.ns}::parallel_for({self.launch_label(n, inner_body)}, {policy}, "
-                       f"KOKKOS_LAMBDA({', '.join(args)}) {{")
+            out.append(pad + IND + f"{self.ns}::parallel_for({launch_label(self, n, inner_body)}, {policy}, KOKKOS_LAMBDA({', '.join(args)}) {{")
             out += [IND + x for x in lines]
             out.append(pad + IND + "});")
             out += self.induction_final(n, ind + 1)
             out.append(pad + "}")
         else:
             host = host_form(self, n, ind)
-            kern = [pad + f"{self.ns}::parallel_for({self.launch_label(n, inner_body)}, {policy}, "
-                          f"KOKKOS_LAMBDA({', '.join(args)}) {{"]
+            kern = [pad + f"{self.ns}::parallel_for({launch_label(self, n, inner_body)}, {policy}, KOKKOS_LAMBDA({', '.join(args)}) {{"]
             kern += lines + [pad + "});"]
             lanes = not host and self.ns == "pf" and outer_simd.fits(n, self.tab) and outer_simd.versioned(kern, pad)
             self.lanes += [do] if lanes else []  # engine.py notes them
@@ -506,7 +497,7 @@ class Emitter:
             part = f"pf_red_{sym.name}"
             kind = {"sum": "Sum", "prod": "Prod", "min": "Min", "max": "Max"}[r.op]
             out.append(pad + IND + f"{sym.ctype} {part} = {zero_init(sym.ftype)};")
-            out.append(pad + IND + f"{self.ns}::parallel_reduce({self.launch_label(n, body)}, {policy}, "
+            out.append(pad + IND + f"{self.ns}::parallel_reduce({launch_label(self, n, body)}, {policy}, "
                        f"KOKKOS_LAMBDA({', '.join(red_args)}) {{")
             out += lines
             out.append(pad + IND + f"}}, Kokkos::{kind}<{sym.ctype}>({part}));")
@@ -514,7 +505,7 @@ class Emitter:
         else:
             struct = f"reducer_L{do.line}"
             out.append(pad + IND + f"{struct}::value_type pf_red;")
-            out.append(pad + IND + f"{self.ns}::parallel_reduce({self.launch_label(n, body)}, {policy}, "
+            out.append(pad + IND + f"{self.ns}::parallel_reduce({launch_label(self, n, body)}, {policy}, "
                        f"KOKKOS_LAMBDA({', '.join(red_args)}) {{")
             out += lines
             out.append(pad + IND + f"}}, {struct}(pf_red));")

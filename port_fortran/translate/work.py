@@ -40,3 +40,11 @@ def iteration_work(body: list[ir.Stmt], is_array: Callable[[str], bool]) -> int:
                         return 0
                     work += 1
     return max(1, work)
+
+
+def launch_label(em, n, body: list[ir.Stmt]) -> str:
+    """The label of emitter ``em``'s pf:: launch of kernel ``n`` with the work of one
+    iteration of ``body`` where it is known (``pf::Label``); the plain label otherwise, and
+    for Kokkos' own launches (the options' host_loops off)."""
+    work = iteration_work(body, em.tab.is_array) if em.ns == "pf" else 0
+    return f"pf::Label({em.kernel_name(n)}, {work})" if work else em.kernel_name(n)
