@@ -17,6 +17,7 @@ from ..fortran import ir
 from .plan import PKernel
 from ..fortran.rewrite import replace_names
 from .access import names_in
+from .promote import read_once
 from .symbols import const_int
 
 IND = "  "
@@ -84,7 +85,11 @@ def host_form(em, n: PKernel, ind: int) -> Optional[list[str]]:
     pre, rest = moved.body[:k], moved.body[k:]
     t0 = em.tab[do.var].ftype
     lo, hi = em.ex(do.start, t0, do.line), em.ex(do.end, t0, do.line)
-    names = list(dict.fromkeys([d.var for d in n.band] + list(n.private)))
+    # the innermost loop's invariant reads, loaded once before it (promote.read_once)
+    loads, temps = [], []
+    if len(n.band) > 1:  # (a band of one runs its chunk innermost, or jammed)
+        loads, rest, temps = read_once(n.band[-1].var, n.band[-1].start, n.band[-1].end, rest, em.tab)
+    names = list(dict.fromkeys([d.var for d in n.band] + list(n.private) + temps))
     em.lambda_scopes.append(set(names))
     ctx = {"device": True, "loops": [("lambda", do.construct_name)], "atomic": set()}
     lines = em.lambda_locals(names, ind + 1)
@@ -132,7 +137,7 @@ def host_form(em, n: PKernel, ind: int) -> Optional[list[str]]:
         for d in n.band[1:-1]:
             open_loop(d)
         open_loop(moved)
-        lines.extend(em.body(pre, depth, ctx))
+        lines.extend(em.body(pre + loads, depth, ctx))
         open_loop(n.band[-1])
         lines.extend(em.body(rest, depth, ctx))
     for tail in closes:

@@ -39,3 +39,44 @@ subroutine backw(m, n, a, y)
     end do
   end do
 end subroutine backw
+
+subroutine rdinv(m, n, kind, a, y)
+  ! kind(i) is read at every l and never written: loaded once before the (serial) loop
+  ! over l (y(i), written only under a branch, stays in memory)
+  integer, intent(in) :: m, n
+  integer, intent(in) :: kind(m)
+  real(8), intent(in) :: a(m, n)
+  real(8), intent(inout) :: y(m)
+  integer :: i, l
+  do i = 1, m
+    do l = 1, n
+      if (kind(i) > 0) then
+        y(i) = 0.5d0 * y(i) + a(i, l)
+      else
+        y(i) = y(i) - a(i, l) * y(i)
+      end if
+    end do
+  end do
+end subroutine rdinv
+
+subroutine paint(nx, ny, ns, geom, val, lo, u)
+  ! shapes painted one after the other over a grid (the state loop turned inside the grid's
+  ! nest): on the host each row runs the shapes, and geom(s), read at every cell of the row,
+  ! is loaded once per shape and row
+  integer, intent(in) :: nx, ny, ns
+  integer, intent(in) :: geom(ns)
+  real(8), intent(in) :: val(ns), lo(ns)
+  real(8), intent(inout) :: u(nx, ny)
+  integer :: s, j, k
+  do s = 1, ns
+    do k = 1, ny
+      do j = 1, nx
+        if (geom(s) == 1) then
+          if (dble(j) >= lo(s)) u(j, k) = val(s)
+        else if (geom(s) == 2) then
+          if (dble(k) >= lo(s)) u(j, k) = val(s) + u(j, k)
+        end if
+      end do
+    end do
+  end do
+end subroutine paint
