@@ -340,7 +340,10 @@ int main() {
   int* w = &in(0);
   pf::parallel_reduce(pf::Label("sum", 1), pf::nest<2>({1, 1}, {10, 10}), [=](const int j, const int k, double& acc) { acc += j + 100 * k; *w = omp_in_parallel(); }, Kokkos::Sum<double>(s));
   const int sum_in = in(0);
-  std::printf("threads %d small %d big %d unknown %d nest %d sum %g in %d\n", (int)pf::ExecSpace().concurrency(), small, big, unknown, nest, s, sum_in);
+  // 15000 iterations of 2: above the bound of 2 threads (8192), within that of 8 (32768)
+  pf::parallel_for(pf::Label("medium", 2), pf::range(1, 15000), [=](const int i) { in(i - 1) = omp_in_parallel(); });
+  const int medium = ran(15000);
+  std::printf("threads %d small %d big %d unknown %d nest %d sum %g in %d medium %d\n", (int)pf::ExecSpace().concurrency(), small, big, unknown, nest, s, sum_in, medium);
   return 0;
 }
 """
@@ -351,10 +354,15 @@ def test_kernels_of_little_work_run_on_the_calling_thread(tmp_path):
     """A parallel region costs more than a kernel of a few thousand element references (TeaLeaf's
     bottom halo unpack: 94 us as a Kokkos OpenMP kernel on 2 threads, 5 us in gfortran): a
     kernel whose iterations times its work per iteration (pf::Label, from the translator) is
-    below PF_INLINE_WORK runs in place; one of much work, or of unknown work, is shared."""
+    below PF_INLINE_WORK for each two threads runs in place (a region of more threads costs
+    more: bench/inline_threshold.py); one of much work, or of unknown work, is shared."""
     exe = _openmp_program(tmp_path, SMALL_PROGRAM, "small")
-    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "OMP_NUM_THREADS": "2", "OMP_PROC_BIND": "false"})
-    assert run.returncode == 0, run.stdout + run.stderr
+    out = {}
+    for threads in (2, 8):
+        run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "OMP_NUM_THREADS": str(threads), "OMP_PROC_BIND": "false"})
+        assert run.returncode == 0, run.stdout + run.stderr
+        out[threads] = run.stdout
     # 0: no iteration in a parallel region; 2: every one in one
-    assert "threads 2 small 0 big 2 unknown 2 nest 0 sum 55550 in 0" in run.stdout, run.stdout
+    assert "threads 2 small 0 big 2 unknown 2 nest 0 sum 55550 in 0 medium 2" in out[2], out[2]
+    assert "threads 8 small 0 big 2 unknown 2 nest 0 sum 55550 in 0 medium 0" in out[8], out[8]

@@ -459,14 +459,24 @@ struct Label {
 // parallel region costs microseconds (libgomp wakes and joins the team), more than such a
 // kernel's own time. TeaLeaf's bottom halo unpack (2882 iterations of two references, 5 us
 // in gfortran, whose orphaned !$OMP DO runs serially) took 94 us as a Kokkos OpenMP kernel on
-// 2 threads. Define PF_INLINE_WORK=0 to share every kernel. Not when a Kokkos tool is
-// loaded (its profile lists every kernel).
+// 2 threads. The bound is for 2 threads and grows with the team (PF_INLINE_WORK x threads/2):
+// a region of 16 threads costs 5.5 us where one of 2 costs 1.4, and sharing won from 10-16 K
+// references on 2 threads, 33-82 K on 8 and 65-82 K on 16 (bench/inline_threshold.py,
+// bench/results/inline_threshold_2026-12-07.md). Define PF_INLINE_WORK=0 to share every
+// kernel. Not when a Kokkos tool is loaded (its profile lists every kernel).
 #ifndef PF_INLINE_WORK
 #define PF_INLINE_WORK 8192
 #endif
+inline long host_inline_work() {
+  static const long bound = [] {
+    const long threads = Kokkos::DefaultHostExecutionSpace().concurrency();
+    return static_cast<long>(PF_INLINE_WORK) * (threads > 2 ? threads / 2 : 1);
+  }();
+  return bound;
+}
 inline bool host_small(const Label& l, long iterations) {
 #if defined(PF_BACKEND_OPENMP)
-  return l.work > 0 && iterations <= PF_INLINE_WORK / l.work && !Kokkos::Tools::profileLibraryLoaded();
+  return l.work > 0 && iterations <= host_inline_work() / l.work && !Kokkos::Tools::profileLibraryLoaded();
 #else
   (void)l;
   (void)iterations;
