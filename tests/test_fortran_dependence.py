@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 from port_fortran.fortran import ir, parse_file
 from port_fortran.fortran.render import expr_str
@@ -1172,3 +1173,46 @@ def test_implied_do_of_a_write_after_the_loop_reads_no_loop_variable(tmp_path):
     assert loop(k, var="i").info.parallel
     k = kernel(tmp_path, body.replace("write(0, *) (", "write(0, *) j, ("), decls="real(8) w(n, n)", name="k2.f90")
     assert "last-value" in codes(loop(k, var="i"))
+
+
+def test_scratch_recurrences_filled_before_read_are_private(tmp_path):
+    # TeaLeaf's block-Jacobi solve (tests/data/private/colsolve.f90): per column, d(0) is set,
+    # then d(1..3) each from the one before (a recurrence), y(3) from d(3), y(2..0) backwards
+    # from the one after; the subscripts k - lo with k = lo, k = hi after the scalars' own
+    # assignments. Every element read was written earlier in the column's iteration, and the
+    # second nest (the rows left over, lo and hi through MIN) fills them first too: each
+    # column has its own d and y, and the column loop is parallel (outermost, turned outside
+    # the blocks), where it ran as one serial kernel
+    src = Path(__file__).parent / "data" / "private" / "colsolve.f90"
+    sf = parse_file(src, use_cache=False)
+    k = sf.kernels[0]
+    cols = [d for d in k.loops() if d.var == "j"]
+    assert len(cols) == 2
+    for d in cols:
+        assert d.info.parallel, codes(d)
+        assert {"d", "y"} <= set(d.info.private) and {"d", "y"} <= set(d.info.dead_after)
+        assert d.info.interchanged  # both turned nests keep the mark that picks their host form
+    # the same sweeps without d(0) set for each column: d(0) then comes from the column
+    # before (a value another iteration wrote), so d is not private and the loop stays serial
+    text = src.read_text().replace("      d(k - lo) = r(j, k) / (2d0 + b(j, k))\n", "", 1)
+    p = tmp_path / "carry.f90"
+    p.write_text(text)
+    kc = parse_file(p, use_cache=False).kernels[0]
+    first = [d for d in kc.loops() if d.var == "j"][0]
+    assert not first.info.parallel and "d" not in first.info.private
+    assert any(" d(" in str(r) or " on d " in str(r) for r in first.info.reasons), [str(r) for r in first.info.reasons]
+    # a backward sweep reading ahead of its writes (y(k - lo - 1) while going down) reads
+    # elements no pass wrote yet: not private
+    text = src.read_text().replace("c(j, k) * y(k - lo + 1)", "c(j, k) * y(k - lo - 1)", 1)
+    p = tmp_path / "ahead.f90"
+    p.write_text(text)
+    ka = parse_file(p, use_cache=False).kernels[0]
+    first = [d for d in ka.loops() if d.var == "j"][0]
+    assert "y" not in first.info.private and not first.info.parallel
+    # d(0) read after both nests (the last column's value): d is live after each, so neither
+    # column loop may give each column its own d
+    text = src.read_text().replace("end subroutine colsolve", "  x(1, 1) = d(0)\nend subroutine colsolve")
+    p = tmp_path / "live.f90"
+    p.write_text(text)
+    kl = parse_file(p, use_cache=False).kernels[0]
+    assert all("d" not in d.info.private and not d.info.parallel for d in kl.loops() if d.var == "j")

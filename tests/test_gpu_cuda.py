@@ -216,3 +216,21 @@ def test_main_program_hybrid_port_matches_its_output_on_the_gpu(tmp_path):
     cpp.write_text(cpp.read_text().replace("- 2.0 * u(", "- 2.001 * u(", 1))
     v = prove_program(HYBRID_DATA / "heatprog.f90", out / "heatprog", "cuda", ignore=[r"^ time "])
     assert not v.passed and "differ" in v.reason
+
+
+def test_scratch_recurrences_private_to_each_column_are_proven_on_the_gpu(tmp_path):
+    """colsolve (TeaLeaf's block-Jacobi solve): one GPU thread per column, each with its own
+    d(0:3) and y(0:3) (pf::Private), where the whole grid ran on one thread before."""
+    import json
+
+    from port_fortran.cli import main
+
+    cfg = tmp_path / "pf.yaml"
+    cfg.write_text("bench: false\noptimize: false\n")
+    out = tmp_path / "out"
+    rc = main([str(ROOT / "tests" / "data" / "private" / "colsolve.f90"), "--backends", "cuda", "--out", str(out),
+               "--config", str(cfg), "--quiet"])
+    k = json.loads((out / "report.json").read_text())["kernels"][0]
+    assert rc == 0 and k["status"] == "verified", k["reason"]
+    cpp = next(out.rglob("colsolve.kokkos.cpp")).read_text()
+    assert "pf::Private<double, 4> d;" in cpp and "single_for" not in cpp

@@ -3,7 +3,8 @@ kernel (translate/launches.py, issue 15): TeaLeaf's tea_block_solve launched thr
 per grid column for a 4-element block copy (10x the original on Kokkos Serial, 130x on
 OpenMP). The trip count comes from the bounds with the scalars the loop assigns once
 substituted (hi = kb + bs - 1, lo = kb: 4). A long inner loop still gets its launches.
-Integration: the one-kernel port proven on Serial and OpenMP."""
+Integration: the one-kernel port proven on Serial and OpenMP (and TeaLeaf's own shape, whose
+scratch arrays each column fills first, as the parallel port it now is)."""
 from __future__ import annotations
 
 import sys
@@ -28,11 +29,19 @@ def _port(name: str):
 
 
 def test_a_serial_loop_around_four_iteration_copies_runs_in_one_kernel():
-    k, port = _port("blocksolve")
-    cpp = port.files["blocksolve.kokkos.cpp"]
+    # blockcarry: each column's sweep starts from the column before, so the columns are
+    # serial and only the 4-iteration block copy is parallel
+    k, port = _port("blockcarry")
+    cpp = port.files["blockcarry.kokkos.cpp"]
     assert port.patterns == ["serial"] and "pf::parallel_for(" not in cpp
     assert cpp.count("pf::single_for(") == 1  # one launch per call, not three per column
-    assert any("do kb -> serial, whole in one kernel" in n and "run 4 iterations (line 21)" in n for n in port.notes)
+    assert any("do kb -> serial, whole in one kernel" in n and "run 4 iterations (line 62)" in n for n in port.notes)
+    # blocksolve fills f and g in every column before reading them (privatize, recurrences):
+    # its columns are one parallel loop around the blocks
+    _k, port = _port("blocksolve")
+    assert port.patterns == ["parallel_for"]
+    assert any(n.startswith("line 9: do j (interchanged") and "parallel_for" in n for n in port.notes), port.notes
+    assert "pf::Private<double, 4> f;" in port.files["blocksolve.kokkos.cpp"]
 
 
 def test_trip_counts_come_from_the_scalars_the_loop_assigns_once(tmp_path):
@@ -63,9 +72,10 @@ def test_the_one_kernel_port_is_proven(tmp_path):
         pytest.skip(why)
     from port_fortran.harness import Harness
 
-    k, port = _port("blocksolve")
-    write_port(port, tmp_path / "blocksolve")
-    h = Harness(k, SRC, tmp_path / "blocksolve", threads=2)
-    for backend in ("serial", "openmp"):
-        v = h.verify(backend, seeds=2)
-        assert v.passed, f"{backend}: {v.reason}"
+    for name in ("blockcarry", "blocksolve"):
+        k, port = _port(name)
+        write_port(port, tmp_path / name)
+        h = Harness(k, SRC, tmp_path / name, threads=2)
+        for backend in ("serial", "openmp"):
+            v = h.verify(backend, seeds=2)
+            assert v.passed, f"{name} [{backend}]: {v.reason}"

@@ -43,13 +43,16 @@ def mul(a: Poly, b: Poly) -> Poly:
 
 
 def poly_of(e: ir.Expr, env: dict | None = None) -> Optional[Poly]:
-    """Polynomial of an integer expression; PARAMETER values in ``env`` are substituted."""
+    """Polynomial of an integer expression; PARAMETER values in ``env`` are substituted (a
+    value may be a Poly too: a scalar known to equal another's value plus a constant)."""
     env = env or {}
     if isinstance(e, ir.Literal):
         return const(e.value) if isinstance(e.value, int) and not isinstance(e.value, bool) else None
     if isinstance(e, ir.Name):
         if e.name in env and isinstance(env[e.name], int):
             return const(env[e.name])
+        if e.name in env and isinstance(env[e.name], dict):
+            return dict(env[e.name])
         if e.ftype is not None and e.ftype.base != "integer":
             return None
         return var(e.name)

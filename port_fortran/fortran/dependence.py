@@ -36,7 +36,7 @@ from .facts import Facts, guard_facts, loop_var_facts, path_to
 from .inductions import find_inductions, induction_substitution
 from . import interchange, sink
 from .lastvalue import last_private_scalar
-from .privatize import last_private_array, privatizable_array, write_through_boxes
+from .privatize import last_private_array, privatizable_array, unmodelled_reader, write_through_boxes
 from .reductions import (constant_section, index_loc_idiom, mentions, minmax_idiom, per_thread, reduction_op,
                          same_expr)
 from .render import expr_str
@@ -404,6 +404,7 @@ def loop_info(loop: ir.Do, kernel: ir.Kernel, ctx: Context, outer: list[ir.Do]) 
         # miniWeather's flux loops): private to each iteration, not a dependence
         if privatizable_array(name, loop, kernel, ctx.env, ctx.sites):
             info.private.append(name)
+            info.dead_after += [] if unmodelled_reader(name, loop, kernel) else [name]  # later nests fill it first
             continue
         if last_private_array(name, loop, kernel, ctx.env, ctx.sites):  # NPB's COMMON scratch: the last iteration writes it
             info.private.append(name)
@@ -661,6 +662,7 @@ def analyse_loops(k: ir.Kernel, calls=None) -> None:
     ctx = kernel_context(k, calls)
     _visit(k.body, [], k, ctx)
     rejected: set = set()
+    turned: list = []  # (nest, line): a later visit of the whole body makes fresh infos; marks stay
     while True:
         cand = next(((body, idx, do) for body, idx, do in interchange.candidates(k.body, ctx.arrays)
                      if (do.line, do.var) not in rejected), None)
@@ -675,11 +677,15 @@ def analyse_loops(k: ir.Kernel, calls=None) -> None:
         if new.info.parallel and new.info.tightly_nested_parallel >= len(band):  # as much parallelism, one launch
             ctx = trial
             _visit(k.body, [], k, ctx)  # the loops around it see the new nest
-            new.info.interchanged = band[0].line
+            turned.append((new, band[0].line))
+            for nest, line in turned:  # the mark picks a nest's host form (TeaLeaf's block solve lost it)
+                nest.info.interchanged = line
         else:
             body[idx] = outer
             rejected.add((outer.line, outer.var))
     sink.apply(k, lambda: kernel_context(k, calls), _visit)
+    for nest, line in turned:
+        nest.info.interchanged = line
 
 
 def _visit(body: list[ir.Stmt], outer: list[ir.Do], k: ir.Kernel, ctx: Context) -> None:

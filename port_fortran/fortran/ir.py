@@ -213,14 +213,14 @@ class LoopInfo:
     private: list[str] = field(default_factory=list)  # scalars privatisable per iteration
     last_private: list[str] = field(default_factory=list)  # private arrays (scalars) the last iteration writes (hands on)
     scratch_boxes: dict = field(default_factory=dict)  # of those, name -> the boxes each iteration writes (privatize)
+    dead_after: list[str] = field(default_factory=list)  # private arrays no read after the loop sees (privatize)
     indirect: list[str] = field(default_factory=list)  # arrays subscripted by arrays
     scattered: list[str] = field(default_factory=list)  # arrays updated through indirect subscripts (atomics make it parallel)
     calls: list[str] = field(default_factory=list)  # routines called inside
     early_exit: bool = False  # EXIT, GOTO out of the loop or RETURN inside
     reasons: list[Diagnostic] = field(default_factory=list)  # why not parallel (empty when parallel)
     tightly_nested_parallel: int = 1  # depth of the perfectly nested parallel band starting here
-    # induction variables (code 'induction-variable' in reasons): when they are the only
-    # reason, the loop is parallel once each is rewritten from the loop index
+    # induction variables ('induction-variable' in reasons): the only reason, the loop is parallel once rewritten
     inductions: list[Induction] = field(default_factory=list)
     # conditional independence: iterations are independent when ``condition`` holds (a
     # logical expression over values known where the loop starts: arguments, locals, outer

@@ -13,6 +13,7 @@ from . import affine, ir
 from .fills import (CUT, assigned_names, constant_bounds, element_count, fill_boxes, fill_chain, merge_boxes,
                     passes, reads, section_box, set_once, unit_step)
 from .reductions import mentions
+from .sweeps import forget as _forget, recurrence_box as _recurrence_box
 
 
 PRIVATE_ARRAY_ELEMENTS = 4096  # a private copy lives in each iteration (registers, the GPU thread's stack)
@@ -32,14 +33,60 @@ def privatizable_array(name: str, loop: ir.Do, kernel: ir.Kernel, env: dict, sit
     bounds = constant_bounds(v.dims, env)
     if bounds is None or element_count(bounds) > PRIVATE_ARRAY_ELEMENTS:
         return False
-    inside = {id(x) for x in ir.walk([loop])}
-    if any(id(st) not in inside and reads(st, name) for st in ir.walk(kernel.body)):
-        return False
     fills = None
     if sites is not None:
         size = element_count(bounds)
         fills = lambda st: _call_fills(st, name, bounds, size, sites)  # noqa: E731
+    if not _dead_outside(name, loop, kernel, bounds, env, fills, sites):
+        return False
     return _scan_kills(loop.body, name, bounds, env, fills, sites) != "unsafe"
+
+
+def _dead_outside(name: str, loop: ir.Do, kernel: ir.Kernel, bounds: list, env: dict, fills, sites) -> bool:
+    """Does no statement outside ``loop`` read a value of ``name`` the loop wrote? Each read
+    outside it lies in another loop (not around ``loop``) whose every iteration writes the
+    elements it reads first -- the same scratch array reused by a later nest (TeaLeaf's block
+    solve: the blocks of 4 rows, then the rows left over)."""
+    inside = {id(x) for x in ir.walk([loop])}
+    parents: dict = {}
+
+    def index(stmts: list[ir.Stmt], chain: list) -> None:
+        for s in stmts:
+            parents[id(s)] = chain
+            inner = chain + [s] if isinstance(s, ir.Do) else chain
+            for b in ([s.body] if isinstance(s, (ir.Do, ir.DoWhile)) else _bodies(s)):
+                index(b, inner)
+
+    index(kernel.body, [])
+    outside = [st for st in ir.walk(kernel.body) if id(st) not in inside and reads(st, name)
+               and not (isinstance(st, ir.Assign) and isinstance(st.target, ir.Name) and st.target.name == name
+                        and not mentions(st.value, name))]  # dp_l = 0: writes all of it, reads nothing
+    if not outside:
+        return True
+    if unmodelled_reader(name, loop, kernel):
+        return False  # a statement the IR does not model may read it (a WRITE of it)
+    covered: dict = {}
+    for st in outside:
+        ok = False
+        for anc in reversed(parents.get(id(st), [])):  # the innermost loop first
+            if id(anc) in inside or any(x is loop for x in ir.walk([anc])):
+                break  # a loop around ``loop``: its reads may see what ``loop`` wrote
+            if id(anc) not in covered:
+                covered[id(anc)] = _scan_kills(anc.body, name, bounds, _loop_env(env, env, anc, sites), fills,
+                                               sites) != "unsafe"
+            if covered[id(anc)]:
+                ok = True
+                break
+        if not ok:
+            return False
+    return True
+
+
+def unmodelled_reader(name: str, loop: ir.Do, kernel: ir.Kernel) -> bool:
+    """May a statement outside ``loop`` that the IR does not model (I/O, ...) read ``name``?"""
+    inside = {id(x) for x in ir.walk([loop])}
+    return any(isinstance(st, ir.Unsupported) and id(st) not in inside and (st.reads is None or name in st.reads)
+               for st in ir.walk(kernel.body))
 
 
 def hosted(kernel: ir.Kernel, name: str) -> bool:
@@ -92,7 +139,7 @@ def _scan_kills(stmts: list[ir.Stmt], name: str, bounds: list, env: dict, fills=
         point = _point_box(st, name, bounds, env) if track else None
         if point is not None:  # yt(1, 1) = yt(1, 1) + h: what it reads must be written already
             if reads(st, name) and not (boxes and _reads_within([st], name, merge_boxes(boxes) + boxes, env,
-                                                                 sites=sites)):
+                                                                 sites=sites, declared=bounds)):
                 return "unsafe"
             grown = [point]
         section = section_box(st, name, bounds, env)
@@ -105,16 +152,22 @@ def _scan_kills(stmts: list[ir.Stmt], name: str, bounds: list, env: dict, fills=
             if _full_write(st, name, bounds, env):
                 return "killed"
             grown = fill_boxes(st, name, env)
+            if not grown:
+                grown = _recurrence_box(st, name, env, merge_boxes(boxes) + boxes)
+        if boxes:  # a box in terms of scalars holds only while they keep their values
+            gone = assigned_names(list(ir.walk([st])), sites)
+            boxes = [b for b in boxes if not any((affine.names(lo) | affine.names(hi)) & gone for lo, hi in b)]
         if grown:
             boxes = boxes + grown
             # merged boxes hold what the union of ranges does, the boxes themselves what an
             # empty range loses in the merge (an end row written whatever the inner rows)
             seen = merge_boxes(boxes) + boxes
-            if _reads_within(stmts[k + 1:], name, seen, env, sites=sites):
+            if _reads_within(stmts[k + 1:], name, seen, env, sites=sites, declared=bounds):
                 return "killed"  # a part of it, and the iteration reads no element outside that part
             continue
-        if boxes and reads(st, name) and _reads_within([st], name, merge_boxes(boxes) + boxes, env, sites=sites):
-            continue  # reads only elements this iteration wrote before
+        if boxes and (reads(st, name) or any(reads(x, name) for x in ir.walk([st]))) and \
+                _reads_within([st], name, merge_boxes(boxes) + boxes, env, sites=sites, declared=bounds):
+            continue  # reads only elements this iteration wrote before (in a construct: over its loops' ranges)
         if isinstance(st, (ir.Do, ir.DoWhile, ir.If, ir.SelectCase)):
             if any(mentions(e, name) for e in ir.stmt_exprs(st)):
                 return "unsafe"  # a bound or a condition reads it
@@ -156,22 +209,25 @@ def _tracks(stmts: list[ir.Stmt]) -> bool:
 
 def _step(env: dict, base: dict, st: ir.Stmt, sites) -> dict:
     """``env`` after ``st``: an integer scalar assigned a constant (``ic = 2``, in the order of
-    the statements: QCD's unrolled colour loops) holds it; whatever else ``st`` may change,
-    at any depth, is forgotten (an unmodelled statement forgets them all)."""
+    the statements: QCD's unrolled colour loops) holds it, one assigned a linear expression of
+    other scalars holds that (TeaLeaf's block solve: ``k = bottom``, then ``dp_l(k - bottom)``
+    is element 0) until one of them changes; whatever else ``st`` may change, at any depth, is
+    forgotten (an unmodelled statement forgets them all)."""
     if isinstance(st, ir.Assign) and isinstance(st.target, ir.Name) and (st.target.ftype is None or
                                                                         st.target.ftype.base == "integer"):
+        name = st.target.name
         p = affine.poly_of(st.value, env)
-        out = dict(env)
-        if p is not None and affine.is_const(p) and st.target.name not in base:
-            out[st.target.name] = affine.constant(p)
-        else:
-            out.pop(st.target.name, None)
+        out = _forget(env, {name})
+        if p is not None and name not in base:
+            if affine.is_const(p):
+                out[name] = affine.constant(p)
+            elif all(len(m) <= 1 for m in p) and name not in affine.names(p):
+                out[name] = p
         return out
     inner = list(ir.walk([st]))
     if any(isinstance(x, ir.Unsupported) for x in inner):
         return dict(base)
-    gone = assigned_names(inner, sites)
-    return {k: v for k, v in env.items() if k not in gone}
+    return _forget(env, assigned_names(inner, sites))
 
 
 def _loop_env(env: dict, base: dict, st: ir.Stmt, sites) -> dict:
@@ -180,7 +236,7 @@ def _loop_env(env: dict, base: dict, st: ir.Stmt, sites) -> dict:
     if not isinstance(st, (ir.Do, ir.DoWhile)):
         return env
     gone = assigned_names(list(ir.walk(st.body)), sites) | ({st.var} if isinstance(st, ir.Do) else set())
-    return {k: v for k, v in env.items() if k not in gone}
+    return _forget(env, gone)
 
 
 def _point_box(st: ir.Stmt, name: str, bounds: list, env: dict) -> Optional[list]:
@@ -192,8 +248,8 @@ def _point_box(st: ir.Stmt, name: str, bounds: list, env: dict) -> Optional[list
     box = []
     for sub in st.target.subscripts:
         p = affine.poly_of(sub, env) if not isinstance(sub, ir.Slice) else None
-        if p is None or not affine.is_const(p):
-            return None
+        if p is None or any(len(m) > 1 for m in p):
+            return None  # a linear expression of scalars: the scan drops the box when one changes
         box.append((p, p))
     return box
 
@@ -224,11 +280,14 @@ def _call_boxes(st: ir.CallStmt, name: str, env: dict, sites) -> list:
     return out
 
 
-def _reads_within(stmts: list[ir.Stmt], name: str, boxes: list, env: dict, loops=None, sites=None) -> bool:
+def _reads_within(stmts: list[ir.Stmt], name: str, boxes: list, env: dict, loops=None, sites=None,
+                  declared=None) -> bool:
     """Do ``stmts`` read ``name`` only inside ``boxes`` (each subscript's range over the
     loops around it within one box's bounds, by a constant margin), with the boxes'
     variables unchanged? A call passing the array reads what the callee touches of it
-    (``sites``: effects.Calls.actual_ref), or all of it when that is not known."""
+    (``sites``: effects.Calls.actual_ref), or all of it when that is not known.
+    ``declared``: the array's constant bounds; a box reaching one of them holds every element
+    read on that side (a read outside the declared bounds is no valid Fortran)."""
     loops = loops or []
     names = set().union(*(affine.names(lo) | affine.names(hi) for box in boxes for lo, hi in box))
     base, track = env, _tracks(stmts)
@@ -237,7 +296,7 @@ def _reads_within(stmts: list[ir.Stmt], name: str, boxes: list, env: dict, loops
             env = _step(env, base, stmts[k - 1], sites)
         if assigned_names([st], sites) & names:
             return False
-        if passes(st, name) and not _call_reads_within(st, name, boxes, env, loops, sites):
+        if passes(st, name) and not _call_reads_within(st, name, boxes, env, loops, sites, declared):
             return False
         exprs = [] if isinstance(st, ir.CallStmt) else list(ir.stmt_exprs(st))
         if isinstance(st, ir.CallStmt):
@@ -249,7 +308,7 @@ def _reads_within(stmts: list[ir.Stmt], name: str, boxes: list, env: dict, loops
             for x in ir.walk_expr(e):
                 if isinstance(x, ir.Name) and x.name == name:
                     return False  # the whole array
-                if isinstance(x, ir.ArrayRef) and x.name == name and not _inside(x, boxes, env, loops):
+                if isinstance(x, ir.ArrayRef) and x.name == name and not _inside(x, boxes, env, loops, declared):
                     return False
         if isinstance(st, ir.Do):
             lo, hi = affine.poly_of(st.start, env), affine.poly_of(st.end, env)
@@ -262,17 +321,18 @@ def _reads_within(stmts: list[ir.Stmt], name: str, boxes: list, env: dict, loops
                     return False
                 continue
             if not _reads_within(st.body, name, boxes, _loop_env(env, base, st, sites) if track else base, inner,
-                                 sites):
+                                 sites, declared):
                 return False
         else:
             for b in _bodies(st):
                 if not _reads_within(b, name, boxes, _loop_env(env, base, st, sites) if track else base, loops,
-                                     sites):
+                                     sites, declared):
                     return False
     return True
 
 
-def _call_reads_within(st: ir.CallStmt, name: str, boxes: list, env: dict, loops: list, sites) -> bool:
+def _call_reads_within(st: ir.CallStmt, name: str, boxes: list, env: dict, loops: list, sites,
+                       declared=None) -> bool:
     if sites is None:
         return False
     for q, a in enumerate(st.args):
@@ -284,14 +344,14 @@ def _call_reads_within(st: ir.CallStmt, name: str, boxes: list, env: dict, loops
             return False
         if ref is None:
             continue  # the callee never touches it
-        if not isinstance(ref, ir.ArrayRef) or not _inside(ref, boxes, env, loops):
+        if not isinstance(ref, ir.ArrayRef) or not _inside(ref, boxes, env, loops, declared):
             return False
     return True
 
 
-def _inside(x: ir.ArrayRef, boxes: list, env: dict, loops: list) -> bool:
+def _inside(x: ir.ArrayRef, boxes: list, env: dict, loops: list, declared=None) -> bool:
     """Is every element ``x`` can name (points, or ``Slice`` ranges) over ``loops`` in one
-    of ``boxes``?"""
+    of ``boxes``? A box side at the ``declared`` bound holds every valid subscript there."""
     ranges = []
     for sub in x.subscripts:
         if isinstance(sub, ir.Slice):
@@ -306,9 +366,15 @@ def _inside(x: ir.ArrayRef, boxes: list, env: dict, loops: list) -> bool:
         if smin is None or smax is None:
             return False
         ranges.append((smin, smax))
+    edges = declared if declared is not None and len(declared) == len(ranges) else [(None, None)] * len(ranges)
     return any(len(box) == len(ranges) and all(
-        _nonneg(affine.add(smin, lo, -1)) and _nonneg(affine.add(hi, smax, -1))
-        for (smin, smax), (lo, hi) in zip(ranges, box)) for box in boxes)
+        (_nonneg(affine.add(smin, lo, -1)) or _at(lo, dlo)) and (_nonneg(affine.add(hi, smax, -1)) or _at(hi, dhi))
+        for (smin, smax), (lo, hi), (dlo, dhi) in zip(ranges, box, edges)) for box in boxes)
+
+
+def _at(p, bound) -> bool:
+    """Is the polynomial ``p`` the constant ``bound``?"""
+    return bound is not None and affine.is_const(p) and affine.constant(p) == bound
 
 
 def _nonneg(p) -> bool:

@@ -452,7 +452,7 @@ class Planner:
         if last and (kind not in ("range",) or const_step(do) != 1):
             return self._as_serial_fallback(do, f"{', '.join(last)} would be private with the last iteration "
                                                 "writing through (parallel_for over unit steps only)")
-        live_private = [p for p in private if p not in last and self.live_after(do, p)]
+        live_private = [p for p in private if p not in last and p not in info.dead_after and self.live_after(do, p)]
         if live_private:
             # last values are needed after the loop: keep it serial
             return self._as_serial_fallback(do, f"private {', '.join(live_private)} is used after the loop")
