@@ -79,23 +79,7 @@ def test_the_host_form_of_a_turned_nest_loads_its_row_invariant_reads_once():
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("name", ["rdinv", "paint"])
-def test_ports_reading_elements_once_are_proven(tmp_path, name):
-    why = toolchain.missing()
-    if why:
-        pytest.skip(why)
-    from port_fortran.harness import Harness
-
-    k, sf = _kernel(name)
-    write_port(translate_kernel(k, sf), tmp_path / name)
-    h = Harness(k, SRC, tmp_path / name, threads=2)
-    for backend in ("serial", "openmp"):
-        v = h.verify(backend, seeds=2)
-        assert v.passed, f"{backend}: {v.reason}"
-
-
-@pytest.mark.integration
-@pytest.mark.parametrize("name", ["rowacc", "twoel"])
+@pytest.mark.parametrize("name", ["rowacc", "twoel", "rdinv", "paint"])
 def test_promoted_and_unpromoted_ports_are_proven(tmp_path, name):
     why = toolchain.missing()
     if why:

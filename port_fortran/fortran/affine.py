@@ -108,6 +108,11 @@ def constant(p: Poly) -> int:
     return p.get((), 0)
 
 
+def nonneg(p: Poly) -> bool:
+    """Is ``p`` a constant of at least zero?"""
+    return is_const(p) and constant(p) >= 0
+
+
 def split(p: Poly, v: str) -> tuple[Optional[Poly], Poly]:
     """p = c*v + r with c, r free of v. Returns (c, r); c None when v appears non-linearly."""
     c: Poly = {}

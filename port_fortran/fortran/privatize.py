@@ -368,17 +368,13 @@ def _inside(x: ir.ArrayRef, boxes: list, env: dict, loops: list, declared=None) 
         ranges.append((smin, smax))
     edges = declared if declared is not None and len(declared) == len(ranges) else [(None, None)] * len(ranges)
     return any(len(box) == len(ranges) and all(
-        (_nonneg(affine.add(smin, lo, -1)) or _at(lo, dlo)) and (_nonneg(affine.add(hi, smax, -1)) or _at(hi, dhi))
+        (affine.nonneg(affine.add(smin, lo, -1)) or _at(lo, dlo)) and (affine.nonneg(affine.add(hi, smax, -1)) or _at(hi, dhi))
         for (smin, smax), (lo, hi), (dlo, dhi) in zip(ranges, box, edges)) for box in boxes)
 
 
 def _at(p, bound) -> bool:
     """Is the polynomial ``p`` the constant ``bound``?"""
     return bound is not None and affine.is_const(p) and affine.constant(p) == bound
-
-
-def _nonneg(p) -> bool:
-    return affine.is_const(p) and affine.constant(p) >= 0
 
 
 def last_private_array(name: str, loop: ir.Do, kernel: ir.Kernel, env: dict, sites=None) -> bool:

@@ -68,7 +68,7 @@ def recurrence_box(do: ir.Do, name: str, env: dict, known: list) -> list:
     w = shape(target)
     if w is None:
         return []
-    need_lo = need_hi = None  # the elements the first passes read from before the loop (offsets)
+    need_lo = None  # the elements the first passes read from before the loop (the furthest offset)
     for n, s in enumerate(do.body):
         if not isinstance(s, ir.Assign):
             continue
@@ -90,7 +90,6 @@ def recurrence_box(do: ir.Do, name: str, env: dict, known: list) -> list:
                     return []
                 if d < 0:
                     need_lo = d if need_lo is None else min(need_lo, d)
-                    need_hi = d if need_hi is None else max(need_hi, d)
     dim, off, rest = w
     start = affine.add(first, off)  # the element the first pass writes
     if need_lo is not None:  # passes 1..|d| read what was written before the loop
@@ -98,14 +97,10 @@ def recurrence_box(do: ir.Do, name: str, env: dict, known: list) -> list:
             else (affine.add(start, affine.const(1)), affine.add(start, affine.const(-need_lo)))
         needed = rest[:dim] + [None] + rest[dim:]
         if not any(len(b) == len(needed) and all(
-                _nonneg(affine.add(lo, blo, -1)) and _nonneg(affine.add(bhi, hi, -1)) if p is None else
+                affine.nonneg(affine.add(lo, blo, -1)) and affine.nonneg(affine.add(bhi, hi, -1)) if p is None else
                 (blo == p and bhi == p) for p, (blo, bhi) in zip(needed, b)) for b in known):
             return []
     end = affine.add(last, off)
     box = [(p, p) for p in rest]
     box.insert(dim, (start, end) if step == 1 else (end, start))
     return [box]
-
-
-def _nonneg(p) -> bool:
-    return affine.is_const(p) and affine.constant(p) >= 0

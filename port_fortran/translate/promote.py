@@ -185,11 +185,8 @@ def promoted(body: list[ir.Stmt], tab: SymbolTable) -> tuple[list[ir.Stmt], list
                 refs, reads = _candidates(s, tab)
                 if any(isinstance(x, (ir.Do, ir.DoWhile)) for x in ir.walk(s.body)) or s.info.parallel:
                     reads = []  # innermost serial loops only: the planner's shapes around them stay
-                if refs:  # the loop's elements and reads in registers, as one
+                if refs or reads:  # the loop's elements and reads in registers, as one
                     out.append(_promote(s, refs, reads, tab, kernels, notes))
-                    continue
-                if reads:
-                    out.append(_promote(s, [], reads, tab, kernels, notes))
                     continue
             if isinstance(s, ir.Do):
                 if in_band:
@@ -214,14 +211,12 @@ def _promote(loop: ir.Do, refs: list[ir.ArrayRef], reads: list[ir.ArrayRef], tab
     after: list[ir.Stmt] = []
     unpromoted = copy.deepcopy(loop)
     for ref in refs + reads:
-        sym = tab.new_temp(f"{ref.name}_", tab[ref.name].ftype)
-        temp = ir.Name(sym.name, ftype=tab[ref.name].ftype)
-        _replace(loop.body, ref, temp)
-        before.append(ir.Assign(copy.deepcopy(temp), copy.deepcopy(ref), line=loop.line))
+        load = _load(ref, loop.body, tab, loop.line)
+        before.append(load)
         if any(ref is r for r in refs):
-            after.append(ir.Assign(copy.deepcopy(ref), copy.deepcopy(temp), line=loop.line))
+            after.append(ir.Assign(copy.deepcopy(ref), copy.deepcopy(load.target), line=loop.line))
         for k in kernels:
-            k.info.private = list(k.info.private) + [sym.name]
+            k.info.private = list(k.info.private) + [load.target.name]
     if refs:
         names = list(dict.fromkeys(r.name for r in refs))
         what = ", ".join(_text(r) for r in refs) if len(refs) <= 2 else \
@@ -235,6 +230,14 @@ def _promote(loop: ir.Do, refs: list[ir.ArrayRef], reads: list[ir.ArrayRef], tab
     made = ir.If(branches=[(runs, before + [loop] + after)], else_body=[], line=loop.line)
     made.unpromoted = unpromoted  # an interchanged nest's host form runs the loop as it was
     return made
+
+
+def _load(ref: ir.ArrayRef, body: list[ir.Stmt], tab: SymbolTable, line: int = 0) -> ir.Assign:
+    """A new temporary standing for ``ref`` in ``body`` (replaced there), and its load."""
+    sym = tab.new_temp(f"{ref.name}_", tab[ref.name].ftype)
+    temp = ir.Name(sym.name, ftype=tab[ref.name].ftype)
+    _replace(body, ref, temp)
+    return ir.Assign(copy.deepcopy(temp), copy.deepcopy(ref), line=line)
 
 
 def _text(ref: ir.ArrayRef) -> str:
@@ -255,11 +258,6 @@ def read_once(var: str, start: ir.Expr, end: ir.Expr, body: list[ir.Stmt],
     reads = _candidates(loop, tab)[1]
     if not reads:
         return [], body, []
-    loads: list[ir.Stmt] = []
-    for ref in reads:
-        sym = tab.new_temp(f"{ref.name}_", tab[ref.name].ftype)
-        temp = ir.Name(sym.name, ftype=tab[ref.name].ftype)
-        _replace(body, ref, temp)
-        loads.append(ir.Assign(temp, copy.deepcopy(ref)))
+    loads = [_load(ref, body, tab) for ref in reads]
     runs = ir.BinOp("<=", copy.deepcopy(start), copy.deepcopy(end), ftype=ir.LOGICAL)
     return [ir.If(branches=[(runs, loads)], else_body=[])], body, [s.target.name for s in loads]
