@@ -161,3 +161,41 @@ def test_integers_compared_with_constants_take_both_sides_of_the_branch(tmp_path
     recs, _ = make_inputs(k, spec, cases(spec, 3)[0])
     by = {r.name: r for r in recs}
     assert list(by["nbrs"].data) == [-1, -1] and int(by["mode"].data) == 3
+
+
+CALLER = """\
+subroutine halo(nx, nbrs, fields, codes, other, depth, a, b)
+  use faces, only: reflect
+  implicit none
+  integer, intent(in) :: nx, depth
+  integer, intent(in) :: nbrs(2), fields(3), codes(0:1), other(4)
+  real(8), intent(inout) :: a(0:nx+1), b(0:nx+1)
+  if (fields(1) == 1) call reflect(nx, depth, nbrs, a)
+  if (fields(2) == 1) call reflect(nx, depth + 1, codes, b)
+  call reflect(nx, 4, other(3:4), b)
+end subroutine halo
+"""
+
+
+def test_comparisons_a_callee_makes_on_what_it_is_passed_take_both_sides(tmp_path):
+    """TeaLeaf's update_halo_kernel only passes its neighbour codes on: the tests against
+    EXTERNAL_FACE are in update_halo_cell, and its cases drew the codes in [-5, 5], reached
+    no face and were refused ``original-no-effect``. A callee's comparison on a dummy whose
+    actual is the caller's variable or whole array (same storage: ``codes(0:1)`` passed to
+    ``nbrs(2)`` is codes(0), codes(1)) is the caller's; an expression (``depth + 1``, a
+    literal) or a section passed leaves it out."""
+    from port_fortran.fortran.effects import load_for_port
+    from port_fortran.fortran.program_build import build_program
+
+    (tmp_path / "faces.f90").write_text(HALO)
+    (tmp_path / "halo.f90").write_text(CALLER)
+    prog = build_program([tmp_path / "faces.f90", tmp_path / "halo.f90"])
+    k, _ = load_for_port(prog, tmp_path / "halo.f90", "halo")
+    spec = infer(k)
+    assert spec.args["nbrs"].elements == {"1": [-1, 0], "2": [-1, 0]}
+    assert spec.args["codes"].elements == {"0": [-1, 0], "1": [-1, 0]}
+    assert spec.args["depth"].values == [3, 2]  # mode >= 3 in reflect, depth passed as it is
+    assert spec.args["fields"].elements == {"1": [1, 2], "2": [1, 2]}
+    assert spec.args["other"].elements is None  # a section: left out
+    # without the program (one file, its callee unknown) nothing is found in the callee
+    assert infer(_kernel(tmp_path, {"halo.f90": CALLER}, "halo")[0]).args["nbrs"].elements is None

@@ -57,7 +57,7 @@ def census(src: Path, names=None) -> dict[str, list]:
                 digest = hashlib.sha1("".join(f"{n}\0{t}\0" for n, t in sorted((p.files or {}).items())
                                               if n not in SHARED).encode()).hexdigest()[:12]
                 out[key] = [p.mode, len(p.hybrid["outlined"]) if p.hybrid else 0, sorted(p.patterns or []), digest,
-                            _spec_digest(k)]
+                            _spec_digest(prog, r.file, k)]
             except TranslationRefused as exc:
                 out[key] = ["refused", exc.diagnostics[0].code]
             except Exception as exc:  # a tool bug: named, the census goes on
@@ -65,11 +65,15 @@ def census(src: Path, names=None) -> dict[str, list]:
     return out
 
 
-def _spec_digest(k) -> str:
-    """A digest of the spec the harness infers for ``k`` (the text of its spec file)."""
+def _spec_digest(prog, file, k) -> str:
+    """A digest of the spec the harness infers for ``k`` (the text of its spec file), ``k``
+    loaded as the harness loads it (``effects.load_for_port``: the error exits of its
+    callees, the comparisons they make on what it passes them)."""
+    from port_fortran.fortran.effects import load_for_port
     from port_fortran.harness.infer import infer
     from port_fortran.harness.spec import dump
     try:
+        k = load_for_port(prog, file, k.name)[0]
         text = dump(infer(k), k)
     except Exception as exc:  # the harness would say so for this routine: recorded, not fatal
         return f"spec-error: {type(exc).__name__}"

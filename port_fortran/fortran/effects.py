@@ -609,12 +609,15 @@ def load_for_port(program, path, name: str) -> tuple[ir.Kernel, ir.SourceFile]:
     """``program.load`` with the kernel's calls to routines that only read COMMON passing
     the members they read (:func:`pass_common_reads`): the kernel every stage of a port
     works on (translator, device functions, harness) sees the same calls."""
+    from .callee_tests import callee_tests
+
     k, sf = program.load(path, name)
     if isinstance(k, ir.Kernel):
         calls = Calls(program)
         if k.calls:
             pass_common_reads(k, calls)
         k.accepts = error_exit_conditions(k, calls)
+        k.callee_tests = callee_tests(k, calls.resolve) if k.calls else []
     return k, sf
 
 

@@ -358,9 +358,7 @@ class Dim:
     lower: Optional[Expr] = None  # None means 1 for explicit/assumed-size dims
     upper: Optional[Expr] = None
     assumed_shape: bool = False
-    # declared ``*``; ``upper`` was given by the configuration or the call sites (the
-    # source still says ``*``: generated Fortran must not ask UBOUND of it)
-    extent_given: bool = False
+    extent_given: bool = False  # declared ``*``, ``upper`` given by the configuration or call sites (no UBOUND of it)
 
 
 @dataclass
@@ -433,6 +431,7 @@ class Kernel:
     diagnostics: list[Diagnostic] = field(default_factory=list)  # warnings from analysis
     equivalences: list[list[str]] = field(default_factory=list)  # EQUIVALENCE classes (sharing a name: merged)
     accepts: list[tuple] = field(default_factory=list)  # (cond, line, what) ending the program: error_exits
+    callee_tests: list[tuple] = field(default_factory=list)  # (comparison, line) its callees make: callee_tests
 
     def arg(self, name: str) -> Argument:
         for a in self.args:

@@ -213,7 +213,8 @@ _SIDES = {"==": (0, 1), "/=": (0, 1), ">": (1, 0), ">=": (0, -1), "<": (-1, 0), 
 
 def _branch_values(kernel: ir.Kernel, args: dict[str, ArgSpec], notes: list[str]) -> None:
     """Integers a branch compares with a constant (``if (iopt == 2)``, TeaLeaf's
-    ``if (chunk_neighbours(CHUNK_LEFT) == EXTERNAL_FACE)``): drawn at random they almost
+    ``if (chunk_neighbours(CHUNK_LEFT) == EXTERNAL_FACE)``; in a callee too, on what the
+    routine passes it: ``Kernel.callee_tests``): drawn at random they almost
     never took the branch, and a port whose work sits behind it was 'verified' on inputs
     that skip the work. A scalar drawn from a range, or an element of an integer array read
     at a constant subscript, gets values on both sides of each such comparison, cycled over
@@ -245,6 +246,7 @@ def _branch_values(kernel: ir.Kernel, args: dict[str, ArgSpec], notes: list[str]
         return None
 
     conds = [c for st in ir.walk(kernel.body) if isinstance(st, ir.If) for c, _ in st.branches]
+    conds += [c for c, _line in getattr(kernel, "callee_tests", None) or []]  # tests made by its callees
     for c in conds:
         for x in ir.walk_expr(c):
             if not isinstance(x, ir.BinOp) or x.op not in _SIDES:
