@@ -275,6 +275,27 @@ def test_a_region_asking_which_thread_runs_it_stays_fortran(tmp_path):
     assert d.line == 7 and "asks which thread runs it" in d.message
 
 
+def test_nests_among_preprocessor_branches_are_cut_out_with_them(tmp_path):
+    """CCS-QCD writes its loop headers twice, ``#ifdef _OPENACC`` / ``#else`` / ``#endif``
+    between the DO lines and one body: every such nest stayed Fortran
+    (``preprocessor-in-nest``) and its solver had no kernel. The copy now replaces the nest
+    with the groups it shares lines with (the branch this build takes is the one the IR
+    holds); a nest in one branch of an enclosing group leaves the other branch as it was. A
+    ``#define`` among the lines, or a statement of the routine in the same branches, keeps
+    the nest Fortran."""
+    port, _, _ = _hybrid(DATA / "ppnest.F90", "ppnest")
+    assert [o["line"] for o in port.hybrid["outlined"]] == [15, 27]
+    kept = {x["line"]: x for x in port.hybrid["kept"] if x["code"] == "preprocessor-in-nest"}
+    assert "#define" in kept[37]["message"] and "statement at line 43" in kept[43]["message"]
+    text = port.files["ppnest.F90"]
+    assert "!$acc" not in text and "!$omp" not in text and "OpenACC build only" not in text
+    assert "#ifdef _OPENACC\n  do i = 1, n\n#else\n  s = 0.5d0 * s" in text  # the refused nest as it was
+    assert "#ifdef PF_WITH_HALO\n  do j = 1, m\n    a(1, j) = a(n, j)\n  end do\n#else\n  s = 0.0d0\n" in text
+    assert "preprocessor branches (lines 9-20)" in text
+    g = _reparse(port, tmp_path).kernels[0]
+    assert len(_calls(g.body, "ppnest_l")) == 2
+
+
 def test_a_private_module_variable_never_assigned_is_a_constant():
     sf = parse_file(str(DATA / "modstate.f90"), use_cache=False)
     k = next(x for x in sf.kernels if x.name == "kconst")
@@ -417,6 +438,14 @@ def _assert_proven(k, sf, port, d, backends=("serial", "openmp")):
 
 def _toolchain() -> str:
     return toolchain.missing()
+
+
+@pytest.mark.integration
+def test_nests_cut_out_with_their_preprocessor_branches_are_proven(tmp_path):
+    if _toolchain():
+        pytest.skip(_toolchain())
+    k, sf = _kernel(DATA / "ppnest.F90", "ppnest")
+    _assert_proven(k, sf, translate_mode(k, sf, None, "hybrid"), tmp_path / "pp")
 
 
 @pytest.mark.integration

@@ -158,13 +158,15 @@ _END_GLUED = re.compile(r"^((?:omp|acc)\s+)end(?=(parallel|do|simd|single|master
 
 
 def nest_span(lines: list[str], first: int, last: int, form: str, routine: tuple[int, int],
-              regions_ok: bool = False) -> tuple[int, int]:
+              regions_ok: bool = False, statements: Optional[list[tuple[int, int]]] = None) -> tuple[int, int]:
     """The lines a loop nest occupies with the directives that belong to it: loop directives
     (``!$omp parallel do``, ``!$omp simd``, ``!dir$ ivdep``...) just above its DO, and the
-    matching ``!$omp end ... do`` just below its end. Raises TextRefusal when the nest is not
-    where the IR says (included text, macro), shares a line with another statement, holds
-    preprocessor lines, or sits inside an OpenMP parallel region (a CALL there would run
-    once per thread) unless ``regions_ok`` (the caller serialises the region:
+    matching ``!$omp end ... do`` just below its end, and the conditional-compilation groups
+    it shares lines with (:func:`preprocessor_span`, given the routine's other
+    ``statements``). Raises TextRefusal when the nest is not where the IR says (included
+    text, macro), shares a line with another statement, holds preprocessor lines it cannot
+    be cut out with, or sits inside an OpenMP parallel region (a CALL there would run once
+    per thread) unless ``regions_ok`` (the caller serialises the region:
     :func:`parallel_region`)."""
     if not (1 <= first <= last <= len(lines)):
         raise TextRefusal("nest-not-in-source", f"lines {first}-{last} are not in the file", first)
@@ -172,22 +174,90 @@ def nest_span(lines: list[str], first: int, last: int, form: str, routine: tuple
     if is_comment(lines[first - 1], form) or not re.match(r"\s*(\w+\s*:\s*)?do(?![a-z_])", code, re.IGNORECASE):
         raise TextRefusal("nest-not-in-source", f"line {first} of the file is not the DO statement the IR holds "
                           "(the loop comes from an INCLUDE file or a macro): it cannot be replaced there", first)
-    for i in range(first, last + 1):
-        if lines[i - 1].startswith("#"):
-            raise TextRefusal("preprocessor-in-nest", f"preprocessor line {i} inside the loop nest: the nest differs "
-                              "between configurations, one Kokkos kernel cannot stand for all of them", i)
+    lo, hi = preprocessor_span(lines, first, last, form, routine, statements)
     for i in (first, last):
         if not is_comment(lines[i - 1], form) and ";" in code_part(lines[i - 1], form)[1]:
             raise TextRefusal("shared-line", f"line {i} holds another statement besides the loop (';'): "
                               "the nest cannot be cut out of it", i)
     above, end_dir = _attached_directives(lines, first, last, form, routine)
-    start = above[-1].first if above else first
-    end = end_dir.last if end_dir else last
+    start = min(above[-1].first if above else first, lo)
+    end = max(end_dir.last if end_dir else last, hi)
     region = _open_parallel_region(lines, routine[0], first, form)
     if region and not regions_ok:
         raise TextRefusal("openmp-region", f"the loop is inside the OpenMP parallel region opened at line {region}: "
                           "a kernel launched there would run once per thread", first)
     return start, end
+
+
+_PP_BRANCH = re.compile(r"^#\s*(if|ifdef|ifndef|elif|else|endif)\b")
+_PP_OPEN = re.compile(r"^#\s*(if|ifdef|ifndef)\b")
+_PP_CLOSE = re.compile(r"^#\s*endif\b")
+_BLOCK_WORD = re.compile(r"^\s*(\d+\s+)?(else|elseif|else\s+if|end|endif|enddo|endselect|case|contains)\b", re.IGNORECASE)
+
+
+def preprocessor_span(lines: list[str], first: int, last: int, form: str, routine: tuple[int, int],
+                      statements: Optional[list[tuple[int, int]]]) -> tuple[int, int]:
+    """Lines ``first``..``last`` widened to the conditional-compilation groups (``#if`` ..
+    ``#endif``) they share a line with. CCS-QCD writes its loop headers twice, for OpenACC
+    and for OpenMP (``#ifdef _OPENACC`` / ``#else`` / ``#endif`` between the DO lines and the
+    body): the IR holds the branch this build takes, and the copy replaces the whole groups
+    with the kernel's CALL -- the copy is for the configuration it is compiled with, as the
+    kernel is. Refused (``preprocessor-in-nest``) when there are preprocessor lines and the
+    caller gave no ``statements`` (the (line, end line) of the routine's statements outside
+    the nest), when another statement starts or ends in the widened lines, when they hold
+    other preprocessor lines (``#define``, ``#include``: the rest of the file may need them)
+    or block keywords of code outside the nest (an ELSE, an END), or when a group is not
+    closed within the routine."""
+    pp = [i for i in range(first, last + 1) if lines[i - 1].startswith("#")]
+    if not pp:
+        return first, last
+    if statements is None:
+        raise TextRefusal("preprocessor-in-nest", f"preprocessor line {pp[0]} inside the loop nest: the nest differs "
+                          "between configurations, one Kokkos kernel cannot stand for all of them", pp[0])
+    groups: list[list[int]] = []  # the lines of each group's #if, #elif, #else and #endif, at every depth
+    stack: list[list[int]] = []
+    for i in range(routine[0], min(routine[1], len(lines)) + 1):
+        t = lines[i - 1]
+        if _PP_OPEN.match(t):
+            stack.append([i])
+        elif stack and _PP_BRANCH.match(t):
+            stack[-1].append(i)
+            if _PP_CLOSE.match(t):
+                groups.append(stack.pop())
+        elif _PP_CLOSE.match(t):
+            raise TextRefusal("preprocessor-in-nest", f"preprocessor line {i} closes a group opened outside the "
+                              "routine: the nest cannot be cut out with it", i)
+    if stack:
+        raise TextRefusal("preprocessor-in-nest", f"the group opened at line {stack[0][0]} is not closed in the "
+                          "routine: the nest cannot be cut out with it", stack[0][0])
+    lo, hi = first, last
+    grown = True
+    while grown:  # a group one of whose lines falls among them, reaching out of them
+        grown = False
+        for g in groups:
+            if any(lo <= i <= hi for i in g) and (g[0] < lo or g[-1] > hi):
+                lo, hi, grown = min(lo, g[0]), max(hi, g[-1]), True
+    for i in range(lo, hi + 1):
+        t = lines[i - 1]
+        if t.startswith("#") and not _PP_BRANCH.match(t):
+            raise TextRefusal("preprocessor-in-nest", f"preprocessor line {i} ({t.split()[0]}) inside the loop nest: "
+                              "the rest of the file may need it, the nest cannot be cut out", i)
+        if (i < first or i > last) and not t.startswith("#") and not is_comment(t, form) \
+                and _BLOCK_WORD.match(code_part(t, form)[1]):
+            raise TextRefusal("preprocessor-in-nest", f"line {i}, beside the loop nest in the preprocessor branches of "
+                              f"lines {lo}-{hi}, belongs to a construct around it: the nest cannot be cut out", i)
+    for a, b in statements:
+        if lo <= a <= hi or (a < lo and lo <= b <= hi):
+            raise TextRefusal("preprocessor-in-nest", f"the statement at line {a} shares the preprocessor branches of "
+                              f"lines {lo}-{hi} with the loop nest: the nest cannot be cut out alone", a)
+    if form == "free" and lo < first:
+        prev = lo - 1
+        while prev >= routine[0] and (is_comment(lines[prev - 1], form) or lines[prev - 1].startswith("#")):
+            prev -= 1
+        if prev >= routine[0] and strip_comment(lines[prev - 1]).rstrip().endswith("&"):
+            raise TextRefusal("preprocessor-in-nest", f"line {prev} continues into the preprocessor branches of "
+                              f"lines {lo}-{hi}: the nest cannot be cut out", prev)
+    return lo, hi
 
 
 def _attached_directives(lines: list[str], first: int, last: int, form: str,

@@ -482,6 +482,9 @@ def _hybrid_port(kernel: ir.Kernel, source: Optional[ir.SourceFile], options: Op
         indent = fortran_text.indentation(lines, do.line, form)
         new = [fortran_text.comment(f"port-fortran: the loop nest of lines {do.line}-{do.end_line} runs as Kokkos kernel "
                          f"{entry} ({', '.join(p for p in parts.patterns if p in PARALLEL_PATTERNS)})", form, indent)]
+        if any(lines[i - 1].startswith("#") for i in range(first, last + 1)):
+            new.append(fortran_text.comment(f"port-fortran: with its preprocessor branches (lines {first}-{last}): "
+                                            "this copy is for the configuration it is compiled with", form, indent))
         new += fortran_text.statement(call, form, indent, do.label)
         if end_continue:
             new += fortran_text.statement("CONTINUE" if upper else "continue", form, indent, do.end_label)
@@ -579,7 +582,11 @@ def _outline_routine(kernel: ir.Kernel, source, options, program, lines: list[st
                     "openmp-region", f"the loop is inside the OpenMP parallel region of lines {region.first}-"
                     f"{region.last}, which cannot run as serial code ({region.why_not}): a kernel launched there "
                     "would run once per thread", do.line)
-            span = fortran_text.nest_span(lines, do.line, do.end_line or do.line, form, routine, regions_ok=True)
+            inner = {id(x) for x in ir.walk([do])}  # the other statements: the span must not cut them
+            others = [(x.line, getattr(x, "end_line", None) or x.line) for x in ir.walk(kernel.body)
+                      if id(x) not in inner and x.line]
+            span = fortran_text.nest_span(lines, do.line, do.end_line or do.line, form, routine, regions_ok=True,
+                                          statements=others)
             end_continue = end_label_kept(kernel, do)
             o = outline(kernel, do, flow, name, callees, program)
             try:
