@@ -142,12 +142,12 @@ SAMPLES = ROOT / "fortran_kernels"
 # an argument check and a diagnostic WRITE; EQUIVALENCE; ENTRY; shared DO termination;
 # module state; a serialised OpenMP region; allocatable module arrays; PRIVATE module state),
 # the three sample kernels a full port refuses, a function returning an array, and the
-# F77 scratch array made a local of its kernel
+# F77 scratch array made a local of its kernel, nests cut out with their #if groups
 HYBRID = [(HYBRID_DATA / "legacy.f", n, m) for n, m in
           (("timed", "auto"), ("eqv2", "auto"), ("entr", "auto"), ("shared", "hybrid"))] + \
          [(HYBRID_DATA / "modstate.f90", n, "auto") for n in ("mscale", "mregion", "mgrow", "mtrig")] + \
          [(HYBRID_DATA / "privmod.f90", "pscale", "auto"), (HYBRID_DATA / "arrfun.f90", "outer2", "auto"),
-          (HYBRID_DATA / "unrolled.f90", "unrolled", "auto"),
+          (HYBRID_DATA / "unrolled.f90", "unrolled", "auto"), (HYBRID_DATA / "ppnest.F90", "ppnest", "hybrid"),
           (SAMPLES / "relax_io.f", "relaxp", "auto"), (SAMPLES / "smooth_equiv.f", "smooth3", "auto"),
           (SAMPLES / "vinit_entry.f", "vinit", "auto")]
 
