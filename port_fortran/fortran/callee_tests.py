@@ -40,17 +40,18 @@ def callee_tests(k: ir.Kernel, resolve: Optional[Resolve], _depth: int = DEPTH,
     if resolve is None or _depth <= 0:
         return []
     memo = _memo if _memo is not None else {}
+    mine = _ints(k, memo)
     out: list[tuple[ir.Expr, int]] = []
     for name, args, line in call_sites(k.body):
         callee = resolve(k, name)
         if callee is None or callee.name in _active or callee is k:
             continue
-        table = _actuals(k, callee, args)
+        table = _actuals(k, callee, args, mine, _ints(callee, memo))
         if not table:
             continue
         key = (id(callee), _depth)
         if key not in memo:
-            memo[key] = _own_tests(callee) + [c for c, _l in callee_tests(
+            memo[key] = _own_tests(callee, _ints(callee, memo)) + [c for c, _l in callee_tests(
                 callee, resolve, _depth - 1, memo, _active | {k.name})]
         for c in memo[key]:
             m = _mapped(c, table)
@@ -59,10 +60,18 @@ def callee_tests(k: ir.Kernel, resolve: Optional[Resolve], _depth: int = DEPTH,
     return out
 
 
-def _own_tests(k: ir.Kernel) -> list[ir.Expr]:
+def _ints(k: ir.Kernel, memo: dict) -> dict[str, int]:
+    """The routine's integer named constants (once per routine and walk)."""
+    key = ("consts", id(k))
+    if key not in memo:
+        memo[key] = {n: v for n, v in k.constants().items() if isinstance(v, int) and not isinstance(v, bool)}
+    return memo[key]
+
+
+def _own_tests(k: ir.Kernel, consts: dict[str, int]) -> list[ir.Expr]:
     """The routine's comparisons of a name or an element at literal subscripts with a
-    constant, the constant evaluated (``EXTERNAL_FACE`` -> -1)."""
-    consts = {n: v for n, v in k.constants().items() if isinstance(v, int) and not isinstance(v, bool)}
+    constant (``consts``: its integer constants), the constant evaluated (``EXTERNAL_FACE``
+    -> -1)."""
     out = []
     for s in ir.walk(k.body):
         if not isinstance(s, ir.If):
@@ -93,7 +102,7 @@ def _operand(e: ir.Expr, consts: dict[str, int]) -> Optional[ir.Expr]:
 
 
 def _value(e: ir.Expr, consts: dict[str, int]) -> Optional[int]:
-    if isinstance(e, (ir.Literal, ir.Name, ir.UnaryOp, ir.BinOp)) and not isinstance(e, ir.ArrayRef):
+    if isinstance(e, (ir.Literal, ir.Name, ir.UnaryOp, ir.BinOp)):
         try:
             v = ir.evaluate(e, consts)
         except (KeyError, ValueError, TypeError, ZeroDivisionError, AttributeError):
@@ -102,11 +111,11 @@ def _value(e: ir.Expr, consts: dict[str, int]) -> Optional[int]:
     return None
 
 
-def _actuals(k: ir.Kernel, callee: ir.Kernel, args: list) -> dict[str, tuple]:
+def _actuals(k: ir.Kernel, callee: ir.Kernel, args: list, consts: dict[str, int],
+             theirs: dict[str, int]) -> dict[str, tuple]:
     """Dummy name -> ('scalar', actual) or ('array', caller's array name, offsets per
-    dimension) for the dummies whose actual argument the module docstring allows."""
-    consts = {n: v for n, v in k.constants().items() if isinstance(v, int) and not isinstance(v, bool)}
-    theirs = {n: v for n, v in callee.constants().items() if isinstance(v, int) and not isinstance(v, bool)}
+    dimension) for the dummies whose actual argument the module docstring allows
+    (``consts``, ``theirs``: the integer constants of ``k`` and of ``callee``)."""
     out: dict[str, tuple] = {}
     for q, d in enumerate(callee.args):
         if q >= len(args) or args[q] is None:

@@ -569,6 +569,7 @@ def _outline_routine(kernel: ir.Kernel, source, options, program, lines: list[st
     routine = (kernel.line_start, kernel.line_end)
     outlined = []
     consts = kernel.constants()
+    statements = [(x, x.line, getattr(x, "end_line", None) or x.line) for x in ir.walk(kernel.body) if x.line]
     for do in nests:
         name = f"{base}_l{do.line}"
         try:
@@ -583,8 +584,7 @@ def _outline_routine(kernel: ir.Kernel, source, options, program, lines: list[st
                     f"{region.last}, which cannot run as serial code ({region.why_not}): a kernel launched there "
                     "would run once per thread", do.line)
             inner = {id(x) for x in ir.walk([do])}  # the other statements: the span must not cut them
-            others = [(x.line, getattr(x, "end_line", None) or x.line) for x in ir.walk(kernel.body)
-                      if id(x) not in inner and x.line]
+            others = [(a, b) for x, a, b in statements if id(x) not in inner]
             span = fortran_text.nest_span(lines, do.line, do.end_line or do.line, form, routine, regions_ok=True,
                                           statements=others)
             end_continue = end_label_kept(kernel, do)
