@@ -114,3 +114,32 @@ def test_missing_kokkos_is_a_cmake_error(tmp_path):
     assert not res.ok
     assert any(d.code == "cmake-error" and d.file == "CMakeLists.txt" and d.line == 3 for d in res.diagnostics)
     assert "cmake error" in res.condensed
+
+
+PLAIN = """\
+cmake_minimum_required(VERSION 3.16)
+project(pfplain CXX)
+add_executable(plain plain.cpp)
+"""
+
+
+@pytest.mark.integration
+def test_a_build_tree_copied_elsewhere_configures_again(tmp_path):
+    """A port directory copied to another place (to run ``verify`` on it there) keeps
+    CMake caches naming the old place; cmake refuses those, so the build starts afresh."""
+    import shutil
+
+    old = tmp_path / "old"
+    (old / "src").mkdir(parents=True)
+    (old / "src" / "CMakeLists.txt").write_text(PLAIN)
+    (old / "src" / "plain.cpp").write_text("#include <cstdio>\nint main() { std::puts(\"plain ok\"); }\n")
+    first = configure_and_build(old / "src", old / "build", "serial", None, jobs=1)
+    assert first.ok, first.log[-2000:]
+    new = tmp_path / "new"
+    shutil.copytree(old, new)
+    shutil.rmtree(old)
+    again = configure_and_build(new / "src", new / "build", "serial", None, jobs=1)
+    assert again.ok, again.log[-2000:]
+    assert str(old) not in (new / "build" / "CMakeCache.txt").read_text()
+    run = run_limited([again.artifacts["plain"]], new, Limits(wall_s=30))
+    assert run.ok and "plain ok" in run.stdout

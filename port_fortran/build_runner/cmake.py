@@ -153,6 +153,21 @@ def _artifacts(build_dir: Path) -> dict[str, str]:
     return found
 
 
+def _drop_moved_cache(build_dir: Path) -> None:
+    """A build tree copied or moved from elsewhere (a port directory copied to run
+    ``verify`` again) keeps a CMakeCache.txt naming its old place, which cmake refuses to
+    configure; its cache and CMakeFiles are removed so it configures afresh."""
+    cache = build_dir / "CMakeCache.txt"
+    try:
+        text = cache.read_text(errors="replace")
+    except OSError:
+        return
+    m = re.search(r"^CMAKE_CACHEFILE_DIR:INTERNAL=(.*)$", text, re.M)
+    if m and Path(m.group(1).strip()).resolve() != build_dir.resolve():
+        cache.unlink()
+        shutil.rmtree(build_dir / "CMakeFiles", ignore_errors=True)
+
+
 def configure_and_build(
     source_dir,
     build_dir,
@@ -172,6 +187,7 @@ def configure_and_build(
     no memory limit)."""
     source_dir, build_dir = Path(source_dir), Path(build_dir)
     build_dir.mkdir(parents=True, exist_ok=True)
+    _drop_moved_cache(build_dir)
     limits = limits or BUILD_LIMITS
     jobs = jobs or default_jobs()
     t0 = time.monotonic()
