@@ -14,7 +14,7 @@ Example file::
     prices:                                 # USD per million tokens
       my-local-model: {input: 0.0, cached: 0.0, output: 0.0}
     llm: {timeout_s: 120, max_retries: 3, requests_per_second: 0.5}
-    limits: {build_s: 900, run_s: 300}
+    limits: {build_s: 900, run_s: 300, proof_s: 1800}   # proof_s: one kernel's whole proof (0: none)
     threads: 8
     executor: local
     jobs: 2
@@ -64,6 +64,9 @@ class LLMSettings:
 class Limits:
     build_s: float = 900.0
     run_s: float = 120.0  # each run of a driver (harness)
+    # the whole proof of one kernel (its cases on every backend, debugger rounds included):
+    # past it the kernel is refused `proof-over-budget` (harness.budget); 0 or null: no limit
+    proof_s: Optional[float] = 1800.0
     memory_mb: Optional[int] = None
 
 

@@ -169,6 +169,9 @@ _ALL = [
                                "(gfortran -finit-real=snan): it reads variables it never set, the port is not at fault",
         inputs_too_large="every draw of a case asked for more array data than a case may take (an exponent or "
                          "a large scalar in an array bound): the port is not at fault",
+        proof_over_budget="the proof would pass the kernel's time budget (limits.proof_s): the original is slow on "
+                          "the inputs it takes (compile-time extents, work its inputs select); the message gives "
+                          "the times",
         wrong_result="the port's outputs differ from the original's",
         run_error="the port's driver failed or was stopped"),
     # ---------------------------------------------------------------- main programs of a run (pipeline/program_job.py)

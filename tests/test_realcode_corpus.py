@@ -80,6 +80,10 @@ def test_a_units_routines_reach_its_run_configuration(tmp_path):
     from types import SimpleNamespace
     cfg = rc.unit_config(SimpleNamespace(code=fft, unit=lib, src_root=None))  # no sources needed
     assert cfg["routines"]["dcost"]["args"]["x"] == {"extent": "n"} and cfg["backends"] == ["serial", "openmp"]
+    assert "limits" not in cfg
+    # the tool stops a slow proof itself (proof-over-budget) before the corpus watchdog would
+    limited = rc.unit_config(SimpleNamespace(code=fft, unit=lib, src_root=None), kernel_limit=300)
+    assert limited["limits"] == {"proof_s": 150}
 
 
 def test_bundled_held_out_files_must_be_excluded():

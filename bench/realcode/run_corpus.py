@@ -223,10 +223,17 @@ def _tail(path: Path, n: int = 15) -> str:
     return "\n".join(lines[-n:])
 
 
-def unit_config(plan: UnitPlan) -> dict:
+PROOF_SHARE = 0.5  # of the kernel limit, the tool's own proof budget (the rest: translation and builds)
+
+
+def unit_config(plan: UnitPlan, kernel_limit: Optional[float] = None) -> dict:
     """The unit's run configuration: the corpus defaults, how its programs run, what the
-    corpus states about its routines."""
+    corpus states about its routines; with ``kernel_limit`` the tool's proof budget
+    (``limits.proof_s``) is a share of it, so that a slow proof ends as the tool's own
+    refusal (``proof-over-budget``) rather than the watchdog's ``kernel-timeout``."""
     cfg = dict(RUN_CONFIG)
+    if kernel_limit:
+        cfg["limits"] = {"proof_s": round(kernel_limit * PROOF_SHARE)}
     if getattr(plan, "bench_threads", None):
         cfg.update(bench=True, threads=plan.bench_threads)
     programs = cp.unit_programs(plan.code, plan.unit, plan.src_root) if plan.src_root is not None else {}
@@ -248,7 +255,7 @@ def run_unit(plan: UnitPlan, *, tool: list[str], jobs: int, kernel_limit: float,
             return meta
     out.mkdir(parents=True, exist_ok=True)
     cfg_path = out / "config.yaml"
-    cfg_path.write_text(yaml.safe_dump(unit_config(plan), sort_keys=False))
+    cfg_path.write_text(yaml.safe_dump(unit_config(plan, kernel_limit), sort_keys=False))
     prev = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
     meta: dict[str, Any] = {
         "code": plan.code.name, "unit": plan.unit.name, "status": "running",

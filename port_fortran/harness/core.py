@@ -6,6 +6,7 @@ is in the pure modules beside it (spec, inputs, drivers, compare).
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -28,6 +29,7 @@ from .cases import CLOCKED, CaseRunner
 from . import redraw
 from .checked import ORIGINAL_OUT_OF_BOUNDS, ORIGINAL_UNINITIALISED, CheckedOriginal
 from .timing import TIMING_LIMITS, proof_text, timing_case
+from .budget import PROOF_BUDGET, BudgetSpent, ProofBudget, over_budget
 
 SUPPORT_DIR = Path(__file__).parent / "fortran_support"
 DEFAULT_LIMITS = Limits(wall_s=60.0, cpu_s=None, mem_mb=4096)
@@ -98,7 +100,8 @@ class Harness(CaseRunner, CheckedOriginal):
     def __init__(self, kernel: ir.Kernel, source_file: Union[ir.SourceFile, str, Path, None], port_dir,
                  include_dirs: Sequence[str] = (), defines: Optional[dict] = None,
                  limits: Optional[Limits] = None, threads: Optional[int] = None, program=None,
-                 fflags: Sequence[str] = (), module_search: Sequence[str] = ()):
+                 fflags: Sequence[str] = (), module_search: Sequence[str] = (),
+                 budget: Optional[ProofBudget] = None):
         from .members import driven_kernel
         # COMMON members the kernel uses are driven as extra arguments after the real ones
         self.kernel = driven_kernel(kernel, self._callee_module_reads(port_dir))
@@ -115,6 +118,8 @@ class Harness(CaseRunner, CheckedOriginal):
         self.module_search = [str(Path(d).resolve()) for d in module_search]
         self.fflags_added: dict[str, str] = {}  # legacy flags the original needed: flag -> why
         self.limits = limits or DEFAULT_LIMITS
+        # the time the kernel's proof may take, kept across harnesses of one port directory
+        self.budget = budget if budget is not None else ProofBudget(0.0)
         self.threads = threads or default_threads()
         # the program the kernel belongs to (fortran.program): which files define what the
         # original calls, how each compiles; a program of the kernel's file alone by default
@@ -424,7 +429,16 @@ class Harness(CaseRunner, CheckedOriginal):
     def _run(self, exe: str, args: list[str], cwd: Path, backend: str, threads=None, timing=False,
              limits: Optional[Limits] = None, env: Optional[dict] = None):
         lim = (limits or self.limits).for_backend(backend)
-        return run_limited([exe, *args], cwd, lim, env_extra={**self.run_env(backend, threads, timing), **(env or {})})
+        left = self.budget.remaining()
+        capped = left is not None and (lim.wall_s is None or left < lim.wall_s)
+        if capped:  # the proof's time budget ends sooner than this run's own limit
+            if left <= 0:
+                raise BudgetSpent()
+            lim = dataclasses.replace(lim, wall_s=left)
+        res = run_limited([exe, *args], cwd, lim, env_extra={**self.run_env(backend, threads, timing), **(env or {})})
+        if capped and res.killed_reason == "wall-time":
+            raise BudgetSpent()
+        return res
 
     def verify(self, backend: str, seeds: Union[None, int, Sequence[int]] = None) -> Verdict:
         """Differential test on fresh inputs: every size set x flag value of the spec, for
@@ -445,13 +459,24 @@ class Harness(CaseRunner, CheckedOriginal):
         verdict = Verdict(backend, True)
         cross = self._crossing_cases(verdict, bases[0])
         cases = [case for k, base in enumerate(bases) for case in make_cases(self.spec, base) + (cross if k == 0 else [])]
+        over = None  # why the proof stopped at its time budget (harness.budget)
         for n, case in enumerate(cases):
             if verdict.cases and verdict.cases[-1].code == redraw.ORIGINAL_LIMIT:
                 # each further case would wait out the limit too (minutes): the spec's inputs are the matter
                 verdict.notes.append(f"{len(cases) - n} more case(s) not run: the original ran past its limit on "
                                      f"{verdict.cases[-1].label}")
                 break
-            cr = self.run_case(backend, case, build.artifacts["ref_driver"], build.artifacts["pf_driver"], work)
+            over = self.budget.refusal(f"the {len(cases)} on {backend}", len(cases) - n)
+            if over:
+                break
+            self.budget.start()
+            try:
+                cr = self.run_case(backend, case, build.artifacts["ref_driver"], build.artifacts["pf_driver"], work)
+            except BudgetSpent:
+                self.budget.charge()
+                over = self.budget.refusal(f"the {len(cases)} on {backend}", len(cases) - n, spent=True)
+                break
+            self.budget.charge("" if cr.passed or cr.code else f"{case.label()}: " + (cr.error or _first_failure(cr)))
             cr.sizes.update({k: v for k, v in case.choices.items() if isinstance(v, int)})
             if case.kind == "cross-tiles" and not cr.passed and cr.code in ORIGINALS_CASES:
                 verdict.cross_tiles = False  # sizes the original rejects: no caller reaches the port so
@@ -478,6 +503,8 @@ class Harness(CaseRunner, CheckedOriginal):
             verdict.code = failing[0].code
             verdict.reason = failing[0].error
         _no_effect(verdict, self.spec_path.name)
+        if over:
+            over_budget(verdict, over, self.budget)
         self._save_verdict(verdict, bases)
         return verdict
 
@@ -549,9 +576,19 @@ class Harness(CaseRunner, CheckedOriginal):
                 v = verdict_from_dict(kept["verdict"])
                 self._proofs[backend] = (key, v)
                 return v
+        over = self.budget.refusal(f"the timing-size case on {backend}", 1)
+        if over:  # not kept: a later run with a larger budget proves it
+            return Verdict(backend, False, reason=over, code=PROOF_BUDGET)
         lim = Limits(wall_s=max(self.limits.wall_s or 0.0, TIMING_LIMITS.wall_s), cpu_s=None, mem_mb=None)
-        cr = self.run_case(backend, case, build.artifacts["ref_driver"], build.artifacts["pf_driver"],
-                           self.port_dir / "build" / backend / "proof", limits=lim)
+        self.budget.start()
+        try:
+            cr = self.run_case(backend, case, build.artifacts["ref_driver"], build.artifacts["pf_driver"],
+                               self.port_dir / "build" / backend / "proof", limits=lim)
+        except BudgetSpent:
+            self.budget.charge()
+            return Verdict(backend, False, reason=self.budget.refusal(f"the timing-size case on {backend}", 1, True),
+                           code=PROOF_BUDGET)
+        self.budget.charge("" if cr.passed or cr.code else f"at the timing sizes: {cr.error or _first_failure(cr)}")
         cr.sizes.update({k: v for k, v in case.choices.items() if isinstance(v, int)})
         v = Verdict(backend, cr.passed, cases=[cr])
         if not cr.passed:

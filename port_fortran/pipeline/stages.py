@@ -89,6 +89,7 @@ class RealStages(Stages):
     def __init__(self, config: Any = None):
         self.config = config
         self._harness: dict[str, Any] = {}
+        self._budgets: dict[str, Any] = {}  # port directory -> harness.budget.ProofBudget
 
     def discover(self, paths):
         from ..fortran import discover
@@ -156,6 +157,7 @@ class RealStages(Stages):
 
     def harness(self, kernel, source, port_dir):
         key = str(Path(port_dir).resolve())
+        from ..harness.budget import ProofBudget
         from ..harness.hybrid import HybridHarness, is_hybrid, make_harness
 
         h = self._harness.get(key)
@@ -169,6 +171,8 @@ class RealStages(Stages):
                 from ..build_runner.sandbox import Limits
 
                 kw["limits"] = Limits(wall_s=cfg.limits.run_s, mem_mb=cfg.limits.memory_mb or 4096)
+                # one budget for the port directory's proofs: every backend, every debugger round
+                kw["budget"] = self._budgets.setdefault(key, ProofBudget(getattr(cfg.limits, "proof_s", 0) or 0))
                 if cfg.threads:
                     kw["threads"] = cfg.threads
             include_dirs, defines, fflags = self.compile_settings(kernel)
