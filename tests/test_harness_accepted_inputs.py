@@ -601,3 +601,74 @@ def test_an_original_that_never_returns_is_refused_not_failed(tmp_path):
     assert not v.passed and v.code == "original-limit", v.reason
     assert "wall-time" in v.reason and "the port is not at fault" in v.reason
     assert len(v.cases) == 1 and any("more case(s) not run" in n for n in v.notes)  # not minutes per case
+
+
+CYCLES = """\
+subroutine cycles(v, q, n)
+  ! v' = v(q) in place, following the cycles of the permutation q
+  ! (a visited entry is marked negative, the marks are undone at the end)
+  integer n, q(n), k, j, first, here, there
+  double precision v(n), keep
+  do 20 k = 1, n
+    if (q(k) .le. 0) goto 20
+    keep = v(k)
+    first = k
+    here = k
+    do 10 j = k, n
+      there = q(here)
+      if (there .lt. 0) then
+        print *, 'cycles: not a permutation at', here
+        stop 3
+      endif
+      q(here) = -q(here)
+      if (there .eq. first) then
+        v(here) = keep
+        goto 20
+      endif
+      v(here) = v(there)
+      here = there
+10  continue
+20 continue
+  do 30 k = 1, n
+    q(k) = -q(k)
+30 continue
+end
+"""
+
+
+def test_index_arrays_are_drawn_without_repeats_when_the_original_rejects_repeats(tmp_path):
+    """An in-place permutation that follows cycles (Nekbone's swap_ip) stops on a repeated
+    index: random subscripts failed it on every size but 1, where it changes nothing, and
+    the routine was refused original-no-effect. Redrawn with index arrays that repeat no
+    value (a permutation of the range), the original runs and the proof has cases."""
+    from port_fortran.harness import redraw
+    from port_fortran.harness.spec import dump, load_spec_yaml, parse
+
+    k, sf = _kernel(tmp_path, CYCLES, "cycles")
+    spec = infer(k)
+    assert spec.args["q"].role == "index" and not spec.args["q"].distinct
+    what = [w for w, _ in redraw.attempts(k, spec)]
+    assert what[:2] == ["a new draw", redraw.DISTINCT]
+    d = dict(redraw.attempts(k, spec))[redraw.DISTINCT]
+    assert d.args["q"].distinct and not spec.args["q"].distinct  # a copy
+    from port_fortran.harness.inputs import make_inputs
+    for n in (7, 33):
+        recs, _ = make_inputs(k, d, Case(seed=5, sizes={"n": n}, choices={}))
+        q = next(r for r in recs if r.name == "q").data
+        assert sorted(q.tolist()) == list(range(1, n + 1))  # a permutation
+    assert redraw.distinct(d) is None  # nothing left to change
+    # the key round-trips through the spec file a user edits
+    text = dump(d, k)
+    assert "distinct: true" in text and "distinct" not in dump(spec, k).split("args:")[1]
+    assert parse(load_spec_yaml(text), k, "cycles.spec.yaml").args["q"].distinct
+
+
+@needs_gfortran
+@pytest.mark.integration
+def test_an_in_place_permutation_is_verified_on_distinct_indices(tmp_path):
+    h = _harness(tmp_path, CYCLES, "cycles")
+    v = h.verify("serial", seeds=[2])
+    assert v.passed, v.reason
+    big = [c for c in v.cases if c.sizes.get("n", 0) > 1]
+    assert big and all("index arrays without repeated values" in c.label for c in big)
+    assert all(c.changed > 0 for c in big)  # it did permute

@@ -469,7 +469,7 @@ def make_inputs(kernel: ir.Kernel, spec: Spec, case: Case) -> tuple[list[Record]
             data.reshape(-1, order="F")[:m] = vals[:m]
         elif s.role == "index":
             lo, hi = lay.index_ranges[a.name]
-            data = rng.integers(lo, hi + 1, size=shape).astype(dt)
+            data = (_distinct(lo, hi, shape, rng) if s.distinct else rng.integers(lo, hi + 1, size=shape)).astype(dt)
         else:
             data = _random(a.ftype, dt, shape, s, rng)
             _set_elements(data, a.name, s, al.lbound, case.choices)
@@ -480,6 +480,16 @@ def make_inputs(kernel: ir.Kernel, spec: Spec, case: Case) -> tuple[list[Record]
             dt = np.dtype(f"S{max(1, result_length(kernel, _string_values(kernel, lay.scalars)))}")
         recs.append(Record("result", type_code(kernel.result.ftype), (), _poison(kernel.result.ftype, dt, ())))
     return recs, lay
+
+
+def _distinct(lo: int, hi: int, shape: tuple, rng) -> np.ndarray:
+    """Integers in [lo, hi], none repeated: the first elements of a random permutation of
+    the range (all of it where the array spans it); an array longer than the range repeats
+    permutations (it cannot be distinct)."""
+    span = hi - lo + 1
+    size = int(np.prod(shape, dtype=np.int64))
+    perms = [rng.permutation(span) for _ in range(max(1, -(-size // span)))]
+    return (lo + np.concatenate(perms)[:size]).reshape(shape, order="F")
 
 
 def _set_elements(data: np.ndarray, name: str, s, lbound, choices: dict) -> None:

@@ -3,7 +3,8 @@
 The harness runs the original first on each case (``Harness.run_case``). When its outputs
 are not finite where the inputs were (:func:`not_finite`), or it fails by itself (an exit
 code or a signal, not a time or memory limit), the inputs are drawn again, at most
-``len(ATTEMPTS)`` more times, each a fresh seed and, after the first, narrower real value
+``len(ATTEMPTS)`` more times (one more with index arrays), each a fresh seed and, after the
+first, index arrays without repeated values (:func:`distinct`), then narrower real value
 ranges (:func:`attempts`): a tenth of the range around its centre (overflow through
 products and powers), positive away from zero (division by a difference near zero, sqrt
 and log of negatives), near one. The port then runs on the inputs the original accepted.
@@ -56,14 +57,36 @@ def not_finite(inputs: list[Record], outputs: list[Record]) -> list[str]:
     return bad
 
 
+DISTINCT = "index arrays without repeated values"
+
+
 def attempts(kernel: ir.Kernel, spec: Spec) -> list[tuple[str, Spec]]:
-    """The redraws, in order: (what changed, the spec to draw from)."""
+    """The redraws, in order: (what changed, the spec to draw from). After a new draw, index
+    arrays without repeated values where the spec has index arrays that may repeat
+    (:func:`distinct`), then the real ranges narrowed."""
     out = []
     for what, how in ATTEMPTS:
         s = spec if how is None else narrowed(kernel, spec, how)
         if s is not None:
             out.append((what, s))
+        if how is None:
+            d = distinct(spec)
+            if d is not None:
+                out.append((DISTINCT, d))
     return out
+
+
+def distinct(spec: Spec) -> Optional[Spec]:
+    """``spec`` with every index array drawn without repeated values (a permutation of its
+    range where it spans it: an in-place permutation that follows cycles, Nekbone's
+    ``swap_ip``, ends the program on a repeated value); None if there is none to change."""
+    if not any(a.role == "index" and not a.distinct for a in spec.args.values()):
+        return None
+    s = copy.deepcopy(spec)
+    for a in s.args.values():
+        if a.role == "index":
+            a.distinct = True
+    return s
 
 
 def narrowed(kernel: ir.Kernel, spec: Spec, how) -> Optional[Spec]:

@@ -71,6 +71,9 @@ class ArgSpec:
     # integer array: values of single elements, cycled over the cases like a scalar's
     # (subscripts 'i,j' -> ints): the elements that bound loops ('grid_points(1)')
     elements: Optional[dict[str, list[int]]] = None
+    # index: no value repeats (a permutation of the range where the array spans it): in-place
+    # permutations that follow cycles (Nekbone's swap_ip) end the program on repeated values
+    distinct: bool = False
 
 
 @dataclass
@@ -108,6 +111,8 @@ class Spec:
                     d[k] = v
             if a.role == "leading-dim":
                 d["pad"] = a.pad
+            if a.role == "index" and a.distinct:
+                d["distinct"] = True
             args[name] = d
         return {
             "version": SPEC_VERSION,
@@ -213,7 +218,8 @@ HEADER = """\
 #                cases, the first one timed ('1': [12, 7, 1]: the elements that bound loops)
 #   pointer      monotone segment pointers (CSR row pointers): p(1)=1, `rows` segments of
 #                `per_row` entries each; `nnz` = 'auto' or the size argument holding p(rows+1)-1
-#   index        integers in `range` ([lower, upper] expressions): subscripts of other arrays
+#   index        integers in `range` ([lower, upper] expressions): subscripts of other arrays;
+#                `distinct: true`: no value repeats (a permutation where the array spans the range)
 #   segments     segment starts (unstructured meshes: `do ii = 1, cnt(i)` over `x(first(i) + ii - 1)`):
 #                `items` segments, each of `per_item` [lo, hi] entries (zeros included), its
 #                length in the `count` array; the segments are disjoint, laid out in a random
@@ -342,6 +348,9 @@ def parse(data: dict, kernel: ir.Kernel, fname: str) -> Spec:
             if not (isinstance(r, list) and len(r) == 2):
                 raise bad(f"{f}.range", "expected [low, high] expressions of the scalar arguments")
             s.range = [str(x) for x in r]
+            if not isinstance(d.get("distinct", False), bool):
+                raise bad(f"{f}.distinct", "expected true or false")
+            s.distinct = bool(d.get("distinct", False))
         elif role == "pointer":
             s.rows = str(d.get("rows", ""))
             if not s.rows:
