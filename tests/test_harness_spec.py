@@ -455,7 +455,7 @@ def test_an_index_wrapped_by_mod_is_drawn_in_range():
     from port_fortran.fortran import parse_file
 
     sf = parse_file(Path(__file__).parent / "data" / "harness" / "modindex.f90", use_cache=False)
-    k, scaled, reused, chased = sf.kernels
+    k, scaled, reused, chased, copied_count = sf.kernels
     assert ir_facts.index_arrays(k) == {"ielfc": [("v", 0, 0), ("v", 0, 0)]}
     s = infer(k)
     assert s.args["ielfc"].role == "index" and s.args["ielfc"].range == ["1", "nface"]
@@ -475,7 +475,11 @@ def test_an_index_wrapped_by_mod_is_drawn_in_range():
     # a local reused for another index: each array is bounded by the uses its values reach
     # (flow-insensitive, ielfc would have been drawn within w's extent and ielel within v's)
     assert ir_facts.index_arrays(reused) == {"ielfc": [("v", 0, 0)], "ielel": [("w", 0, 0)]}
-    # a use some copy may reach (next = nextp, Nekbone's permutations) marks nothing
-    assert ir_facts.index_arrays(chased) == {}
+    # a copy holds what the copied local holds (next = nextp after nextp = ip(next): Nekbone's
+    # in-place permutations, whose p was drawn from [-5, 5] and failed the original)
+    assert ir_facts.index_arrays(chased) == {"ip": [("x", 0, 0), ("x", 0, 0)]}
+    assert infer(chased).args["ip"].role == "index"
+    # a copy of something else (a count) that may reach the use still marks nothing
+    assert ir_facts.index_arrays(copied_count) == {}
     r = infer(reused)
     assert (r.args["ielfc"].range, r.args["ielel"].range) == (["1", "nface"], ["1", "nel"])

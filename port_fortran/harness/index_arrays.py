@@ -22,7 +22,9 @@ def index_arrays(kernel: ir.Kernel) -> dict[str, list[tuple[str, int, int]]]:
     connectivity loops). Which assignments reach each use is the routine's control flow's to
     say (``dataflow.reaching_defs``): a scalar reused for other work later (``ins`` holding a
     face code, then an element number) marks each array only for the uses its values reach;
-    a use that some other value may reach (``next = nextp``, a copy) marks none. A
+    a use that some other value may reach (a count, a DO variable) marks none; a copy of such
+    a local (``next = nextp`` after ``nextp = p(next)``: Nekbone's in-place permutations)
+    holds what the copied local holds there. A
     value wrapped by MOD/MODULO before it subscripts (``ins = ielfc(is, iel)``,
     ``ins = MOD(ins, NFACE) + 1``, or ``MOD(ifcl + icn, NCORN) + 1``: the face or corner after
     the one an index array names) counts with offset 0: drawn within the indexed extent, its
@@ -47,7 +49,7 @@ def index_arrays(kernel: ir.Kernel) -> dict[str, list[tuple[str, int, int]]]:
         changed = False
         for t, sts in defs.items():
             if t not in cand and any(_index_sources(st.value, ints, lambda n, _s: [("", 0)] if n in cand else [])
-                                     for st in sts):
+                                     or _name_offset(st.value)[0] in cand for st in sts):
                 cand.add(t)
                 changed = True
     if cand:
@@ -69,8 +71,11 @@ def index_arrays(kernel: ir.Kernel) -> dict[str, list[tuple[str, int, int]]]:
         sts = found if found is not None else defs.get(name, [])  # may be unset: every assignment
         out: list[tuple[str, int]] = []
         for st in sts:
-            got = _index_sources(st.value, ints, reaching, st) if isinstance(st, ir.Assign) \
-                and isinstance(st.target, ir.Name) and st.target.name == name else None
+            mine = isinstance(st, ir.Assign) and isinstance(st.target, ir.Name) and st.target.name == name
+            got = _index_sources(st.value, ints, reaching, st) if mine else None
+            copied, shift = _name_offset(st.value) if mine and got is None else (None, 0)
+            if copied is not None and copied != name:  # a copy: what the copied local holds there
+                got = [(arr, off + shift) for arr, off in reaching(copied, st)] or None
             if got is None:  # some value there is no index (a copy, a count, a DO variable)
                 out = []
                 break

@@ -50,7 +50,7 @@ subroutine reused(nel, ielfc, ielel, v, w, out)
 end subroutine reused
 
 subroutine chased(n, ip, x)
-  ! next follows a chain (next = nextp, a copy): its uses mark no index array
+  ! next follows a chain (next = nextp, a copy of an element of ip): ip indexes x
   integer, intent(in) :: n
   integer, intent(in) :: ip(n)
   real(8), intent(inout) :: x(n)
@@ -62,3 +62,17 @@ subroutine chased(n, ip, x)
     next = nextp
   end do
 end subroutine chased
+
+subroutine copied_count(n, ip, x)
+  ! next is also a copy of a count: what reaches x(next) is not only ip's, so ip is no index
+  integer, intent(in) :: n
+  integer, intent(in) :: ip(n)
+  real(8), intent(inout) :: x(n)
+  integer :: j, next, cnt
+  cnt = n
+  next = ip(1)
+  do j = 1, n
+    x(next) = x(next) + 1.0d0
+    next = cnt
+  end do
+end subroutine copied_count
