@@ -672,3 +672,68 @@ def test_an_in_place_permutation_is_verified_on_distinct_indices(tmp_path):
     big = [c for c in v.cases if c.sizes.get("n", 0) > 1]
     assert big and all("index arrays without repeated values" in c.label for c in big)
     assert all(c.changed > 0 for c in big)  # it did permute
+
+
+TIMED = """\
+subroutine timed(n, x, s, t)
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(in) :: x(n)
+  real(8), intent(out) :: s, t
+  integer :: i
+  real(8) :: t0, t1
+  call cpu_time(t0)
+  s = 0.0d0
+  do i = 1, n
+    s = s + x(i)
+  end do
+  call cpu_time(t1)
+  t = t1 - t0
+end subroutine timed
+"""
+
+
+@needs_gfortran
+@pytest.mark.integration
+def test_a_time_the_original_measures_is_no_uninitialised_read(tmp_path):
+    """CCS-QCD's solver returns the time it took (``etime``): the port's value passed within
+    the noise of the original's own runs, but the slower checking build measured another
+    time, and the case was refused original-uninitialised. An output that changes when the
+    original's clocks run faster is a time: not compared, and said so; another output that
+    differs in the checking build is still the original's uninitialised read."""
+    from port_fortran.harness.cases import CLOCKED
+    from port_fortran.records import CaseResult, OutputCheck
+
+    h = _harness(tmp_path, TIMED, "timed")
+    names = ["n", "x", "s", "t"]
+    recs, _ = h_inputs(h)
+    fin = tmp_path / "in.bin"
+    from port_fortran.harness.inputs import write_records
+    write_records(fin, recs)
+    ref = h._builds["serial"].artifacts["ref_driver"]
+    res, ref_out, _ = h._run_original(ref, fin, names, tmp_path)
+    assert res.ok
+    slower = [Record(r.name, r.code, r.lbound, r.data + (5.0 if r.name == "t" else 0.0)) for r in ref_out]
+
+    def case():
+        return CaseResult(seed=1, sizes={}, passed=True, outputs=[OutputCheck(r.name, True, 1) for r in ref_out])
+
+    h._checked_original = lambda *a, **k: ("", slower)  # the checking build measured another time
+    cr = h._second_opinion(case(), fin, tmp_path, None, names, ref_out, 1.0,
+                           by_clocks=lambda: h._changed_by_clocks({}, ref, fin, names, ref_out, tmp_path, None))
+    assert cr.passed and not cr.code, cr.error
+    assert next(o for o in cr.outputs if o.name == "t").message.startswith(CLOCKED)
+    # without asking the clocks (before): the time was taken for an uninitialised read
+    cr = h._second_opinion(case(), fin, tmp_path, None, names, ref_out, 1.0)
+    assert not cr.passed and cr.code == "original-uninitialised" and "outputs t " in cr.error
+    # an output no clock moves that differs in the checking build stays the original's fault
+    h._checked_original = lambda *a, **k: ("", [Record(r.name, r.code, r.lbound, r.data + 5.0) if r.name == "s"
+                                                 else r for r in ref_out])
+    cr = h._second_opinion(case(), fin, tmp_path, None, names, ref_out, 1.0,
+                           by_clocks=lambda: h._changed_by_clocks({}, ref, fin, names, ref_out, tmp_path, None))
+    assert not cr.passed and cr.code == "original-uninitialised" and "outputs s " in cr.error
+
+
+def h_inputs(h):
+    from port_fortran.harness.inputs import make_inputs
+    return make_inputs(h.kernel, h.spec, Case(seed=3, sizes={"n": 200000}, choices={}))

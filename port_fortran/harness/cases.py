@@ -174,7 +174,9 @@ class CaseRunner:
         cr.passed = all(o.passed for o in cr.outputs)
         # every case gets the second opinion: a pass that agrees on undefined behaviour
         # proves nothing either
-        return self._second_opinion(cr, fin, work, limits, names, ref_out, scale)
+        return self._second_opinion(cr, fin, work, limits, names, ref_out, scale,
+                                    by_clocks=lambda: self._changed_by_clocks(dilated, ref_exe, fin, names, ref_out,
+                                                                            work, limits))
 
     def _dilated(self, cache: dict, ref_exe: str, fin: Path, names: list[str], work: Path,
                  limits: Optional[Limits]):
@@ -188,6 +190,16 @@ class CaseRunner:
             cache["run"] = None if lib is None else \
                 self._run_original(ref_exe, fin, names, work, limits, env={"LD_PRELOAD": str(lib)})[:2]
         return cache["run"]
+
+    def _changed_by_clocks(self, dilated: dict, ref_exe: str, fin: Path, names: list[str], ref_out: list,
+                           work: Path, limits: Optional[Limits]) -> set[str]:
+        """The outputs that change when the original's clocks run faster (times it measures,
+        which differ between any two runs): none when that run cannot be made."""
+        run = self._dilated(dilated, ref_exe, fin, names, work, limits)
+        if run is None or not run[0].ok or run[1] is None:
+            return set()
+        return {r0.name for r0, r1 in zip(ref_out, run[1]) if r0.data.shape == r1.data.shape and not np.array_equal(
+            r0.data, r1.data, equal_nan=r0.data.dtype.kind in "fc")}
 
     def _printed(self, ref: str, new: str, ref_exe: str, fin: Path, names: list[str], work: Path,
                  limits: Optional[Limits], dilated: dict):
