@@ -14,7 +14,6 @@ from ..fortran import affine, ir
 from ..fortran.render import expr_str
 
 SQRT_LIKE = {"sqrt", "log", "log10", "dsqrt", "dlog", "alog", "alog10", "dlog10", "acos", "asin"}
-INTRINSIC_NONNEG = {"abs", "iabs", "dabs"}
 
 
 # --------------------------------------------------------------------------- walks
@@ -492,11 +491,78 @@ def _loop_parents(kernel: ir.Kernel) -> dict[int, list[ir.Do]]:
     return out
 
 
+NONNEG_CALLS = {"sqrt", "dsqrt", "abs", "dabs", "cabs", "zabs", "exp", "dexp"}
+_ORDER = ("<", "<=", ">", ">=")
+
+
+def _nonneg(e: ir.Expr, held: set[str]) -> bool:
+    """``e`` is never negative: a non-negative literal, a local in ``held``, sqrt/abs/exp,
+    a square, and sums, products, quotients and maxima of such."""
+    if isinstance(e, ir.Literal):
+        return isinstance(e.value, (int, float)) and not isinstance(e.value, bool) and e.value >= 0
+    if isinstance(e, ir.Name):
+        return e.name in held
+    if isinstance(e, ir.FuncCall) and e.intrinsic:
+        if e.name in NONNEG_CALLS:
+            return True
+        if e.name in ("max", "dmax1", "amax1"):
+            return any(_nonneg(a, held) for a in e.args)
+        if e.name in ("min", "dmin1", "amin1"):
+            return all(_nonneg(a, held) for a in e.args)
+        return False
+    if isinstance(e, ir.BinOp):
+        if e.op == "*" and expr_str(e.left) == expr_str(e.right):
+            return True
+        if e.op == "**":
+            r = e.right
+            return (isinstance(r, ir.Literal) and isinstance(r.value, int) and r.value % 2 == 0) or _nonneg(e.left, held)
+        if e.op in ("+", "*", "/"):
+            return _nonneg(e.left, held) and _nonneg(e.right, held)
+    return False
+
+
+def nonneg_locals(kernel: ir.Kernel) -> set[str]:
+    """Locals every value of which is non-negative: each assignment of them is
+    (:func:`_nonneg`, a greatest fixed point: ``s = s + x*x`` stays), and nothing else sets
+    them (an actual argument of a call, a DO variable, a READ)."""
+    dummies = {a.name for a in kernel.args}
+    defs: dict[str, list[ir.Expr]] = {}
+    other: set[str] = set()
+    for st in ir.walk(kernel.body):
+        if isinstance(st, ir.Assign) and isinstance(st.target, ir.Name):
+            defs.setdefault(st.target.name, []).append(st.value)
+        elif isinstance(st, ir.Do):
+            other.add(st.var)
+        elif isinstance(st, ir.CallStmt):
+            other |= {a.name for a in st.args if isinstance(a, ir.Name)}
+        elif isinstance(st, ir.Unsupported):
+            other |= set(st.writes or ())
+    held = {n for n in defs if n not in dummies and n not in other}
+    changed = True
+    while changed:
+        changed = False
+        for n in sorted(held):
+            if not all(_nonneg(v, held) for v in defs[n]):
+                held.discard(n)
+                changed = True
+    return held
+
+
 def positive_args(kernel: ir.Kernel) -> set[str]:
-    """Real arguments whose values reach sqrt/log (or a divisor): generate them positive."""
+    """Real arguments whose values reach sqrt/log (or a divisor), or that are compared with
+    (<, <=, >, >=) a value that is never negative (a tolerance against a norm, CCS-QCD's
+    ``rnorm <= tol`` with ``rnorm = sqrt(rtmp0)/rsource``: drawn negative, the solver never
+    converges and runs to its iteration limit): generate them positive."""
     reals = {a.name for a in kernel.args if a.ftype.base in ("real", "complex")}
     out: set[str] = set()
+    held: Optional[set[str]] = None
     for e in kernel_exprs(kernel):
+        if isinstance(e, ir.BinOp) and e.op in _ORDER:
+            for mine, other in ((e.left, e.right), (e.right, e.left)):
+                if isinstance(mine, ir.Name) and mine.name in reals:
+                    held = nonneg_locals(kernel) if held is None else held
+                    if _nonneg(other, held):
+                        out.add(mine.name)
         if isinstance(e, ir.FuncCall) and e.name in SQRT_LIKE:
             for a in e.args:
                 out |= names_in(a) & reals
