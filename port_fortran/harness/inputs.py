@@ -488,8 +488,11 @@ def _distinct(lo: int, hi: int, shape: tuple, rng) -> np.ndarray:
     permutations (it cannot be distinct)."""
     span = hi - lo + 1
     size = int(np.prod(shape, dtype=np.int64))
-    perms = [rng.permutation(span) for _ in range(max(1, -(-size // span)))]
-    return (lo + np.concatenate(perms)[:size]).reshape(shape, order="F")
+    if size <= span:  # without building the whole range (a wide one stays cheap)
+        vals = rng.choice(span, size=size, replace=False)
+    else:  # one permutation per row, as many rows as it takes
+        vals = np.argsort(rng.random((-(-size // span), span)), axis=1).ravel()[:size]
+    return (lo + vals).reshape(shape, order="F")
 
 
 def _set_elements(data: np.ndarray, name: str, s, lbound, choices: dict) -> None:
