@@ -269,7 +269,7 @@ THEME_OF = {
     "refused-call-intrinsic": "host", "refused-call-mpi": "host", "refused-call-openmp": "host", "refused-io": "host",
     "refused-allocate": "host", "refused-implicit-save": "host", "refused-character": "host",
     "failed-empty-bounds": "verify", "failed-not-finite": "verify", "failed-hard-coded": "verify",
-    "failed-other": "verify",
+    "failed-other": "verify", "refused-proof-budget": "verify",
 }
 
 
