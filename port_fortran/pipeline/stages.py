@@ -172,7 +172,7 @@ class RealStages(Stages):
 
                 kw["limits"] = Limits(wall_s=cfg.limits.run_s, mem_mb=cfg.limits.memory_mb or 4096)
                 # one budget for the port directory's proofs: every backend, every debugger round
-                kw["budget"] = self._budgets.setdefault(key, ProofBudget(getattr(cfg.limits, "proof_s", 0) or 0))
+                kw["budget"] = self._budgets.setdefault(key, ProofBudget(cfg.limits.proof_s or 0))
                 if cfg.threads:
                     kw["threads"] = cfg.threads
             include_dirs, defines, fflags = self.compile_settings(kernel)
