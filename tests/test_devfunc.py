@@ -221,7 +221,7 @@ def test_a_call_outside_the_loops_to_a_parallel_routine_is_inlined():
 
 PORTS = [("grid.f", "setbv", []), ("fields.f", "fields", [LIB]), ("cread.f", "init", []),
          # callees with error exits, a COMMON table passed on to a reader (test_error_exits.py)
-         ("errexit.f", "apply", []), ("errexit.f", "smooth", []),
+         ("errexit.f", "apply", []), ("errexit.f", "smooth", []), ("errloop.f", "clampall", []),
          ("blocks.f90", "pinit", []), ("blocks.f90", "psweep", []), ("blocks.f90", "pnorm", [])]
 
 

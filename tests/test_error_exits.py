@@ -88,3 +88,27 @@ def test_a_helper_passing_a_common_table_to_a_reader_is_a_device_function(prog):
 
 # the ports of APPLY and SMOOTH are proven against the original on Serial and OpenMP with the
 # other device-function ports: test_devfunc.PORTS
+
+
+ERRLOOP = Path(__file__).parent / "data" / "devfunc" / "errloop.f"
+
+
+def test_an_error_routine_printing_in_counted_loops_never_returns():
+    """A counted DO (and an EXIT of it) before the STOP still runs into it; a RETURN or a
+    DO WHILE before it does not. The helper calling the routine on a bad argument is then a
+    device function with an error exit, and the loop calling it is parallel."""
+    prog = build_program([ERRLOOP])
+    r = prog.resolver()
+    assert never_returns(prog.kernel(ERRLOOP, "trcstp"), r)
+    assert not never_returns(prog.kernel(ERRLOOP, "mayret"), r)
+    assert not never_returns(prog.kernel(ERRLOOP, "waitstp"), r)
+    clamp = without_error_exits(prog.kernel(ERRLOOP, "clamp"), r)
+    assert [s for s in ir.walk(clamp.body) if isinstance(s, ErrorStop)] and not clamp.unsupported
+    (cond, _line), = exit_conditions(prog.kernel(ERRLOOP, "clamp"), r)
+    assert expr_str(cond).lower() == "hi < 0d0"
+    (d,) = prog.kernel(ERRLOOP, "clampall").loops()
+    assert d.info.parallel, d.info.reasons
+    k, sf = load_for_port(prog, ERRLOOP, "clampall")
+    port = translate_kernel(k, sf, program=prog)
+    assert port.patterns == ["parallel_for"]
+    assert port.files["clampall.kokkos.cpp"].count("pf::error_stop(") == 1

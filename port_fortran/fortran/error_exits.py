@@ -17,9 +17,10 @@ the I/O, the COMMON the stopping routine touches and the call itself are no reas
 the loop serial. The routine's own port (full or hybrid) is untouched: there the branch
 stays as written (kept in Fortran).
 
-A branch counts when its statements run straight (no loop, jump, RETURN or EXIT before
-it ends) into ``STOP``, ``CALL EXIT``/``CALL ABORT`` or a call to a routine that never
-returns (:func:`never_returns`: its own statements run straight into one of those)."""
+A branch counts when its statements run straight (no jump, RETURN, DO WHILE, or EXIT out
+of it before it ends; counted DO loops and IFs that stay inside it are straight) into
+``STOP``, ``CALL EXIT``/``CALL ABORT`` or a call to a routine that never returns
+(:func:`never_returns`: its own statements run straight into one of those)."""
 from __future__ import annotations
 
 import copy
@@ -31,7 +32,7 @@ from . import ir
 from .common_use import Resolve, call_sites, promoted
 
 _ENDS = ("exit", "abort")  # GNU intrinsic subroutines that end the program
-_JUMPS = (ir.Return, ir.Goto, ir.ComputedGoto, ir.ArithmeticIf, ir.Exit, ir.Cycle, ir.Do, ir.DoWhile)
+_JUMPS = (ir.Return, ir.Goto, ir.ComputedGoto, ir.ArithmeticIf, ir.DoWhile)
 
 
 @dataclass
@@ -53,12 +54,27 @@ def _terminates(s: ir.Stmt, k: ir.Kernel, resolve: Optional[Resolve], memo: dict
     return False
 
 
+def _straight(stmts: list[ir.Stmt], in_loop: bool = False) -> bool:
+    """Whether control leaves ``stmts`` only at their end (or where the program ends): no
+    jump, RETURN, DO WHILE or I/O that may jump (ERR=, END=) in them, and EXIT/CYCLE only
+    of a DO loop inside them (a counted DO always ends: WHERE of the Livermore loops prints
+    its banner 200 times in one before its STOP)."""
+    for x in stmts:
+        if isinstance(x, _JUMPS) or (isinstance(x, ir.Unsupported) and x.targets):
+            return False
+        if isinstance(x, (ir.Exit, ir.Cycle)) and (not in_loop or x.construct_name):
+            return False
+        if not _straight(ir.children(x), in_loop or isinstance(x, ir.Do)):
+            return False
+    return True
+
+
 def _runs_into_end(body: list[ir.Stmt], k: ir.Kernel, resolve: Optional[Resolve], memo: dict) -> bool:
     """The statements run straight into one that ends the program."""
     for s in body:
         if _terminates(s, k, resolve, memo):
             return True
-        if any(isinstance(x, _JUMPS) or (isinstance(x, ir.Unsupported) and x.targets) for x in ir.walk([s])):
+        if not _straight([s]):
             return False  # a jump, or I/O that may jump (ERR=, END=), before the end
     return False
 
