@@ -102,9 +102,6 @@ class Harness(CaseRunner, CheckedOriginal):
                  limits: Optional[Limits] = None, threads: Optional[int] = None, program=None,
                  fflags: Sequence[str] = (), module_search: Sequence[str] = (),
                  budget: Optional[ProofBudget] = None):
-        from .members import driven_kernel
-        # COMMON members the kernel uses are driven as extra arguments after the real ones
-        self.kernel = driven_kernel(kernel, self._callee_module_reads(port_dir))
         if isinstance(source_file, ir.SourceFile):
             self.source_path = Path(source_file.path).resolve()
             self.source_ir: Optional[ir.SourceFile] = source_file
@@ -125,6 +122,12 @@ class Harness(CaseRunner, CheckedOriginal):
         # original calls, how each compiles; a program of the kernel's file alone by default
         self._program = program
         self._trees: dict[tuple, Any] = {}
+        from .callee_commons import callee_commons
+        from .members import driven_kernel
+        # COMMON members the kernel uses are driven as extra arguments after the real ones,
+        # with the members of its blocks that only its callees touch
+        theirs = callee_commons(kernel, self.program.resolver()) if kernel.commons and kernel.calls else {}
+        self.kernel = driven_kernel(kernel, self._callee_module_reads(port_dir), theirs)
         self.link_notes: list[str] = []
         self._spec: Optional[Spec] = None
         self._cross: Optional[tuple[Optional[CrossCase]]] = None  # (case,) once computed for the spec

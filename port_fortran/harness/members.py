@@ -17,7 +17,7 @@ reads the records into them before the call.
 from __future__ import annotations
 
 import copy
-from typing import Iterable
+from typing import Iterable, Optional
 
 from ..errors import UserError
 from ..fortran import ir
@@ -34,19 +34,22 @@ def _blocks(kernel: ir.Kernel) -> list[Block]:
         raise UserError(f"{kernel.file}:{d.line}: {kernel.name}: {d.message} (the harness cannot drive it)") from None
 
 
-def driven_kernel(kernel: ir.Kernel, callee_reads: Iterable[str] = ()) -> ir.Kernel:
+def driven_kernel(kernel: ir.Kernel, callee_reads: Iterable[str] = (),
+                  callee_members: Optional[dict] = None) -> ir.Kernel:
     """``kernel`` with the COMMON members it uses appended to ``args``, then the module
     variables it uses (``module`` set; only a routine that stays Fortran, a hybrid port, is
     driven with them: a full port refuses module variables) and those of ``callee_reads``
     its callees only read (``Kernel.callee_module_reads``: a hybrid port's nests pass them to
-    their device functions, ``hybrid.json``'s ``module_reads``); the kernel itself when it
+    their device functions, ``hybrid.json``'s ``module_reads``); ``callee_members``: members
+    of its blocks that only its callees touch, each with whether one may write it
+    (``harness.callee_commons``), driven with its own members; the kernel itself when it
     uses none. Never
     mutates ``kernel``. Raises UserError for module state the harness cannot set
     (:func:`module_state_problems`)."""
     members = []
+    theirs = callee_members or {}
     if kernel.commons:
-        _blocks(kernel)
-        members = used_members(kernel)
+        members = [m for b in _blocks(kernel) for m in b.members if m.used or m.name in theirs]
     mods = module_members(kernel, callee_reads)
     if not members and not mods:
         return kernel
@@ -56,7 +59,7 @@ def driven_kernel(kernel: ir.Kernel, callee_reads: Iterable[str] = ()) -> ir.Ker
     for m in members:
         dims = [ir.Dim(lit(lo), lit(hi)) for lo, hi in m.bounds]
         k.args.append(ir.Argument(m.name, m.ftype, dims, common=m.block, line=m.line,
-                                  position=len(k.args), intent="inout" if m.written else "in",
+                                  position=len(k.args), intent="inout" if m.written or theirs.get(m.name) else "in",
                                   intent_declared=True))
     for name, v, bounds, written in mods:
         if bounds is None:  # allocatable: deferred shape, the driver allocates it (spec 'auto:auto')

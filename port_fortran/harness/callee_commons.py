@@ -1,0 +1,81 @@
+"""COMMON members a routine's callees touch, in the routine's own names (pure over the IR).
+
+A routine that declares a COMMON block hands its callees the whole block. Nekbone's
+``h1mg_setup_schwarz_wt3d`` declares ``/dimn/`` (through ``SIZE``) but its own statements
+use only ``nelt``; ``get_bcs``, which it calls per element, divides by ``nelx*nely``. The
+harness drove only the members the routine's own statements touch, so ``nelx`` stayed 0
+and the original died of SIGFPE on every input (``original-failed``); and a member a callee
+writes is an output of the routine that the comparison never looked at.
+
+:func:`callee_commons` gives, for each member of a block the routine declares, whether a
+routine it calls (and theirs, :data:`DEPTH` calls deep) reads it (False) or may write it
+(True): the callee's member at the same offset of the block of the same name, with the same
+type and shape, is the routine's member (``translate.common_blocks`` lays both out as
+gfortran does). A block either side cannot lay out for sure, and members that do not line
+up, are left out: they stay what they were (not driven), never guessed. The harness drives
+them like the routine's own members (``members.driven_kernel``): drawn before the call,
+compared after it where a callee may write them.
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from ..fortran import ir
+from ..fortran.common_use import call_sites
+from ..translate.common_blocks import Block, blocks
+from ..translate.symbols import Refusal
+
+DEPTH = 4  # calls followed below the routine
+
+Resolve = Callable[[ir.Kernel, str], Optional[ir.Kernel]]
+_Key = tuple  # (block name, offset, type, bounds)
+
+
+def _layout(k: ir.Kernel) -> list[Block]:
+    try:
+        return blocks(k)
+    except Refusal:
+        return []
+
+
+def _key(block: str, m) -> _Key:
+    return (block, m.offset, (m.ftype.base, m.ftype.kind, m.ftype.char_len), tuple(m.bounds))
+
+
+def _touched(k: ir.Kernel, resolve: Resolve, depth: int, memo: dict, active: frozenset) -> dict[_Key, bool]:
+    """Members ``k`` or its callees touch: key -> whether one may write it."""
+    if id(k) in memo:
+        return memo[id(k)]
+    out: dict[_Key, bool] = {}
+    for b in _layout(k):
+        for m in b.used():
+            out[_key(b.name, m)] = out.get(_key(b.name, m), False) or m.written
+    if depth > 0:
+        for name, _args, _line in call_sites(k.body):
+            callee = resolve(k, name)
+            if callee is None or callee is k or callee.name in active:
+                continue
+            for key, w in _touched(callee, resolve, depth - 1, memo, active | {k.name}).items():
+                out[key] = out.get(key, False) or w
+    memo[id(k)] = out
+    return out
+
+
+def callee_commons(k: ir.Kernel, resolve: Optional[Resolve]) -> dict[str, bool]:
+    """{member name in ``k``: whether a callee may write it} for the members of the blocks
+    ``k`` declares that its own statements do not touch but a routine it calls does (as
+    the module docstring says); {} without ``resolve``, COMMON or calls."""
+    if resolve is None or not k.commons or not k.calls:
+        return {}
+    mine = {_key(b.name, m): m for b in _layout(k) for m in b.members if not m.used}
+    if not mine:
+        return {}
+    memo: dict = {}
+    theirs: dict[_Key, bool] = {}
+    for name, _args, _line in call_sites(k.body):
+        callee = resolve(k, name)
+        if callee is None or callee is k:
+            continue
+        for key, w in _touched(callee, resolve, DEPTH - 1, memo, frozenset({k.name})).items():
+            theirs[key] = theirs.get(key, False) or w
+    return {mine[key].name: w for key, w in theirs.items() if key in mine}
