@@ -45,6 +45,11 @@ def test_a_callee_block_laid_out_differently_is_not_mapped(prog):
     assert callee_commons(k, None) == {}
 
 
+def test_a_callee_block_without_a_layout_costs_only_itself(prog):
+    k, _sf = load_for_port(prog, SRC, "gridtag")
+    assert callee_commons(k, prog.resolver()) == {"nx": False}  # TAGGED's CHARACTER /tags/ aside
+
+
 @pytest.mark.integration
 def test_a_routine_whose_callee_divides_by_a_member_is_proven(tmp_path, prog):
     if toolchain.missing():

@@ -18,6 +18,7 @@ compared after it where a callee may write them.
 """
 from __future__ import annotations
 
+import copy
 from typing import Callable, Optional
 
 from ..fortran import ir
@@ -32,10 +33,17 @@ _Key = tuple  # (block name, offset, type, bounds)
 
 
 def _layout(k: ir.Kernel) -> list[Block]:
-    try:
-        return blocks(k)
-    except Refusal:
-        return []
+    """``k``'s blocks laid out one at a time: a block that cannot be laid out for sure
+    (Livermore's TRACE keeps CHARACTER names in /DEBUG/) costs only itself."""
+    out: list[Block] = []
+    for name in dict.fromkeys(cb.name for cb in k.commons):
+        one = copy.copy(k)
+        one.commons = [cb for cb in k.commons if cb.name == name]
+        try:
+            out += blocks(one)
+        except Refusal:
+            continue
+    return out
 
 
 def _key(block: str, m) -> _Key:
@@ -44,8 +52,8 @@ def _key(block: str, m) -> _Key:
 
 def _touched(k: ir.Kernel, resolve: Resolve, depth: int, memo: dict, active: frozenset) -> dict[_Key, bool]:
     """Members ``k`` or its callees touch: key -> whether one may write it."""
-    if id(k) in memo:
-        return memo[id(k)]
+    if (id(k), depth) in memo:
+        return memo[(id(k), depth)]
     out: dict[_Key, bool] = {}
     for b in _layout(k):
         for m in b.used():
@@ -57,7 +65,7 @@ def _touched(k: ir.Kernel, resolve: Resolve, depth: int, memo: dict, active: fro
                 continue
             for key, w in _touched(callee, resolve, depth - 1, memo, active | {k.name}).items():
                 out[key] = out.get(key, False) or w
-    memo[id(k)] = out
+    memo[(id(k), depth)] = out
     return out
 
 

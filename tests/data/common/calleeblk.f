@@ -38,3 +38,25 @@ c     the same block laid out differently (a REAL where GRIDOTH has an INTEGER):
          v(i) = v(i) + 1d0
       enddo
       end
+
+c     a callee whose other block holds CHARACTER names (no C layout for sure): its /GRID/
+c     reads still count
+      subroutine tagged(ie)
+      integer ie
+      character*8 names
+      common /tags/ names(4)
+      common /grid/ nx, ny, ncell, ncall
+      integer nx, ny, ncell, ncall
+      names(1 + mod(ie, 4)) = 'tagged  '
+      nt = ie / nx
+      end
+
+      subroutine gridtag(v, n)
+      common /grid/ nx, ny, ncell, ncall
+      integer nx, ny, ncell, ncall, n, i
+      double precision v(n)
+      call tagged(n)
+      do i = 1, n
+         v(i) = v(i) + 1d0
+      enddo
+      end
