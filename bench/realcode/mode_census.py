@@ -6,9 +6,9 @@ port's parallel patterns and a digest of the sources it generates, or the refusa
 A change that leaves this census unchanged for a code leaves that code's translations
 unchanged: its corpus rows can only move through the harness (inputs, proofs). Each routine
 also carries a digest of the input spec the harness infers for it (``harness.infer``,
-printed as the spec file would be): a change of what the harness draws moves it too. Compare two
-versions of the tool by running this with each on PYTHONPATH (a ``git worktree`` of the
-older commit), then ``--diff``:
+printed as the spec file would be, the COMMON members it drives included): a change of what
+the harness draws moves it too. Compare two versions of the tool by running this with each
+on PYTHONPATH (a ``git worktree`` of the older commit), then ``--diff``:
 
     PYTHONPATH=/tmp/old /work/main/.venv/bin/python bench/realcode/mode_census.py --json /tmp/before.json
     PYTHONPATH=$PWD /work/main/.venv/bin/python bench/realcode/mode_census.py --json /tmp/after.json
@@ -65,15 +65,27 @@ def census(src: Path, names=None) -> dict[str, list]:
     return out
 
 
+def _driven(k, prog):
+    """``k`` with the COMMON members the harness draws as extra arguments: its own, and
+    (where the tool has ``harness.callee_commons``) those only its callees touch."""
+    from port_fortran.harness.members import driven_kernel
+    try:
+        from port_fortran.harness.callee_commons import callee_commons
+    except ImportError:  # an older tool (a census of an earlier commit)
+        return driven_kernel(k)
+    return driven_kernel(k, (), callee_commons(k, prog.resolver()))
+
+
 def _spec_digest(prog, file, k) -> str:
     """A digest of the spec the harness infers for ``k`` (the text of its spec file), ``k``
     loaded as the harness loads it (``effects.load_for_port``: the error exits of its
-    callees, the comparisons they make on what it passes them)."""
+    callees, the comparisons they make on what it passes them) and driven as the harness
+    drives it (its COMMON members as extra arguments: ``_driven``)."""
     from port_fortran.fortran.effects import load_for_port
     from port_fortran.harness.infer import infer
     from port_fortran.harness.spec import dump
     try:
-        k = load_for_port(prog, file, k.name)[0]
+        k = _driven(load_for_port(prog, file, k.name)[0], prog)
         text = dump(infer(k), k)
     except Exception as exc:  # the harness would say so for this routine: recorded, not fatal
         return f"spec-error: {type(exc).__name__}"
