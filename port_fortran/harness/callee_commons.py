@@ -1,11 +1,12 @@
 """COMMON members a routine's callees touch, in the routine's own names (pure over the IR).
 
-A routine that declares a COMMON block hands its callees the whole block. Nekbone's
-``h1mg_setup_schwarz_wt3d`` declares ``/dimn/`` (through ``SIZE``) but its own statements
-use only ``nelt``; ``get_bcs``, which it calls per element, divides by ``nelx*nely``. The
-harness drove only the members the routine's own statements touch, so ``nelx`` stayed 0
-and the original died of SIGFPE on every input (``original-failed``); and a member a callee
-writes is an output of the routine that the comparison never looked at.
+A routine that declares a COMMON block hands its callees the whole block. The harness
+drove only the members the routine's own statements touch (and those its calls pass to
+callees that only read them, ``effects.pass_common_reads``): a callee that also writes the
+block (a call counter, a trace stack: Livermore's TRACE, WATCH) got its other members as
+0, so one dividing by ``nx * ny`` died of SIGFPE on every input (``original-failed``;
+``tests/data/common/calleeblk.f``), and what such a callee writes is an output of the
+routine that the comparison never looked at.
 
 :func:`callee_commons` gives, for each member of a block the routine declares, whether a
 routine it calls (and theirs, :data:`DEPTH` calls deep) reads it (False) or may write it
