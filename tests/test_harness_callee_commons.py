@@ -5,8 +5,8 @@ GRIDSUM (``tests/data/common/calleeblk.f``, written for these tests) declares /G
 uses only NCELL itself: CELLID, which it calls, divides by NX and NY and counts its calls in
 NCALL (so it is no read-only routine its caller could pass the members to). Undriven, NX
 and NY were 0 in the drivers' block and the original died of SIGFPE on every input; NCALL,
-which only the callee writes, was never compared. Members that do not line up with the callee's block (another type at the same
-offset) are left alone."""
+which only the callee writes, was never compared. Members that do not line up with the
+callee's block (another type at the same offset) are left alone."""
 from __future__ import annotations
 
 import sys

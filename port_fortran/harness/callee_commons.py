@@ -79,12 +79,6 @@ def callee_commons(k: ir.Kernel, resolve: Optional[Resolve]) -> dict[str, bool]:
     mine = {_key(b.name, m): m for b in _layout(k) for m in b.members if not m.used}
     if not mine:
         return {}
-    memo: dict = {}
-    theirs: dict[_Key, bool] = {}
-    for name, _args, _line in call_sites(k.body):
-        callee = resolve(k, name)
-        if callee is None or callee is k:
-            continue
-        for key, w in _touched(callee, resolve, DEPTH - 1, memo, frozenset({k.name})).items():
-            theirs[key] = theirs.get(key, False) or w
+    # what k touches itself is no key of ``mine``: only its callees' touches remain
+    theirs = _touched(k, resolve, DEPTH, {}, frozenset())
     return {mine[key].name: w for key, w in theirs.items() if key in mine}
