@@ -66,27 +66,34 @@ def census(src: Path, names=None) -> dict[str, list]:
 
 
 def _driven(k, prog):
-    """``k`` with the COMMON members the harness draws as extra arguments: its own, and
-    (where the tool has ``harness.callee_commons``) those only its callees touch."""
+    """``k`` as the harness drives it: the COMMON members it draws as extra arguments (its
+    own, and where the tool has ``harness.callee_commons`` those only its callees touch)
+    and the conditions its inputs must not meet (``accepts``, with its callees' checks where
+    the tool has ``callee_state``)."""
     from port_fortran.harness.members import driven_kernel
     try:
-        from port_fortran.harness.callee_commons import callee_commons
+        from port_fortran.harness.callee_commons import callee_state
     except ImportError:  # an older tool (a census of an earlier commit)
-        return driven_kernel(k)
-    return driven_kernel(k, (), callee_commons(k, prog.resolver()))
+        try:
+            from port_fortran.harness.callee_commons import callee_commons
+        except ImportError:
+            return driven_kernel(k)
+        return driven_kernel(k, (), callee_commons(k, prog.resolver()))
+    return callee_state(k, prog.resolver())
 
 
 def _spec_digest(prog, file, k) -> str:
-    """A digest of the spec the harness infers for ``k`` (the text of its spec file), ``k``
-    loaded as the harness loads it (``effects.load_for_port``: the error exits of its
-    callees, the comparisons they make on what it passes them) and driven as the harness
-    drives it (its COMMON members as extra arguments: ``_driven``)."""
+    """A digest of the spec the harness infers for ``k`` (the text of its spec file) and of
+    the conditions its draws keep false (``accepts``), ``k`` loaded as the harness loads it
+    (``effects.load_for_port``: the error exits of its callees, the comparisons they make on
+    what it passes them) and driven as the harness drives it (``_driven``)."""
     from port_fortran.fortran.effects import load_for_port
+    from port_fortran.fortran.render import expr_str
     from port_fortran.harness.infer import infer
     from port_fortran.harness.spec import dump
     try:
         k = _driven(load_for_port(prog, file, k.name)[0], prog)
-        text = dump(infer(k), k)
+        text = dump(infer(k), k) + "".join(sorted(f"\n{expr_str(c)}" for c, *_ in k.accepts))
     except Exception as exc:  # the harness would say so for this routine: recorded, not fatal
         return f"spec-error: {type(exc).__name__}"
     return hashlib.sha1(text.encode()).hexdigest()[:12]

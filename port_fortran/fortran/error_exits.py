@@ -149,37 +149,177 @@ def exit_conditions(k: ir.Kernel, resolve: Optional[Resolve],
     statement) whose first branch is an error exit: (condition, line), each condition in
     ``k``'s dummies, its named constants and the locals the preamble sets from them
     replaced by their values (``NPMAX = NZD`` with ``NZD = 84``: ``np > 84``). What the
-    inputs of a routine calling ``k`` must not meet (``harness.constraints``: ``accepts``)."""
+    inputs of a routine calling ``k`` must not meet (``harness.constraints``: ``accepts``).
+
+    A check may raise a flag first and stop on the flag (:class:`_Flags`): LAPACK's
+    ``INFO = 0``, ``IF (M.LT.0) THEN INFO = -1 ELSE IF ...``, ``IF (INFO.NE.0) CALL XERBLA``,
+    or the Livermore loops' WATCH (``IE(k) = 0`` in a loop, ``IF (Nruns.GT.8) IE(4) = 4``,
+    ``ierr = ierr + IE(k)`` in a loop, ``IF (ierr.NE.0) ... CALL WHERE``): the check's
+    condition is then the conditions that raise the flag, or'ed."""
     from .rewrite import replace_names
 
     memo = _memo if _memo is not None else {}
     table: dict[str, ir.Expr] = {n: ir.Literal(v, str(v), ftype=ir.INTEGER) for n, v in k.constants().items()
                                  if isinstance(v, int) and not isinstance(v, bool)}
+    flags = _Flags(k, table)
     out = []
     for s in k.body:
         if isinstance(s, ir.Continue):
             continue
         if isinstance(s, ir.Assign) and isinstance(s.target, ir.Name) and s.target.name in k.locals:
             value = replace_names(s.value, table)
+            flags.assigned(s.target.name, value)
             if not any(isinstance(x, (ir.Name, ir.ArrayRef)) or (isinstance(x, ir.FuncCall) and not x.intrinsic)
                        for x in ir.walk_expr(value)):
                 table[s.target.name] = value
                 continue
             table.pop(s.target.name, None)
             continue
+        if isinstance(s, ir.Do) and flags.loop(s):
+            continue
         if not isinstance(s, ir.If):
             break
         cond, branch = s.branches[0]
         if _runs_into_end(branch, k, resolve, memo):
-            out.append((replace_names(cond, table), s.line))
+            raised = flags.raised(cond)
+            out.append((raised if raised is not None else replace_names(cond, table), s.line))
+        elif flags.raise_in(s):
+            continue
         for x in ir.walk([s]):  # what the IF's branches assign has no known value after it
-            if isinstance(x, ir.Assign) and isinstance(x.target, ir.Name):
+            if isinstance(x, ir.Assign):
                 table.pop(x.target.name, None)
+                flags.drop(x.target.name)
             elif isinstance(x, ir.CallStmt):
                 for a in x.args:
-                    if isinstance(a, ir.Name):
+                    if isinstance(a, (ir.Name, ir.ArrayRef)):
                         table.pop(a.name, None)
+                        flags.drop(a.name)
     return out
+
+
+def _int_literal(e: ir.Expr) -> Optional[int]:
+    if isinstance(e, ir.UnaryOp) and e.op == "-":
+        v = _int_literal(e.operand)
+        return None if v is None else -v
+    if isinstance(e, ir.Literal) and isinstance(e.value, int) and not isinstance(e.value, bool):
+        return e.value
+    return None
+
+
+class _Flags:
+    """Integer locals (scalars, or arrays at constant subscripts) of a preamble that start at
+    0 and are raised to non-zero constants under conditions: per flag, the conditions that
+    raise it and the signs of what they raise it to. A sum of flags of one sign is non-zero
+    exactly when one of them is raised."""
+
+    def __init__(self, k: ir.Kernel, table: dict):
+        self.k, self.table = k, table
+        self.conds: dict[str, list[ir.Expr]] = {}
+        self.signs: dict[str, set[int]] = {}
+        self.raised_at: dict[str, set[int]] = {}  # array flags: the subscripts raised
+
+    def _local_int(self, name: str, array: bool) -> bool:
+        v = self.k.locals.get(name)
+        return v is not None and v.ftype.base == "integer" and bool(v.dims) == array and v.common is None \
+            and v.parameter is None and not v.save
+
+    def drop(self, name: str) -> None:
+        for d in (self.conds, self.signs, self.raised_at):
+            d.pop(name, None)
+
+    def _reset(self, name: str) -> None:
+        self.conds[name], self.signs[name], self.raised_at[name] = [], set(), set()
+
+    def assigned(self, name: str, value: ir.Expr) -> None:
+        if _int_literal(value) == 0 and self._local_int(name, False):
+            self._reset(name)
+        else:
+            self.drop(name)
+
+    def _bounds(self, do: ir.Do) -> Optional[tuple[int, int]]:
+        from .rewrite import replace_names
+        try:
+            lo, hi = (ir.evaluate(replace_names(e, self.table), {}) for e in (do.start, do.end))
+        except (KeyError, ValueError, TypeError, ZeroDivisionError):
+            return None
+        ok = isinstance(lo, int) and isinstance(hi, int) and (do.step is None or _int_literal(do.step) == 1)
+        return (lo, hi) if ok else None
+
+    def loop(self, do: ir.Do) -> bool:
+        """A counted loop that clears an array flag (``IE(k) = 0``) or sums one into a scalar
+        flag (``ierr = ierr + IE(k)``, over every element raised); False for any other."""
+        if len(do.body) != 1 or not isinstance(do.body[0], ir.Assign) or self._bounds(do) is None:
+            return False
+        lo, hi = self._bounds(do)
+        t, v = do.body[0].target, do.body[0].value
+        at = lambda e: isinstance(e, ir.ArrayRef) and len(e.subscripts) == 1 and \
+            isinstance(e.subscripts[0], ir.Name) and e.subscripts[0].name == do.var  # noqa: E731
+        if at(t) and _int_literal(v) == 0 and self._local_int(t.name, True):
+            self._reset(t.name)
+            return True
+        if isinstance(t, ir.Name) and t.name in self.conds and isinstance(v, ir.BinOp) and v.op == "+":
+            other = v.right if isinstance(v.left, ir.Name) and v.left.name == t.name else \
+                v.left if isinstance(v.right, ir.Name) and v.right.name == t.name else None
+            if other is not None and at(other) and other.name in self.conds \
+                    and all(lo <= i <= hi for i in self.raised_at[other.name]):
+                self.conds[t.name] += self.conds[other.name]
+                self.signs[t.name] |= self.signs[other.name]
+                self.table.pop(t.name, None)
+                return True
+        return False
+
+    def raise_in(self, s: ir.If) -> bool:
+        """An IF whose every branch only raises flags (the same ones: an ELSE IF chain
+        raises them exactly when one of its conditions holds); no ELSE."""
+        from .rewrite import replace_names
+        raised: list[tuple[str, Optional[int], int]] = []
+        targets = None
+        for _cond, body in s.branches:
+            mine = []
+            for x in body:
+                if not isinstance(x, ir.Assign) or not _int_literal(x.value):
+                    return False
+                t = x.target
+                if isinstance(t, ir.Name) and t.name in self.conds and not self.raised_at[t.name]:
+                    mine.append((t.name, None, _int_literal(x.value)))
+                elif isinstance(t, ir.ArrayRef) and t.name in self.conds and len(t.subscripts) == 1 \
+                        and _int_literal(replace_names(t.subscripts[0], self.table)) is not None:
+                    mine.append((t.name, _int_literal(replace_names(t.subscripts[0], self.table)),
+                                 _int_literal(x.value)))
+                else:
+                    return False
+            names = {n for n, _i, _v in mine}
+            if not mine or (targets is not None and names != targets):
+                return False
+            targets = names
+            raised.append(mine)
+        if s.else_body or not raised:
+            return False
+        for (cond, _body), mine in zip(s.branches, raised):
+            for name, i, value in mine:
+                self.table.pop(name, None)  # no known value after the IF
+                self.conds[name].append(replace_names(cond, self.table))
+                self.signs[name].add(1 if value > 0 else -1)
+                if i is not None:
+                    self.raised_at[name].add(i)
+        return True
+
+    def raised(self, cond: ir.Expr) -> Optional[ir.Expr]:
+        """``cond`` (``ierr .NE. 0``, ``info .LT. 0``) as the conditions raising its flag, or'ed;
+        None when it tests no flag that way."""
+        if not isinstance(cond, ir.BinOp) or cond.op not in ("/=", ">", "<"):
+            return None
+        name, zero = cond.left, cond.right
+        if not isinstance(name, ir.Name) or name.name not in self.conds or _int_literal(zero) != 0:
+            return None
+        signs, conds = self.signs[name.name], self.conds[name.name]
+        wanted = {"/=": signs if len(signs) == 1 else set(), ">": {1}, "<": {-1}}[cond.op]
+        if not conds or signs != wanted:
+            return None
+        out = conds[0]
+        for c in conds[1:]:
+            out = ir.BinOp("or", out, c, ftype=ir.LOGICAL)
+        return out
 
 
 def as_device_callee(k: ir.Kernel, resolve: Optional[Resolve]) -> ir.Kernel:

@@ -82,3 +82,140 @@ def callee_commons(k: ir.Kernel, resolve: Optional[Resolve]) -> dict[str, bool]:
     # what k touches itself is no key of ``mine``: only its callees' touches remain
     theirs = _touched(k, resolve, DEPTH, {}, frozenset())
     return {mine[key].name: w for key, w in theirs.items() if key in mine}
+
+
+
+def callee_state(k: ir.Kernel, resolve: Optional[Resolve], module_reads=()) -> ir.Kernel:
+    """The kernel the harness drives (``members.driven_kernel``): ``k`` with its COMMON
+    members, those only its callees touch (:func:`callee_commons`) and its module variables
+    as arguments, and what its callees' checks ask of its inputs (:func:`callee_checks`)
+    added to its ``accepts``."""
+    from .members import driven_kernel
+    theirs = callee_commons(k, resolve) if k.commons and k.calls else {}
+    return driven_kernel(k, module_reads, theirs, callee_checks(k, resolve))
+
+
+def callee_checks(k: ir.Kernel, resolve: Optional[Resolve]) -> list[tuple[ir.Expr, int, str]]:
+    """The checks the routines ``k`` calls on every run make before they return (their own
+    argument and state checks, ``error_exits.exit_conditions``, and those of the routines
+    they call on every run, :data:`DEPTH` calls deep), in ``k``'s names: (condition that ends
+    the program, line of ``k``'s call, what says so) -- what ``k``'s inputs must not meet
+    (``harness.constraints``' ``accepts``; an or'ed condition as its parts, each of which
+    must be false). A callee's dummies are the call's actual arguments, a COMMON member is
+    ``k``'s member at the same place of the block (the routines between need not declare
+    the block); a part naming anything else, or what ``k`` or a callee may change before the
+    call (the Livermore loops' TRACE counts its calls in a member WATCH then checks), is
+    left out."""
+    if resolve is None or not k.calls:
+        return []
+    mine = {_slot(key): ir.Name(m.name, ftype=m.ftype) for key, m in _scalars(k).items()}
+    out = []
+    for cond, line, what in _entry_checks(k, resolve, DEPTH, {}, frozenset(), top=True):
+        c = _renamed(cond, mine, keep={a.name for a in k.args} | set(k.locals))
+        if c is not None:
+            out.append((c, line, what))
+    return out
+
+
+def _scalars(k: ir.Kernel) -> dict[_Key, object]:
+    return {_key(b.name, m): m for b in _layout(k) for m in b.members if not m.bounds}
+
+
+def _slot(key: _Key) -> str:
+    """A name no routine has for a COMMON member, the same in every routine: the block, the
+    offset, the type."""
+    block, offset, (base, kind, clen), _bounds = key
+    return f"/{block}/{offset}/{base}{kind}/{clen}"
+
+
+def _entry_checks(r: ir.Kernel, resolve: Resolve, depth: int, memo: dict, active: frozenset,
+                  top: bool = False) -> list[tuple[ir.Expr, int, str]]:
+    """Parts of the checks of ``r`` (not for the top routine: its own are ``accepts``
+    already) and of those it calls on every run, COMMON members as :func:`_slot` names."""
+    from pathlib import Path
+
+    from ..fortran.error_exits import _straight, exit_conditions
+    from ..fortran.render import expr_str
+
+    slots = {m.name: ir.Name(_slot(key), ftype=m.ftype) for key, m in _scalars(r).items()}
+    own = [] if top else exit_conditions(r, resolve, memo.setdefault("exits", {}))
+    out = []
+    for c, line in own:
+        what = f"{r.name} ({Path(r.file).name}:{line}) ends the program when {expr_str(c)}"
+        out += [(x, line, what) for x in (_renamed(p, slots, keep=_any) for p in _parts(c)) if x is not None]
+    if depth <= 0:
+        return out
+    written: set[str] = set()
+    for s in r.body:
+        if isinstance(s, ir.CallStmt):
+            callee = resolve(r, s.name)
+            if callee is not None and callee is not r and callee.name not in active:
+                table = {a.name: _renamed(s.args[i], slots, keep=_any) for i, a in enumerate(callee.args)
+                         if i < len(s.args) and not a.dims}
+                table = {n: e for n, e in table.items() if e is not None}
+                for cond, _line, what in _entry_checks(callee, resolve, depth - 1, memo, active | {r.name}):
+                    mapped = _renamed(cond, table, keep=_is_slot)
+                    if mapped is not None and not (_names(mapped) & written):
+                        out.append((mapped, s.line, what))
+        more = _writes(r, s, resolve, memo, slots)
+        if more is None or not _straight([s]):
+            break  # what follows may not run, or runs on state no one can say
+        written |= more
+    return out
+
+
+def _any(_name: str) -> bool:
+    return True
+
+
+def _is_slot(name: str) -> bool:
+    return name.startswith("/")
+
+
+def _parts(c: ir.Expr) -> list[ir.Expr]:
+    if isinstance(c, ir.BinOp) and c.op == "or":
+        return _parts(c.left) + _parts(c.right)
+    return [c]
+
+
+def _names(e: ir.Expr) -> set[str]:
+    return {x.name for x in ir.walk_expr(e) if isinstance(x, (ir.Name, ir.ArrayRef))}
+
+
+def _renamed(e: ir.Expr, table: dict[str, ir.Expr], keep) -> Optional[ir.Expr]:
+    """``e`` with the names of ``table`` replaced; None when it names an array, or a name
+    neither in ``table`` nor one ``keep`` accepts (a set, or a predicate)."""
+    from ..fortran.rewrite import replace_names
+    if any(isinstance(x, ir.ArrayRef) for x in ir.walk_expr(e)):
+        return None
+    ok = keep.__contains__ if isinstance(keep, set) else keep
+    if not all(n in table or ok(n) for n in _names(e)):
+        return None
+    return replace_names(e, table)
+
+
+def _writes(r: ir.Kernel, s: ir.Stmt, resolve: Resolve, memo: dict, slots: dict) -> Optional[set[str]]:
+    """What statement ``s`` of ``r`` may change: ``r``'s names, its COMMON members as
+    :func:`_slot` names (a call: the variables it passes, the members the callee or its
+    callees may write); None for a statement whose writes the IR does not say."""
+    out: set[str] = set()
+    for x in ir.walk([s]):
+        if isinstance(x, ir.Unsupported):
+            if x.writes is None:
+                return None
+            out |= set(x.writes)
+        elif isinstance(x, ir.Assign):
+            out.add(x.target.name)
+        elif isinstance(x, ir.Do):
+            out.add(x.var)
+        elif isinstance(x, ir.CallStmt):
+            out |= {a.name for a in x.args if isinstance(a, (ir.Name, ir.ArrayRef))}
+            callee = resolve(r, x.name)
+            if callee is None:
+                return None
+            touched = _touched(callee, resolve, DEPTH, memo.setdefault("touched", {}), frozenset())
+            out |= {_slot(key) for key, w in touched.items() if w}
+        for e in ir.stmt_exprs(x):
+            if any(isinstance(f, ir.FuncCall) and not f.intrinsic for f in ir.walk_expr(e)):
+                return None  # a function may change its arguments and the blocks
+    return out | {slots[n].name for n in out if n in slots}

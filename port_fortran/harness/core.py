@@ -122,12 +122,10 @@ class Harness(CaseRunner, CheckedOriginal):
         # original calls, how each compiles; a program of the kernel's file alone by default
         self._program = program
         self._trees: dict[tuple, Any] = {}
-        from .callee_commons import callee_commons
-        from .members import driven_kernel
-        # COMMON members the kernel uses are driven as extra arguments after the real ones,
-        # with the members of its blocks that only its callees touch
-        theirs = callee_commons(kernel, self.program.resolver()) if kernel.commons and kernel.calls else {}
-        self.kernel = driven_kernel(kernel, self._callee_module_reads(port_dir), theirs)
+        from .callee_commons import callee_state
+        # COMMON members the kernel uses are driven as extra arguments after the real ones, with
+        # the members of its blocks only its callees touch and what its callees' checks ask
+        self.kernel = callee_state(kernel, self.program.resolver(), self._callee_module_reads(port_dir))
         self.link_notes: list[str] = []
         self._spec: Optional[Spec] = None
         self._cross: Optional[tuple[Optional[CrossCase]]] = None  # (case,) once computed for the spec

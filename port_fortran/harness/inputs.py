@@ -308,6 +308,10 @@ def scalar_env(kernel: ir.Kernel, spec: Spec, sizes: dict[str, int], choices: Op
                 env[n] = _scalar_value(kernel.arg(n), a, rng, _bounds(kernel, n, a, ints))
             if isinstance(env[n], (int, np.integer)) and not isinstance(env[n], (bool, np.bool_)):
                 ints[n] = int(env[n])
+    from .constraints import equal_reals
+    for a, b in equal_reals(kernel):  # an error exit when they differ (a clock read twice)
+        if a in env and b in env and getattr(spec.args.get(b), "role", None) == "scalar" and b not in choices:
+            env[b] = env[a]
     return env, ints
 
 

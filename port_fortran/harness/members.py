@@ -35,15 +35,16 @@ def _blocks(kernel: ir.Kernel) -> list[Block]:
 
 
 def driven_kernel(kernel: ir.Kernel, callee_reads: Iterable[str] = (),
-                  callee_members: Optional[dict] = None) -> ir.Kernel:
+                  callee_members: Optional[dict] = None, accepts: Iterable[tuple] = ()) -> ir.Kernel:
     """``kernel`` with the COMMON members it uses appended to ``args``, then the module
     variables it uses (``module`` set; only a routine that stays Fortran, a hybrid port, is
     driven with them: a full port refuses module variables) and those of ``callee_reads``
     its callees only read (``Kernel.callee_module_reads``: a hybrid port's nests pass them to
     their device functions, ``hybrid.json``'s ``module_reads``); ``callee_members``: members
     of its blocks that only its callees touch, each with whether one may write it
-    (``harness.callee_commons``), driven with its own members; the kernel itself when it
-    uses none. Never
+    (``harness.callee_commons``), driven with its own members; ``accepts``: more conditions
+    ending the program (``Kernel.accepts``: its callees' checks, ``callee_commons.callee_checks``);
+    the kernel itself when it needs none of these. Never
     mutates ``kernel``. Raises UserError for module state the harness cannot set
     (:func:`module_state_problems`)."""
     members = []
@@ -51,10 +52,12 @@ def driven_kernel(kernel: ir.Kernel, callee_reads: Iterable[str] = (),
     if kernel.commons:
         members = [m for b in _blocks(kernel) for m in b.members if m.used or m.name in theirs]
     mods = module_members(kernel, callee_reads)
-    if not members and not mods:
+    accepts = list(accepts)
+    if not members and not mods and not accepts:
         return kernel
     k = copy.copy(kernel)
     k.args = list(kernel.args)
+    k.accepts = list(kernel.accepts) + accepts
     lit = lambda v: ir.Literal(v, str(v), ftype=ir.INTEGER)  # noqa: E731
     for m in members:
         dims = [ir.Dim(lit(lo), lit(hi)) for lo, hi in m.bounds]

@@ -1,0 +1,90 @@
+"""Checks that raise a flag before they stop, and the checks a routine's callees make of the
+COMMON state (``error_exits.exit_conditions``' flags, ``harness.callee_commons.callee_checks``,
+``harness.constraints.equal_reals``).
+
+Test Fortran: ``tests/data/common/stateck.f`` (written for these tests). ARGCHK checks its
+arguments LAPACK's way (INFO set in an ELSE IF chain, then ``IF (INFO .NE. 0) CALL BADARG``);
+CHKST checks shared state the Livermore loops' way (a flag per check in IE, summed into
+IERR, then a STOP); STKERN calls TRC, which counts its calls in /ORD/ and calls CHKST.
+Before, neither check gave a condition (only IF statements whose branch stops did), so the
+harness drew members CHKST rejects and STKERN's original stopped on every input."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from port_fortran.fortran.effects import load_for_port
+from port_fortran.fortran.error_exits import exit_conditions
+from port_fortran.fortran.program_build import build_program
+from port_fortran.fortran.render import expr_str
+from port_fortran.harness.callee_commons import callee_checks, callee_state
+from port_fortran.harness.constraints import constraints, equal_reals, scalar_bounds
+
+sys.path.insert(0, str(Path(__file__).parent))
+import toolchain  # noqa: E402
+
+SRC = Path(__file__).parent / "data" / "common" / "stateck.f"
+
+
+@pytest.fixture(scope="module")
+def prog():
+    return build_program([SRC])
+
+
+def test_a_flag_raised_in_an_else_if_chain_is_the_chains_conditions(prog):
+    (cond, line), = exit_conditions(prog.kernel(SRC, "argchk"), prog.resolver())
+    assert expr_str(cond) == "m < 0 .or. n < 0 .or. lda < m" and line == 24
+    k, _sf = load_for_port(prog, SRC, "argchk")
+    polys = [c.poly for c in constraints(k) if c.kind == "accepts"]
+    assert {("lda",): 1, ("m",): -1} in polys  # lda >= m
+
+
+def test_flags_summed_in_a_loop_are_every_check_that_raises_one(prog):
+    (cond, _line), = exit_conditions(prog.kernel(SRC, "chkst"), prog.resolver())
+    assert expr_str(cond) == ("tstart /= tcheck .or. (iseq <= 0 .or. iseq /= isav) .or. (nrun < 1 .or. nrun > 8)"
+                              " .or. loop < 1 .or. loop /= lp")
+
+
+def test_a_flag_that_may_cancel_or_is_set_otherwise_says_nothing(tmp_path):
+    src = tmp_path / "mixed.f"
+    src.write_text("      subroutine mixed(m, n)\n      integer m, n, info\n      info = 0\n"
+                   "      if (m .lt. 0) info = -1\n      if (n .lt. 0) info = 2\n"
+                   "      if (info .ne. 0) stop\n      end\n"
+                   "      subroutine other(m, n)\n      integer m, n, info\n      info = 0\n"
+                   "      if (m .lt. 0) info = n\n      if (info .ne. 0) stop\n      end\n")
+    p = build_program([src])
+    for name in ("mixed", "other"):  # -1 + 2 may be... anything; a flag set to N is no flag
+        assert [expr_str(c) for c, _l in exit_conditions(p.kernel(src, name), p.resolver())] == ["info /= 0"]
+
+
+def test_callee_checks_in_the_routines_names_without_what_changes_before(prog):
+    k, _sf = load_for_port(prog, SRC, "stkern")
+    said = [expr_str(c) for c, _l, _w in callee_checks(k, prog.resolver())]
+    # CHKST's checks on ISEQ and ISAV are left out: TRC changes both before it calls CHKST
+    # (and STKERN does not declare /ORD/)
+    assert said == ["tstart /= tcheck", "nrun < 1", "nrun > 8", "loop < 1", "loop /= lp"]
+    d = callee_state(k, prog.resolver())
+    assert equal_reals(d) == [("tstart", "tcheck")]
+    assert scalar_bounds(d, "nrun", {}) == (1, 8)
+    assert scalar_bounds(d, "lp", {"loop": 3}) == (3, 3)
+    assert not callee_checks(k, None)
+
+
+@pytest.mark.integration
+def test_a_routine_whose_callee_checks_the_shared_state_is_proven(tmp_path, prog):
+    if toolchain.missing():
+        pytest.skip(toolchain.missing())
+    from port_fortran.harness.hybrid import make_harness
+    from port_fortran.translate import write_port
+    from port_fortran.translate.hybrid import translate_mode
+
+    k, sf = load_for_port(prog, SRC, "stkern")
+    port = translate_mode(k, sf, None, "auto", program=prog)
+    write_port(port, tmp_path / "stkern")
+    h = make_harness(k, sf, tmp_path / "stkern", program=prog)
+    assert {"tstart", "tcheck", "loop", "lp", "nrun"} <= set(h.spec.args)
+    for b in ("serial", "openmp"):
+        v = h.verify(b, seeds=1)
+        assert v.passed, f"[{b}]: {v.reason}"
