@@ -88,3 +88,37 @@ def test_a_routine_whose_callee_checks_the_shared_state_is_proven(tmp_path, prog
     for b in ("serial", "openmp"):
         v = h.verify(b, seeds=1)
         assert v.passed, f"[{b}]: {v.reason}"
+
+
+def test_blocks_only_callees_declare_are_declared_for_the_harness(prog):
+    from port_fortran.harness.callee_commons import callee_blocks
+    k, _sf = load_for_port(prog, SRC, "noblk")
+    assert not k.commons
+    b = callee_blocks(k, prog.resolver())
+    assert b is not k and not k.commons  # a copy
+    assert {cb.name: cb.variables for cb in b.commons} == {
+        "ord": ["iseq", "isav"], "tau": ["tstart", "tcheck"], "spc": ["nrun", "loop", "lp", "pf_spc_nx"]}
+    d = callee_state(k, prog.resolver())
+    driven = {a.name: a.intent for a in d.args if a.common is not None}
+    # what TRC writes is compared; PF_SPC_NX no callee touches is not driven
+    assert driven == {"iseq": "inout", "isav": "inout", "tstart": "in", "tcheck": "in", "nrun": "in", "loop": "in",
+                      "lp": "in"}
+    assert equal_reals(d) == [("tstart", "tcheck")] and scalar_bounds(d, "nrun", {}) == (1, 8)
+    assert callee_blocks(k, None) is k
+
+
+@pytest.mark.integration
+def test_a_routine_declaring_none_of_the_checked_blocks_is_proven(tmp_path, prog):
+    if toolchain.missing():
+        pytest.skip(toolchain.missing())
+    from port_fortran.harness.hybrid import make_harness
+    from port_fortran.translate import write_port
+    from port_fortran.translate.hybrid import translate_mode
+
+    k, sf = load_for_port(prog, SRC, "noblk")
+    port = translate_mode(k, sf, None, "auto", program=prog)
+    write_port(port, tmp_path / "noblk")
+    h = make_harness(k, sf, tmp_path / "noblk", program=prog)
+    v = h.verify("serial", seeds=1)
+    assert v.passed, v.reason
+    assert all({"iseq", "isav"} <= {o.name for o in c.outputs} for c in v.cases)  # TRC's counter: compared

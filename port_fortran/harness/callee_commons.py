@@ -91,8 +91,71 @@ def callee_state(k: ir.Kernel, resolve: Optional[Resolve], module_reads=()) -> i
     as arguments, and what its callees' checks ask of its inputs (:func:`callee_checks`)
     added to its ``accepts``."""
     from .members import driven_kernel
+    k = callee_blocks(k, resolve)
     theirs = callee_commons(k, resolve) if k.commons and k.calls else {}
     return driven_kernel(k, module_reads, theirs, callee_checks(k, resolve))
+
+
+def _callees(k: ir.Kernel, resolve: Resolve) -> list[ir.Kernel]:
+    """The routines ``k`` calls, and theirs, :data:`DEPTH` calls deep (each once, callers
+    first)."""
+    out: list[ir.Kernel] = []
+    seen = {id(k)}
+    level = [k]
+    for _ in range(DEPTH + 1):
+        nxt = []
+        for r in level:
+            for name, _args, _line in call_sites(r.body):
+                c = resolve(r, name)
+                if c is not None and id(c) not in seen:
+                    seen.add(id(c))
+                    out.append(c)
+                    nxt.append(c)
+        level = nxt
+    return out
+
+
+def callee_blocks(k: ir.Kernel, resolve: Optional[Resolve]) -> ir.Kernel:
+    """``k`` (a copy) declaring the COMMON blocks it does not declare itself whose members a
+    callee touches (Livermore's SORDID calls TRACE, whose WATCH checks /ALPHA/, which SORDID
+    never names): laid out as the first callee declaring it does, its members renamed where
+    ``k`` has the name (``pf_<block>_<name>``); the harness then drives them as it drives
+    ``k``'s own blocks' members a callee touches (:func:`callee_commons`). A block some callee
+    lays out otherwise, or that cannot be laid out for sure, is left out. ``k`` itself when
+    there is none."""
+    if resolve is None or not k.calls:
+        return k
+    declared = {cb.name for cb in k.commons}
+    found: dict[str, Block] = {}
+    keys: dict[str, set] = {}
+    for c in _callees(k, resolve):
+        for b in _layout(c):
+            if b.name not in declared:
+                found.setdefault(b.name, b)
+                keys.setdefault(b.name, set()).update(_key(b.name, m) for m in b.members)
+    touched = _touched(k, resolve, DEPTH, {}, frozenset())
+    taken = {a.name for a in k.args} | set(k.locals) | set(k.module_vars) | {k.name}
+    added = []
+    for name, b in found.items():
+        mine = {_key(name, m) for m in b.members}
+        if keys[name] != mine or not any(key in touched for key in mine):
+            continue  # laid out otherwise by another callee, or touched by none
+        added.append(b)
+    if not added:
+        return k
+    out = copy.copy(k)
+    out.commons, out.locals = list(k.commons), dict(k.locals)
+    lit = lambda v: ir.Literal(v, str(v), ftype=ir.INTEGER)  # noqa: E731
+    for b in added:
+        names = []
+        for m in b.members:
+            new = m.name if m.name not in taken else f"pf_{b.name}_{m.name}"
+            taken.add(new)
+            names.append(new)
+            out.locals[new] = ir.Variable(new, m.ftype, [ir.Dim(lit(lo), lit(hi)) for lo, hi in m.bounds],
+                                          common=b.name, line=k.line_start)
+        out.commons.append(ir.CommonBlock(b.name, names, line=k.line_start))
+    return out
 
 
 def callee_checks(k: ir.Kernel, resolve: Optional[Resolve]) -> list[tuple[ir.Expr, int, str]]:
