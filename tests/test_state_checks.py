@@ -35,10 +35,10 @@ def prog():
 
 def test_a_flag_raised_in_an_else_if_chain_is_the_chains_conditions(prog):
     (cond, line), = exit_conditions(prog.kernel(SRC, "argchk"), prog.resolver())
-    assert expr_str(cond) == "m < 0 .or. n < 0 .or. lda < m" and line == 24
+    assert expr_str(cond) == "m < 0 .or. n < 0 .or. lda < max(1, m)" and line == 24
     k, _sf = load_for_port(prog, SRC, "argchk")
     polys = [c.poly for c in constraints(k) if c.kind == "accepts"]
-    assert {("lda",): 1, ("m",): -1} in polys  # lda >= m
+    assert {("lda",): 1, ("m",): -1} in polys and {("lda",): 1, (): -1} in polys  # lda >= max(1, m)
 
 
 def test_flags_summed_in_a_loop_are_every_check_that_raises_one(prog):
@@ -122,3 +122,18 @@ def test_a_routine_declaring_none_of_the_checked_blocks_is_proven(tmp_path, prog
     v = h.verify("serial", seeds=1)
     assert v.passed, v.reason
     assert all({"iseq", "isav"} <= {o.name for o in c.outputs} for c in v.cases)  # TRC's counter: compared
+
+
+def test_max_and_min_in_a_check_are_one_condition_per_argument(tmp_path):
+    src = tmp_path / "spread.f"
+    src.write_text("      subroutine spread(m, k, lda, a)\n      integer m, k, lda\n      double precision a(lda)\n"
+                   "      if (max(m, 2) .gt. lda) stop\n      if (k .gt. min(m, 40)) stop\n"
+                   "      if (min(k, 3) .lt. 1) stop\n      if (min(m, k) .gt. 5) stop\n      a(1) = 0d0\n      end\n")
+    p = build_program([src])
+    k, _sf = load_for_port(p, src, "spread")
+    polys = [c.poly for c in constraints(k) if c.kind == "accepts"]
+    assert {("lda",): 1, ("m",): -1} in polys and {("lda",): 1, (): -2} in polys  # lda >= max(m, 2)
+    assert {("m",): 1, ("k",): -1} in polys and {(): 40, ("k",): -1} in polys  # k <= min(m, 40)
+    assert {("k",): 1, (): -1} in polys  # min(k, 3) < 1 holds when k < 1 (or 3 < 1)
+    # min(m, k) > 5 holds when both are: its negation is no conjunction of linear parts
+    assert not [c for c in constraints(k) if c.kind == "accepts" and c.line == 7]

@@ -200,6 +200,9 @@ class _Collector:
             return []
         if cond.op == "or":
             return self._not(cond.left) + self._not(cond.right)
+        spread = _spread(cond)
+        if spread:  # lda < max(1, m): false when lda is at least each of them
+            return [p for c in spread for p in self._not(c)]
         a, b = self.poly(cond.left), self.poly(cond.right)
         if a is None or b is None:
             return []
@@ -300,6 +303,23 @@ class _Collector:
 def _exprs(body: list[ir.Stmt]):
     for s in ir.walk(body):
         yield from ir.stmt_exprs(s)
+
+
+def _spread(cond: ir.BinOp) -> list[ir.BinOp]:
+    """A comparison with MAX or MIN on the side that makes it one comparison per argument:
+    ``a < max(b, c)`` (and ``max(b, c) > a``) holds when ``a < b`` or ``a < c``; ``a > min(b, c)``
+    when ``a > b`` or ``a > c``; [] for any other."""
+    def call(e, name):
+        return isinstance(e, ir.FuncCall) and e.intrinsic and e.name == name and len(e.args) >= 2
+    flip = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+    if cond.op not in flip:
+        return []
+    op, left, right = cond.op, cond.left, cond.right
+    if call(left, "max") or call(left, "min"):  # max(b, c) > a is a < max(b, c)
+        op, left, right = flip[op], right, left
+    if (op in ("<", "<=") and call(right, "max")) or (op in (">", ">=") and call(right, "min")):
+        return [ir.BinOp(op, left, x, ftype=cond.ftype) for x in right.args]
+    return []
 
 
 def bound_sides(kernel: ir.Kernel) -> dict[str, set[str]]:

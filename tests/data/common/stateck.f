@@ -18,7 +18,7 @@ c     a negative code, then IF (INFO .NE. 0) a call to BADARG, which prints and 
          info = -1
       else if (n .lt. 0) then
          info = -2
-      else if (lda .lt. m) then
+      else if (lda .lt. max(1, m)) then
          info = -3
       end if
       if (info .ne. 0) then
