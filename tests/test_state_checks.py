@@ -137,3 +137,13 @@ def test_max_and_min_in_a_check_are_one_condition_per_argument(tmp_path):
     assert {("k",): 1, (): -1} in polys  # min(k, 3) < 1 holds when k < 1 (or 3 < 1)
     # min(m, k) > 5 holds when both are: its negation is no conjunction of linear parts
     assert not [c for c in constraints(k) if c.kind == "accepts" and c.line == 7]
+
+
+def test_a_dummy_set_to_zero_first_is_a_flag_and_its_entry_value_no_input(prog, tmp_path):
+    (cond, _line), = exit_conditions(prog.kernel(SRC, "getinf"), prog.resolver())
+    assert expr_str(cond) == "m < 1 .or. n > m"
+    src = tmp_path / "late.f"  # INFO assigned from N first: a check on it is no entry condition
+    src.write_text("      subroutine late(n, info)\n      integer n, info\n      info = 0\n"
+                   "      if (n .lt. 0) info = n\n      if (info .ne. 0) stop\n      end\n")
+    p = build_program([src])
+    assert exit_conditions(p.kernel(src, "late"), p.resolver()) == []

@@ -166,7 +166,8 @@ def exit_conditions(k: ir.Kernel, resolve: Optional[Resolve],
     for s in k.body:
         if isinstance(s, ir.Continue):
             continue
-        if isinstance(s, ir.Assign) and isinstance(s.target, ir.Name) and s.target.name in k.locals:
+        if isinstance(s, ir.Assign) and isinstance(s.target, ir.Name) and (
+                s.target.name in k.locals or (flags.scalar_dummy(s.target.name) and _int_literal(s.value) == 0)):
             value = replace_names(s.value, table)
             flags.assigned(s.target.name, value)
             if not any(isinstance(x, (ir.Name, ir.ArrayRef)) or (isinstance(x, ir.FuncCall) and not x.intrinsic)
@@ -182,18 +183,21 @@ def exit_conditions(k: ir.Kernel, resolve: Optional[Resolve],
         cond, branch = s.branches[0]
         if _runs_into_end(branch, k, resolve, memo):
             raised = flags.raised(cond)
-            out.append((raised if raised is not None else replace_names(cond, table), s.line))
+            cond = raised if raised is not None else replace_names(cond, table)
+            if not any(isinstance(x, ir.Name) and flags.scalar_dummy(x.name) and x.name in flags.set_once
+                       for x in ir.walk_expr(cond)):  # not a dummy's entry value any more
+                out.append((cond, s.line))
         elif flags.raise_in(s):
             continue
         for x in ir.walk([s]):  # what the IF's branches assign has no known value after it
             if isinstance(x, ir.Assign):
                 table.pop(x.target.name, None)
-                flags.drop(x.target.name)
+                flags.drop(x.target.name, assigned=True)
             elif isinstance(x, ir.CallStmt):
                 for a in x.args:
                     if isinstance(a, (ir.Name, ir.ArrayRef)):
                         table.pop(a.name, None)
-                        flags.drop(a.name)
+                        flags.drop(a.name, assigned=True)
     return out
 
 
@@ -217,13 +221,22 @@ class _Flags:
         self.conds: dict[str, list[ir.Expr]] = {}
         self.signs: dict[str, set[int]] = {}
         self.raised_at: dict[str, set[int]] = {}  # array flags: the subscripts raised
+        self.set_once: set[str] = set()  # names the preamble assigns
+
+    def scalar_dummy(self, name: str) -> bool:
+        """An INTEGER scalar dummy: LAPACK's INFO is one (set to 0 first, its entry value unused)."""
+        return any(a.name == name and not a.dims and a.ftype.base == "integer" for a in self.k.args)
 
     def _local_int(self, name: str, array: bool) -> bool:
+        if not array and self.scalar_dummy(name):
+            return True
         v = self.k.locals.get(name)
         return v is not None and v.ftype.base == "integer" and bool(v.dims) == array and v.common is None \
             and v.parameter is None and not v.save
 
-    def drop(self, name: str) -> None:
+    def drop(self, name: str, assigned: bool = False) -> None:
+        if assigned:
+            self.set_once.add(name)
         for d in (self.conds, self.signs, self.raised_at):
             d.pop(name, None)
 
@@ -231,6 +244,7 @@ class _Flags:
         self.conds[name], self.signs[name], self.raised_at[name] = [], set(), set()
 
     def assigned(self, name: str, value: ir.Expr) -> None:
+        self.set_once.add(name)
         if _int_literal(value) == 0 and self._local_int(name, False):
             self._reset(name)
         else:

@@ -92,3 +92,23 @@ c     and draws them itself (NOBLK's own NX is no member: the member becomes PF_
          y(i) = 3d0 * x(i)
       enddo
       end
+
+c     GETINF has INFO as an argument, LAPACK's way: it is set to 0 before the checks, so its
+c     value on entry is no input the checks look at
+      subroutine getinf(m, n, a, info)
+      integer m, n, info, i
+      double precision a(m)
+      info = 0
+      if (m .lt. 1) then
+         info = -1
+      else if (n .gt. m) then
+         info = -2
+      end if
+      if (info .ne. 0) then
+         call badarg('GETINF', info)
+         return
+      end if
+      do i = 1, n
+         a(i) = a(i) + 1d0
+      enddo
+      end
