@@ -116,21 +116,29 @@ def _callees(k: ir.Kernel, resolve: Resolve) -> list[ir.Kernel]:
 
 
 def callee_blocks(k: ir.Kernel, resolve: Optional[Resolve]) -> ir.Kernel:
-    """``k`` (a copy) declaring the COMMON blocks it does not declare itself whose members a
-    callee touches (Livermore's SORDID calls TRACE, whose WATCH checks /ALPHA/, which SORDID
-    never names): laid out as the first callee declaring it does, its members renamed where
-    ``k`` has the name (``pf_<block>_<name>``); the harness then drives them as it drives
-    ``k``'s own blocks' members a callee touches (:func:`callee_commons`). A block some callee
-    lays out otherwise, or that cannot be laid out for sure, is left out. ``k`` itself when
-    there is none."""
+    """``k`` (a copy) declaring the COMMON blocks it does not declare itself that the checks
+    of its callees read (Livermore's SORDID calls TRACE, whose WATCH checks /ALPHA/, which
+    SORDID never names: :func:`callee_checks` before the callee's members have names in
+    ``k``), laid out as every callee declaring it does, its members renamed where ``k`` has
+    the name (``pf_<block>_<name>``); the harness then drives the members a callee touches
+    as it drives ``k``'s own blocks' (:func:`callee_commons`), so the checks can be kept
+    false. Other blocks only callees declare stay as the drivers leave them (zero): drawn at
+    random they would hold what no program holds (Nekbone's /nekmpi/ communicator and
+    datatype codes made its MPI stand-ins copy past a scalar). A block some callee lays out
+    otherwise, or that cannot be laid out for sure, is left out. ``k`` itself when there is
+    none."""
     if resolve is None or not k.calls:
         return k
     declared = {cb.name for cb in k.commons}
+    checked = {n.split("/")[1] for c, _l, _w in _entry_checks(k, resolve, DEPTH, {}, frozenset(), top=True)
+               for n in _names(c) if _is_slot(n)} - declared
+    if not checked:
+        return k
     found: dict[str, Block] = {}
     keys: dict[str, set] = {}
     for c in _callees(k, resolve):
         for b in _layout(c):
-            if b.name not in declared:
+            if b.name in checked:
                 found.setdefault(b.name, b)
                 keys.setdefault(b.name, set()).update(_key(b.name, m) for m in b.members)
     touched = _touched(k, resolve, DEPTH, {}, frozenset())
