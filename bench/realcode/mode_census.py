@@ -84,16 +84,19 @@ def _driven(k, prog):
 
 def _spec_digest(prog, file, k) -> str:
     """A digest of the spec the harness infers for ``k`` (the text of its spec file) and of
-    the conditions its draws keep false (``accepts``), ``k`` loaded as the harness loads it
+    the conditions its draws keep false (``accepts``, and the linear constraints drawn from
+    them), ``k`` loaded as the harness loads it
     (``effects.load_for_port``: the error exits of its callees, the comparisons they make on
     what it passes them) and driven as the harness drives it (``_driven``)."""
     from port_fortran.fortran.effects import load_for_port
     from port_fortran.fortran.render import expr_str
+    from port_fortran.harness.constraints import constraints
     from port_fortran.harness.infer import infer
     from port_fortran.harness.spec import dump
     try:
         k = _driven(load_for_port(prog, file, k.name)[0], prog)
         text = dump(infer(k), k) + "".join(sorted(f"\n{expr_str(c)}" for c, *_ in k.accepts))
+        text += "".join(sorted(f"\n{c.text}" for c in constraints(k) if c.kind == "accepts"))
     except Exception as exc:  # the harness would say so for this routine: recorded, not fatal
         return f"spec-error: {type(exc).__name__}"
     return hashlib.sha1(text.encode()).hexdigest()[:12]
