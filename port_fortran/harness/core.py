@@ -125,7 +125,8 @@ class Harness(CaseRunner, CheckedOriginal):
         from .callee_commons import callee_state
         # COMMON members the kernel uses are driven as extra arguments after the real ones, with
         # the members of its blocks only its callees touch and what its callees' checks ask
-        self.kernel = callee_state(kernel, self.program.resolver(), self._callee_module_reads(port_dir))
+        resolve = self.program.resolver() if kernel.calls else None  # no program built for a routine without calls
+        self.kernel = callee_state(kernel, resolve, self._callee_module_reads(port_dir))
         self.link_notes: list[str] = []
         self._spec: Optional[Spec] = None
         self._cross: Optional[tuple[Optional[CrossCase]]] = None  # (case,) once computed for the spec
