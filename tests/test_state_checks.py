@@ -72,18 +72,22 @@ def test_callee_checks_in_the_routines_names_without_what_changes_before(prog):
     assert not callee_checks(k, None)
 
 
-@pytest.mark.integration
-def test_a_routine_whose_callee_checks_the_shared_state_is_proven(tmp_path, prog):
+def _harness(prog, name: str, tmp_path):
+    """The port of ``name`` (auto mode) written under ``tmp_path`` and its harness."""
     if toolchain.missing():
         pytest.skip(toolchain.missing())
     from port_fortran.harness.hybrid import make_harness
     from port_fortran.translate import write_port
     from port_fortran.translate.hybrid import translate_mode
 
-    k, sf = load_for_port(prog, SRC, "stkern")
-    port = translate_mode(k, sf, None, "auto", program=prog)
-    write_port(port, tmp_path / "stkern")
-    h = make_harness(k, sf, tmp_path / "stkern", program=prog)
+    k, sf = load_for_port(prog, SRC, name)
+    write_port(translate_mode(k, sf, None, "auto", program=prog), tmp_path / name)
+    return make_harness(k, sf, tmp_path / name, program=prog)
+
+
+@pytest.mark.integration
+def test_a_routine_whose_callee_checks_the_shared_state_is_proven(tmp_path, prog):
+    h = _harness(prog, "stkern", tmp_path)
     assert {"tstart", "tcheck", "loop", "lp", "nrun"} <= set(h.spec.args)
     for b in ("serial", "openmp"):
         v = h.verify(b, seeds=1)
@@ -109,17 +113,7 @@ def test_blocks_only_callees_declare_are_declared_for_the_harness(prog):
 
 @pytest.mark.integration
 def test_a_routine_declaring_none_of_the_checked_blocks_is_proven(tmp_path, prog):
-    if toolchain.missing():
-        pytest.skip(toolchain.missing())
-    from port_fortran.harness.hybrid import make_harness
-    from port_fortran.translate import write_port
-    from port_fortran.translate.hybrid import translate_mode
-
-    k, sf = load_for_port(prog, SRC, "noblk")
-    port = translate_mode(k, sf, None, "auto", program=prog)
-    write_port(port, tmp_path / "noblk")
-    h = make_harness(k, sf, tmp_path / "noblk", program=prog)
-    v = h.verify("serial", seeds=1)
+    v = _harness(prog, "noblk", tmp_path).verify("serial", seeds=1)
     assert v.passed, v.reason
 
 
