@@ -470,7 +470,6 @@ def scalar_bounds(kernel: ir.Kernel, name: str, known: dict[str, int]) -> tuple[
     return lo, hi
 
 
-
 def equal_reals(kernel: ir.Kernel) -> list[tuple[str, str]]:
     """Pairs of REAL scalar arguments an error exit needs equal (``accepts``: the Livermore
     loops' WATCH stops when two copies of a clock differ, ``testov .NE. ticks``): the harness
