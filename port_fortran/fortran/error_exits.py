@@ -201,6 +201,14 @@ def exit_conditions(k: ir.Kernel, resolve: Optional[Resolve],
     return out
 
 
+def or_parts(c: ir.Expr) -> list[ir.Expr]:
+    """The parts of an or'ed condition (``a .or. b .or. c``: [a, b, c]); [c] for any other.
+    A check ends the program when one part holds: each must be kept false."""
+    if isinstance(c, ir.BinOp) and c.op == "or":
+        return or_parts(c.left) + or_parts(c.right)
+    return [c]
+
+
 def _int_literal(e: ir.Expr) -> Optional[int]:
     if isinstance(e, ir.UnaryOp) and e.op == "-":
         v = _int_literal(e.operand)
@@ -262,9 +270,10 @@ class _Flags:
     def loop(self, do: ir.Do) -> bool:
         """A counted loop that clears an array flag (``IE(k) = 0``) or sums one into a scalar
         flag (``ierr = ierr + IE(k)``, over every element raised); False for any other."""
-        if len(do.body) != 1 or not isinstance(do.body[0], ir.Assign) or self._bounds(do) is None:
+        bounds = self._bounds(do)
+        if len(do.body) != 1 or not isinstance(do.body[0], ir.Assign) or bounds is None:
             return False
-        lo, hi = self._bounds(do)
+        lo, hi = bounds
         t, v = do.body[0].target, do.body[0].value
         at = lambda e: isinstance(e, ir.ArrayRef) and len(e.subscripts) == 1 and \
             isinstance(e.subscripts[0], ir.Name) and e.subscripts[0].name == do.var  # noqa: E731

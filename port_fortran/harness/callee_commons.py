@@ -70,7 +70,7 @@ def _touched(k: ir.Kernel, resolve: Resolve, depth: int, memo: dict, active: fro
     return out
 
 
-def callee_commons(k: ir.Kernel, resolve: Optional[Resolve]) -> dict[str, bool]:
+def callee_commons(k: ir.Kernel, resolve: Optional[Resolve], memo: Optional[dict] = None) -> dict[str, bool]:
     """{member name in ``k``: whether a callee may write it} for the members of the blocks
     ``k`` declares that its own statements do not touch but a routine it calls does (as
     the module docstring says); {} without ``resolve``, COMMON or calls."""
@@ -80,20 +80,20 @@ def callee_commons(k: ir.Kernel, resolve: Optional[Resolve]) -> dict[str, bool]:
     if not mine:
         return {}
     # what k touches itself is no key of ``mine``: only its callees' touches remain
-    theirs = _touched(k, resolve, DEPTH, {}, frozenset())
+    theirs = _touched(k, resolve, DEPTH, _memo(memo, "touched"), frozenset())
     return {mine[key].name: w for key, w in theirs.items() if key in mine}
-
 
 
 def callee_state(k: ir.Kernel, resolve: Optional[Resolve], module_reads=()) -> ir.Kernel:
     """The kernel the harness drives (``members.driven_kernel``): ``k`` with its COMMON
     members, those only its callees touch (:func:`callee_commons`) and its module variables
     as arguments, and what its callees' checks ask of its inputs (:func:`callee_checks`)
-    added to its ``accepts``."""
+    added to its ``accepts``. The three walk the callees once between them (one memo)."""
     from .members import driven_kernel
-    k = callee_blocks(k, resolve)
-    theirs = callee_commons(k, resolve) if k.commons and k.calls else {}
-    return driven_kernel(k, module_reads, theirs, callee_checks(k, resolve))
+    memo: dict = {}
+    k = callee_blocks(k, resolve, memo)
+    theirs = callee_commons(k, resolve, memo) if k.commons and k.calls else {}
+    return driven_kernel(k, module_reads, theirs, callee_checks(k, resolve, memo))
 
 
 def _callees(k: ir.Kernel, resolve: Resolve) -> list[ir.Kernel]:
@@ -115,7 +115,7 @@ def _callees(k: ir.Kernel, resolve: Resolve) -> list[ir.Kernel]:
     return out
 
 
-def callee_blocks(k: ir.Kernel, resolve: Optional[Resolve]) -> ir.Kernel:
+def callee_blocks(k: ir.Kernel, resolve: Optional[Resolve], memo: Optional[dict] = None) -> ir.Kernel:
     """``k`` (a copy) declaring the COMMON blocks it does not declare itself that the checks
     of its callees read (Livermore's SORDID calls TRACE, whose WATCH checks /ALPHA/, which
     SORDID never names: :func:`callee_checks` before the callee's members have names in
@@ -129,8 +129,9 @@ def callee_blocks(k: ir.Kernel, resolve: Optional[Resolve]) -> ir.Kernel:
     none."""
     if resolve is None or not k.calls:
         return k
+    memo = memo if memo is not None else {}
     declared = {cb.name for cb in k.commons}
-    checked = {n.split("/")[1] for c, _l, _w in _entry_checks(k, resolve, DEPTH, {}, frozenset(), top=True)
+    checked = {n.split("/")[1] for c, _l, _w in _entry_checks(k, resolve, DEPTH, memo, frozenset(), top=True)
                for n in _names(c) if _is_slot(n)} - declared
     if not checked:
         return k
@@ -141,7 +142,7 @@ def callee_blocks(k: ir.Kernel, resolve: Optional[Resolve]) -> ir.Kernel:
             if b.name in checked:
                 found.setdefault(b.name, b)
                 keys.setdefault(b.name, set()).update(_key(b.name, m) for m in b.members)
-    touched = _touched(k, resolve, DEPTH, {}, frozenset())
+    touched = _touched(k, resolve, DEPTH, _memo(memo, "touched"), frozenset())
     taken = {a.name for a in k.args} | set(k.locals) | set(k.module_vars) | {k.name}
     added = []
     for name, b in found.items():
@@ -166,7 +167,8 @@ def callee_blocks(k: ir.Kernel, resolve: Optional[Resolve]) -> ir.Kernel:
     return out
 
 
-def callee_checks(k: ir.Kernel, resolve: Optional[Resolve]) -> list[tuple[ir.Expr, int, str]]:
+def callee_checks(k: ir.Kernel, resolve: Optional[Resolve],
+                  memo: Optional[dict] = None) -> list[tuple[ir.Expr, int, str]]:
     """The checks the routines ``k`` calls on every run make before they return (their own
     argument and state checks, ``error_exits.exit_conditions``, and those of the routines
     they call on every run, :data:`DEPTH` calls deep), in ``k``'s names: (condition that ends
@@ -181,7 +183,7 @@ def callee_checks(k: ir.Kernel, resolve: Optional[Resolve]) -> list[tuple[ir.Exp
         return []
     mine = {_slot(key): ir.Name(m.name, ftype=m.ftype) for key, m in _scalars(k).items()}
     out = []
-    for cond, line, what in _entry_checks(k, resolve, DEPTH, {}, frozenset(), top=True):
+    for cond, line, what in _entry_checks(k, resolve, DEPTH, memo if memo is not None else {}, frozenset(), top=True):
         c = _renamed(cond, mine, keep={a.name for a in k.args} | set(k.locals))
         if c is not None:
             out.append((c, line, what))
@@ -205,15 +207,15 @@ def _entry_checks(r: ir.Kernel, resolve: Resolve, depth: int, memo: dict, active
     already) and of those it calls on every run, COMMON members as :func:`_slot` names."""
     from pathlib import Path
 
-    from ..fortran.error_exits import _straight, exit_conditions
+    from ..fortran.error_exits import _straight, exit_conditions, or_parts
     from ..fortran.render import expr_str
 
     slots = {m.name: ir.Name(_slot(key), ftype=m.ftype) for key, m in _scalars(r).items()}
-    own = [] if top else exit_conditions(r, resolve, memo.setdefault("exits", {}))
+    own = [] if top else exit_conditions(r, resolve, _memo(memo, "exits"))
     out = []
     for c, line in own:
         what = f"{r.name} ({Path(r.file).name}:{line}) ends the program when {expr_str(c)}"
-        out += [(x, line, what) for x in (_renamed(p, slots, keep=_any) for p in _parts(c)) if x is not None]
+        out += [(x, line, what) for x in (_renamed(p, slots, keep=_any) for p in or_parts(c)) if x is not None]
     if depth <= 0:
         return out
     written: set[str] = set()
@@ -235,18 +237,18 @@ def _entry_checks(r: ir.Kernel, resolve: Resolve, depth: int, memo: dict, active
     return out
 
 
+def _memo(memo: Optional[dict], part: str) -> dict:
+    """One part of a memo the walks of :func:`callee_state` share ('touched': ``_touched``'s,
+    'exits': ``exit_conditions``'); a fresh one without."""
+    return memo.setdefault(part, {}) if memo is not None else {}
+
+
 def _any(_name: str) -> bool:
     return True
 
 
 def _is_slot(name: str) -> bool:
     return name.startswith("/")
-
-
-def _parts(c: ir.Expr) -> list[ir.Expr]:
-    if isinstance(c, ir.BinOp) and c.op == "or":
-        return _parts(c.left) + _parts(c.right)
-    return [c]
 
 
 def _names(e: ir.Expr) -> set[str]:
@@ -284,7 +286,7 @@ def _writes(r: ir.Kernel, s: ir.Stmt, resolve: Resolve, memo: dict, slots: dict)
             callee = resolve(r, x.name)
             if callee is None:
                 return None
-            touched = _touched(callee, resolve, DEPTH, memo.setdefault("touched", {}), frozenset())
+            touched = _touched(callee, resolve, DEPTH, _memo(memo, "touched"), frozenset())
             out |= {_slot(key) for key, w in touched.items() if w}
         for e in ir.stmt_exprs(x):
             if any(isinstance(f, ir.FuncCall) and not f.intrinsic for f in ir.walk_expr(e)):

@@ -474,15 +474,11 @@ def equal_reals(kernel: ir.Kernel) -> list[tuple[str, str]]:
     """Pairs of REAL scalar arguments an error exit needs equal (``accepts``: the Livermore
     loops' WATCH stops when two copies of a clock differ, ``testov .NE. ticks``): the harness
     gives the second the first's value. An or'ed condition counts part by part."""
+    from ..fortran.error_exits import or_parts
     reals = {a.name for a in kernel.args if a.rank == 0 and a.ftype.base == "real"}
     out: list[tuple[str, str]] = []
-
-    def parts(c):
-        if isinstance(c, ir.BinOp) and c.op == "or":
-            return parts(c.left) + parts(c.right)
-        return [c]
     for cond, _line, _what in getattr(kernel, "accepts", None) or []:
-        for p in parts(cond):
+        for p in or_parts(cond):
             if isinstance(p, ir.BinOp) and p.op == "/=" and isinstance(p.left, ir.Name) and \
                     isinstance(p.right, ir.Name) and {p.left.name, p.right.name} <= reals:
                 pair = (p.left.name, p.right.name)
